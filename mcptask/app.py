@@ -1,0 +1,253 @@
+"""What every command needs: the resolved target, the task book, the protocol client, the
+output, a clock. Commands receive a `Context`; tests build one with their own pieces."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import UsageError
+from .render import Output
+
+if TYPE_CHECKING:
+    from .model import Task
+    from .protocols.base import TaskProtocol, TaskRef
+    from .rpc import RpcClient
+    from .taskbook import TaskBook
+
+
+@dataclass
+class GlobalOptions:
+    """The options every command accepts (the contract's "Choosing the target")."""
+
+    url: str | None = None
+    server: str | None = None
+    config: str | None = None
+    stdio: str | None = None
+    protocol: str = "auto"
+    headers: list[str] = field(default_factory=list)
+    token_file: str | None = None
+    session: str | None = None
+    context_id: str | None = None
+    output: str = "auto"
+    trace: bool = False
+
+
+@dataclass
+class Target:
+    """Where to send requests, after flags, environment and config files are merged."""
+
+    url: str | None = None
+    command: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    protocol: str = "auto"
+    headers: dict[str, str] = field(default_factory=dict)
+    token: str | None = None
+    name: str | None = None
+    #: a throwaway server (the demo): nothing is kept in the task book
+    ephemeral: bool = False
+
+    @property
+    def key(self) -> str:
+        """The task book's namespace for this target."""
+        if self.url:
+            return self.url
+        return "stdio:" + " ".join(self.command or [])
+
+
+def parse_headers(raw: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in raw:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"header {item!r}: write -H 'Name: Value'")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def read_token(options: GlobalOptions) -> str | None:
+    if options.token_file:
+        try:
+            token = Path(options.token_file).expanduser().read_text().strip()
+        except OSError as exc:
+            raise UsageError(f"cannot read --token-file {options.token_file}: {exc.strerror}") from None
+        if not token:
+            raise UsageError(f"--token-file {options.token_file} is empty")
+        return token
+    return os.environ.get("MCPTASK_TOKEN") or None
+
+
+def resolve_target(options: GlobalOptions) -> Target:
+    """Flags beat environment (Typer applies MCPTASK_* variables) which beats config files."""
+    from . import targets
+
+    return targets.resolve(options)
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{name}={raw!r} is not a number") from None
+    if value <= 0:
+        raise UsageError(f"{name} must be positive")
+    return value
+
+
+class Context:
+    """Built once per command run; owns the connection and closes it."""
+
+    def __init__(
+        self,
+        options: GlobalOptions,
+        out: Output,
+        *,
+        book: TaskBook | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        target: Target | None = None,
+    ) -> None:
+        self.options = options
+        self.out = out
+        self.clock = clock
+        self.sleep = sleep
+        self._target = target
+        self._book = book
+        self._rpc: RpcClient | None = None
+        self._protocol: TaskProtocol | None = None
+
+    @property
+    def target(self) -> Target:
+        if self._target is None:
+            self._target = resolve_target(self.options)
+        return self._target
+
+    @property
+    def book(self) -> TaskBook:
+        if self._book is None:
+            from .taskbook import TaskBook
+
+            self._book = TaskBook(warn=self.out.note)
+        return self._book
+
+    @property
+    def server(self) -> str:
+        return self.target.key
+
+    def trace(self, line: str) -> None:
+        self.out.stderr.write(line + "\n")
+        self.out.stderr.flush()
+
+    def rpc(self) -> RpcClient:
+        if self._rpc is None:
+            from .rpc import RpcClient
+
+            target = self.target
+            if target.command is not None:
+                from .transports.stdio import StdioOptions, StdioTransport
+
+                transport: Any = StdioTransport(
+                    StdioOptions(
+                        command=target.command,
+                        env=target.env,
+                        trace=self.trace if self.options.trace else None,
+                    )
+                )
+            else:
+                from .transports.http import (
+                    DEFAULT_CONNECT_TIMEOUT,
+                    DEFAULT_MAX_BODY,
+                    DEFAULT_READ_TIMEOUT,
+                    HttpOptions,
+                    HttpTransport,
+                )
+
+                assert target.url is not None
+                transport = HttpTransport(
+                    HttpOptions(
+                        url=target.url,
+                        headers=target.headers,
+                        token=target.token,
+                        connect_timeout=_env_float(
+                            "MCPTASK_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT
+                        ),
+                        read_timeout=_env_float("MCPTASK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
+                        max_body=int(_env_float("MCPTASK_MAX_BODY", DEFAULT_MAX_BODY)),
+                        trace=self.trace if self.options.trace else None,
+                    )
+                )
+            self.out.redactor = transport.redact
+            self._rpc = RpcClient(transport)
+        return self._rpc
+
+    async def protocol(self) -> TaskProtocol:
+        """The protocol module for the target: forced by `-p`, else remembered for the
+        endpoint, else detected (and remembered)."""
+        if self._protocol is None:
+            from . import protocols
+
+            name = self.options.protocol if self.options.protocol != "auto" else None
+            name = name or (self.target.protocol if self.target.protocol != "auto" else None)
+            if name is None:
+                remembered = self.book.endpoint(self.server).get("protocol")
+                if isinstance(remembered, str) and remembered in protocols.NAMES:
+                    name = remembered
+            if name is None:
+                name = await protocols.detect(self.rpc(), self.server)
+                if self.remembers:
+                    self.book.set_endpoint(self.server, protocol=name)
+            self._protocol = protocols.create(
+                name,
+                self.rpc(),
+                self.server,
+                session=self.options.session,
+                context_id=self.options.context_id,
+            )
+        return self._protocol
+
+    def ref(self, task_id: str) -> TaskRef:
+        """A task's reference from the task book, with `--session`/`--context-id` on top."""
+        from .protocols.base import TaskRef
+
+        rec = self.book.lookup(self.server, task_id) if self.remembers else None
+        rec = rec or {}
+        session = self.options.session or rec.get("session")
+        context = self.options.context_id or rec.get("contextId")
+        return TaskRef(
+            task_id=task_id,
+            session=session if isinstance(session, str) else None,
+            context_id=context if isinstance(context, str) else None,
+        )
+
+    @property
+    def remembers(self) -> bool:
+        """Tasks on stdio servers die with the process: they are not kept in the book."""
+        return self.target.command is None and not self.target.ephemeral
+
+    def remember(self, task: Task, ref: TaskRef, **extra: Any) -> None:
+        if not self.remembers or self._protocol is None:
+            return
+        fields = self._protocol.book_fields(ref)
+        fields.update(status=task.status, **extra)
+        if task.contextId and not fields.get("contextId"):
+            fields["contextId"] = task.contextId
+        self.book.record(self.server, task.taskId, **fields)
+
+    async def aclose(self) -> None:
+        if self._protocol is not None:
+            await self._protocol.aclose()
+        if self._rpc is not None:
+            await self._rpc.aclose()
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()

@@ -1,0 +1,89 @@
+"""`call TOOL k=v k:=JSON --args JSON`: build a tool's arguments, coercing `k=v` values to the
+types the tool's `inputSchema` declares (so `ambiguous=true` sends a boolean)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import UsageError
+
+
+def _types(prop: Any) -> list[str]:
+    if not isinstance(prop, dict):
+        return []
+    t = prop.get("type")
+    if isinstance(t, str):
+        return [t]
+    if isinstance(t, list):
+        return [x for x in t if isinstance(x, str)]
+    for key in ("anyOf", "oneOf"):
+        alts = prop.get(key)
+        if isinstance(alts, list):
+            return [x for alt in alts for x in _types(alt)]
+    return []
+
+
+def coerce(key: str, value: str, prop: Any) -> Any:
+    types = _types(prop)
+    if not types or "string" in types:
+        return value
+    for t in types:
+        if t == "boolean":
+            low = value.lower()
+            if low in ("true", "yes", "1", "on"):
+                return True
+            if low in ("false", "no", "0", "off"):
+                return False
+        elif t == "integer":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        elif t == "number":
+            try:
+                return int(value) if value.lstrip("-").isdigit() else float(value)
+            except ValueError:
+                pass
+        elif t == "null" and value == "null":
+            return None
+        elif t in ("array", "object"):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(parsed, list if t == "array" else dict):
+                return parsed
+    raise UsageError(f"argument {key}={value!r}: the tool expects {' or '.join(types)}")
+
+
+def build(pairs: list[str], args_json: str | None, schema: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args_json:
+        try:
+            base = json.loads(args_json)
+        except ValueError as exc:
+            raise UsageError(f"--args is not valid JSON: {exc}") from None
+        if not isinstance(base, dict):
+            raise UsageError("--args must be a JSON object")
+        out.update(base)
+    props = (schema or {}).get("properties") or {}
+    for pair in pairs:
+        if ":=" in pair and ("=" not in pair or pair.index(":=") < pair.index("=")):
+            key, raw = pair.split(":=", 1)
+            try:
+                out[key] = json.loads(raw)
+            except ValueError as exc:
+                raise UsageError(f"argument {key}:= is not valid JSON: {exc}") from None
+        elif "=" in pair:
+            key, value = pair.split("=", 1)
+            out[key] = coerce(key, value, props.get(key))
+        else:
+            raise UsageError(f"argument {pair!r}: write key=value or key:=JSON")
+        if not key:
+            raise UsageError(f"argument {pair!r} has no name")
+    return out
+
+
+def needs_schema(pairs: list[str]) -> bool:
+    return any("=" in p and not (":=" in p and p.index(":=") < p.index("=")) for p in pairs)

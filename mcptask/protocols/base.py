@@ -1,0 +1,149 @@
+"""What every protocol module provides: task operations in, normalized `Task`s out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ProtocolError, UsageError
+from ..model import Task
+from ..rpc import RpcClient
+
+
+@dataclass
+class TaskRef:
+    """How to reach a task: its id plus what the task book remembers (session, context)."""
+
+    task_id: str
+    session: str | None = None
+    context_id: str | None = None
+
+
+@dataclass
+class TaskResult:
+    """A finished task's payload: the tool result / artifacts, or the JSON-RPC error."""
+
+    task: Task
+    payload: Any = None
+    error: dict[str, Any] | None = None
+    #: the payload came from the task book, not the server (the task expired)
+    from_book: bool = False
+
+    def to_json(self) -> Any:
+        if self.error is not None:
+            return {"error": self.error}
+        return self.payload
+
+
+@dataclass
+class Created:
+    """What `call` / `send` got back: a task, or (2026-07-28) a plain result."""
+
+    task: Task | None
+    result: Any = None
+    ref: TaskRef | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: a handler for server messages (notifications, requests) outside a request's answer
+PushHandler = Callable[[Task], Awaitable[None]]
+
+
+class TaskProtocol(ABC):
+    name: ClassVar[str]
+    #: seconds between polls when the server gives no hint
+    default_interval: ClassVar[float] = 1.0
+    #: tasks can only be reached through the session that created them
+    session_bound: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        rpc: RpcClient,
+        server: str,
+        *,
+        session: str | None = None,
+        context_id: str | None = None,
+    ) -> None:
+        self.rpc = rpc
+        self.server = server
+        #: `--session` (MCP 2025-11-25) and `--context-id` (A2A) from the command line
+        self.session = session
+        self.context_id = context_id
+
+    async def aclose(self) -> None:
+        """Release protocol resources; the RPC client is closed by its owner."""
+
+    # -- what every protocol does -------------------------------------------------------------
+
+    @abstractmethod
+    async def get(self, ref: TaskRef) -> Task:
+        """One status fetch. Unknown or expired: `TaskNotFound`."""
+
+    @abstractmethod
+    async def result(self, ref: TaskRef, task: Task) -> TaskResult:
+        """The payload of a task already seen in a terminal state."""
+
+    @abstractmethod
+    async def cancel(self, ref: TaskRef) -> Task | None:
+        """Ask for cancellation. Returns the task when the answer is a status, None when the
+        server only acknowledged. A finished task: `NotApplicable`."""
+
+    @abstractmethod
+    async def list(self, refs: list[TaskRef]) -> list[Task]:
+        """The server's tasks (all pages). `refs` are the task book's tasks for this endpoint
+        (session-bound protocols list once per known session)."""
+
+    def book_fields(self, ref: TaskRef) -> dict[str, Any]:
+        """What the task book keeps to reach this task again."""
+        return {"protocol": self.name, "session": ref.session, "contextId": ref.context_id}
+
+    # -- what only some protocols do ------------------------------------------------------------
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], *, ttl: int | None
+    ) -> Created:
+        raise UsageError(f"`call` starts MCP tool calls; {self.name} starts tasks with `send`")
+
+    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
+        return None
+
+    async def send_message(self, text: str, *, context_id: str | None) -> Created:
+        raise UsageError(f"`send` starts A2A tasks; {self.name} starts tasks with `call`")
+
+
+def parse_wire(model: type[BaseModel], data: Any, what: str) -> Any:
+    """Validate a wire object; anything wrong is the server's fault (exit 4), one line."""
+    if not isinstance(data, Mapping):
+        raise ProtocolError(f"the server sent {what} that is not an object: {_kind(data)}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or what
+        raise ProtocolError(f"the server sent an invalid {what}: {loc}: {first['msg']}") from None
+
+
+def _kind(data: Any) -> str:
+    return "null" if data is None else type(data).__name__
+
+
+def lenient_str(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)):
+        return str(value)
+    return None
+
+
+def lenient_int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value and abs(value) < 1e15:
+        return int(value)
+    return None

@@ -1,0 +1,276 @@
+"""MCP 2025-11-25: tasks in the core protocol, bound to the session that created them."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+
+from .. import __version__
+from ..errors import (
+    HttpStatusError,
+    NotApplicable,
+    ProtocolError,
+    RpcError,
+    ServerError,
+    TaskNotFound,
+    UsageError,
+)
+from ..model import Task, normalize_status
+from ..rpc import RpcClient
+from .base import Created, TaskProtocol, TaskRef, TaskResult, lenient_int, lenient_str, parse_wire
+
+VERSION = "2025-11-25"
+
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "tasks": {"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}},
+    "elicitation": {"form": {}},
+}
+
+
+class WireTask(BaseModel):
+    """A task as MCP 2025-11-25 sends it. `taskId` and `status` must be strings; the rest is
+    read leniently (a wrong type is dropped, the original stays in `raw`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    taskId: StrictStr
+    status: StrictStr
+    statusMessage: str | None = None
+    createdAt: str | None = None
+    lastUpdatedAt: str | None = None
+    ttl: int | None = None
+    pollInterval: int | None = None
+
+    @field_validator("statusMessage", "createdAt", "lastUpdatedAt", mode="before")
+    @classmethod
+    def _str(cls, v: Any) -> str | None:
+        return lenient_str(v)
+
+    @field_validator("ttl", "pollInterval", mode="before")
+    @classmethod
+    def _int(cls, v: Any) -> int | None:
+        return lenient_int(v)
+
+
+def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> Task:
+    wire: WireTask = parse_wire(WireTask, data, what)
+    return Task(
+        taskId=wire.taskId,
+        status=normalize_status(wire.status),
+        statusMessage=wire.statusMessage,
+        createdAt=wire.createdAt,
+        lastUpdatedAt=wire.lastUpdatedAt,
+        ttl=wire.ttl,
+        pollInterval=wire.pollInterval,
+        protocol=protocol,
+        server=server,
+        raw=dict(data),
+    )
+
+
+def describe_capabilities(caps: Any) -> str:
+    if not isinstance(caps, dict) or not caps:
+        return "nothing"
+    return ", ".join(sorted(str(k) for k in caps))
+
+
+class Mcp2025(TaskProtocol):
+    name: ClassVar[str] = "mcp-2025-11-25"
+    default_interval: ClassVar[float] = 1.0
+    session_bound: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        rpc: RpcClient,
+        server: str,
+        *,
+        session: str | None = None,
+        context_id: str | None = None,
+    ) -> None:
+        super().__init__(rpc, server, session=session, context_id=context_id)
+        rpc.transport.headers["MCP-Protocol-Version"] = VERSION
+        self._opening: asyncio.Lock = asyncio.Lock()
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    async def open_session(self) -> str:
+        """`initialize` + `notifications/initialized`; checks that the server does tasks."""
+        async with self._opening:
+            if self.session is not None:
+                return self.session
+            params = {
+                "protocolVersion": VERSION,
+                "capabilities": CLIENT_CAPABILITIES,
+                "clientInfo": {"name": "mcptask", "version": __version__},
+            }
+            result = await self.rpc.request("initialize", params)
+            if not isinstance(result, dict):
+                raise ProtocolError("the server's initialize answer is not an object")
+            self.capabilities = result.get("capabilities") or {}
+            info = result.get("serverInfo")
+            self.server_info = info if isinstance(info, dict) else {}
+            session = getattr(self.rpc.transport, "session_id", None) or ""
+            headers = {"Mcp-Session-Id": session} if session else {}
+            await self.rpc.notify("notifications/initialized", headers=headers)
+            if not isinstance(self.capabilities, dict) or "tasks" not in self.capabilities:
+                name = self.server_info.get("name", "the server")
+                raise ServerError(
+                    f"{name} does not support tasks (MCP {result.get('protocolVersion', '?')}); "
+                    f"it advertises: {describe_capabilities(self.capabilities)}"
+                )
+            self.session = session
+            return session
+
+    async def _session_for(self, ref: TaskRef | None) -> str:
+        if ref is not None and ref.session is not None:
+            return ref.session
+        if self.session is not None:
+            return self.session
+        return await self.open_session()
+
+    async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None) -> Any:
+        session = await self._session_for(ref)
+        headers = {"Mcp-Session-Id": session} if session else {}
+        try:
+            return await self.rpc.request(method, params, headers=headers)
+        except HttpStatusError as exc:
+            if exc.status == 404 and session and ref is not None:
+                raise TaskNotFound(
+                    f"the session that created task {ref.task_id} no longer exists on the server "
+                    "(HTTP 404); its tasks cannot be reached"
+                ) from None
+            raise
+        except RpcError as exc:
+            if exc.http_status == 404 and session and ref is not None:
+                raise TaskNotFound(
+                    f"the session that created task {ref.task_id} no longer exists on the server "
+                    f"({exc.rpc_message}); its tasks cannot be reached"
+                ) from None
+            raise
+
+    def _not_found(self, ref: TaskRef, exc: RpcError) -> TaskNotFound:
+        return TaskNotFound(f"task {ref.task_id}: {exc.rpc_message or 'not found'}")
+
+    def _task(self, data: Any, what: str = "task") -> Task:
+        return normalize(data, protocol=self.name, server=self.server, what=what)
+
+    # -- operations -----------------------------------------------------------------------------
+
+    async def get(self, ref: TaskRef) -> Task:
+        try:
+            data = await self._call("tasks/get", {"taskId": ref.task_id}, ref)
+        except RpcError as exc:
+            if exc.code == -32602:
+                raise self._not_found(ref, exc) from None
+            raise
+        task = self._task(data)
+        if task.taskId != ref.task_id:
+            raise ProtocolError(
+                f"asked for task {ref.task_id}, the server answered task {task.taskId}"
+            )
+        return task
+
+    async def result(self, ref: TaskRef, task: Task) -> TaskResult:
+        try:
+            payload = await self._call("tasks/result", {"taskId": ref.task_id}, ref)
+        except RpcError as exc:
+            if exc.code == -32602 and "not found" in exc.rpc_message.lower():
+                raise self._not_found(ref, exc) from None
+            return TaskResult(task=task, error=exc.to_json())
+        return TaskResult(task=task, payload=payload)
+
+    async def cancel(self, ref: TaskRef) -> Task | None:
+        try:
+            data = await self._call("tasks/cancel", {"taskId": ref.task_id}, ref)
+        except RpcError as exc:
+            if exc.code != -32602:
+                raise
+            # -32602 is both "unknown task" and "already terminal": ask which
+            task = await self.get(ref)
+            raise NotApplicable(
+                f"task {ref.task_id} has already ended: {task.status}"
+            ) from None
+        return self._task(data, "cancelled task")
+
+    async def list(self, refs: list[TaskRef]) -> list[Task]:
+        sessions: list[str | None] = []
+        for ref in refs:
+            if ref.session not in sessions:
+                sessions.append(ref.session)
+        if self.session is not None and self.session not in sessions:
+            sessions.append(self.session)
+        if not sessions:
+            sessions.append(None)
+        seen: dict[str, Task] = {}
+        for session in sessions:
+            try:
+                for task in await self._list_session(session):
+                    seen.setdefault(task.taskId, task)
+            except TaskNotFound:
+                continue  # that session is gone
+        return list(seen.values())
+
+    async def _list_session(self, session: str | None) -> list[Task]:
+        ref = TaskRef(task_id="(list)", session=session) if session else None
+        out: list[Task] = []
+        cursor: str | None = None
+        for _ in range(1000):
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            data = await self._call("tasks/list", params, ref)
+            if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+                raise ProtocolError("the server's tasks/list answer has no `tasks` list")
+            out.extend(self._task(t, "task in tasks/list") for t in data["tasks"])
+            nxt = data.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt or nxt == cursor:
+                break
+            cursor = nxt
+        return out
+
+    async def tools(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            data = await self._call("tools/list", params, None)
+            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+                raise ProtocolError("the server's tools/list answer has no `tools` list")
+            out.extend(t for t in data["tools"] if isinstance(t, dict))
+            nxt = data.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt or nxt == cursor:
+                break
+            cursor = nxt
+        return out
+
+    async def _tool(self, name: str) -> dict[str, Any]:
+        tools = await self.tools()
+        for tool in tools:
+            if tool.get("name") == name:
+                return tool
+        names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
+        raise UsageError(f"the server has no tool {name!r}; its tools: {names}")
+
+    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
+        schema = (await self._tool(tool)).get("inputSchema")
+        return schema if isinstance(schema, dict) else None
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
+        info = await self._tool(tool)
+        execution = info.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        if support not in ("optional", "required"):
+            raise ServerError(
+                f"tool {tool!r} does not run as a task (taskSupport: {support or 'forbidden'})"
+            )
+        task_param: dict[str, Any] = {"ttl": ttl} if ttl is not None else {}
+        params = {"name": tool, "arguments": arguments, "task": task_param}
+        data = await self._call("tools/call", params, None)
+        if isinstance(data, dict) and "task" in data:
+            task = self._task(data["task"], "created task")
+            return Created(task=task, ref=TaskRef(task.taskId, session=self.session))
+        if isinstance(data, dict) and "content" in data:
+            return Created(task=None, result=data)
+        raise ProtocolError("the server's tools/call answer holds neither a task nor a result")

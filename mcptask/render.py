@@ -1,0 +1,418 @@
+"""Everything mcptask prints. JSON modes print the exact data; pretty mode (Rich) never shows
+raw control characters or escape sequences from a server. Rich is imported only for pretty
+output."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+from .model import Task
+from .textsafe import clean, one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from .protocols.base import TaskResult
+    from .watch import Watched
+
+MODES = ("auto", "pretty", "json", "ndjson")
+
+STYLE = {
+    "submitted": ("cyan", "◌"),
+    "working": ("blue", "●"),
+    "input_required": ("yellow", "?"),
+    "auth_required": ("yellow", "⚿"),
+    "completed": ("green", "✔"),
+    "failed": ("red", "✖"),
+    "cancelled": ("magenta", "⊘"),
+    "rejected": ("magenta", "⊘"),
+    "expired": ("bright_black", "⌛"),
+    "timeout": ("yellow", "⏱"),
+    "interrupted": ("yellow", "■"),
+    "error": ("red", "!"),
+    "unknown": ("red", "?"),
+}
+
+
+def resolve_mode(mode: str, stream: IO[str], *, streaming: bool = False) -> str:
+    if mode == "auto":
+        if stream.isatty():
+            return "pretty"
+        return "ndjson" if streaming else "json"
+    return mode
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+@dataclass
+class Output:
+    """Where and how a command prints. Tests pass StringIO streams."""
+
+    mode: str = "json"
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    redactor: Callable[[str], str] = lambda s: s
+    _console: Console | None = None
+
+    @property
+    def pretty(self) -> bool:
+        return self.mode == "pretty"
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.stdout, highlight=False, soft_wrap=False)
+        return self._console
+
+    def err_console(self) -> Console:
+        from rich.console import Console
+
+        return Console(file=self.stderr, highlight=False)
+
+    # -- plain lines --------------------------------------------------------------------------
+
+    def line(self, data: Any) -> None:
+        """One JSON document (json) or line (ndjson), flushed at once."""
+        self.stdout.write(dumps(data) + "\n")
+        self.stdout.flush()
+
+    def note(self, message: str) -> None:
+        """A one-line remark on stderr (never part of the data on stdout)."""
+        self.stderr.write(f"mcptask: {one_line(self.redactor(message), 500)}\n")
+        self.stderr.flush()
+
+    def error(self, message: str) -> None:
+        self.stderr.write(f"mcptask: error: {one_line(self.redactor(message), 1000)}\n")
+        self.stderr.flush()
+
+    # -- tasks --------------------------------------------------------------------------------
+
+    def task(self, task: Task) -> None:
+        if not self.pretty:
+            self.line(task.to_json())
+            return
+        self.console.print(task_panel(task))
+
+    def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
+        if not self.pretty:
+            self.line({"tasks": [t.to_json() for t in tasks]})
+            return
+        if not tasks:
+            self.console.print(f"no {title}")
+            return
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left", show_edge=False)
+        for col in ("task", "status", "message", "updated"):
+            table.add_column(col, overflow="fold" if col == "task" else "ellipsis")
+        for t in tasks:
+            table.add_row(
+                safe(t.taskId),
+                status_text(t.status),
+                safe_line(t.statusMessage or ""),
+                safe(t.lastUpdatedAt or ""),
+            )
+        self.console.print(table)
+
+    def result(self, result: TaskResult) -> None:
+        if not self.pretty:
+            self.line(result.to_json())
+            return
+        self.console.print(result_renderable(result))
+
+
+def safe(text: str) -> Any:
+    """Server text as a Rich Text (never markup), cleaned of escapes."""
+    from rich.text import Text
+
+    return Text(clean(text))
+
+
+def safe_line(text: str, limit: int = 200) -> Any:
+    from rich.text import Text
+
+    return Text(one_line(text, limit))
+
+
+def status_text(status: str) -> Any:
+    from rich.text import Text
+
+    colour, symbol = STYLE.get(status, ("white", "·"))
+    return Text(f"{symbol} {status}", style=colour)
+
+
+def task_panel(task: Task) -> RenderableType:
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("task", safe(task.taskId))
+    grid.add_row("status", status_text(task.status))
+    if task.statusMessage:
+        grid.add_row("message", safe(task.statusMessage))
+    if task.createdAt:
+        grid.add_row("created", safe(task.createdAt))
+    if task.lastUpdatedAt:
+        grid.add_row("updated", safe(task.lastUpdatedAt))
+    if task.ttl is not None:
+        grid.add_row("ttl", f"{task.ttl / 1000:g} s")
+    if task.pollInterval is not None:
+        grid.add_row("poll interval", f"{task.pollInterval / 1000:g} s")
+    if task.contextId:
+        grid.add_row("context", safe(task.contextId))
+    if task.inputRequests:
+        grid.add_row("input requests", safe(dumps(task.inputRequests)))
+    grid.add_row("protocol", task.protocol)
+    grid.add_row("server", safe(task.server))
+    return grid
+
+
+def result_text(payload: Any) -> tuple[str, bool]:
+    """The human text of a result payload (MCP CallToolResult or A2A artifacts) and whether
+    it is an error."""
+    if isinstance(payload, dict):
+        is_error = payload.get("isError") is True
+        parts: list[str] = []
+        content = payload.get("content")
+        if isinstance(content, list):
+            for item in content:
+                if not isinstance(item, dict):
+                    continue
+                kind = item.get("type")
+                if kind == "text" and isinstance(item.get("text"), str):
+                    parts.append(item["text"])
+                elif kind in ("image", "audio"):
+                    parts.append(f"[{kind}: {item.get('mimeType', '?')}]")
+                elif kind == "resource_link":
+                    parts.append(f"[resource: {item.get('uri', '?')}]")
+                elif kind == "resource":
+                    res = item.get("resource")
+                    if isinstance(res, dict) and isinstance(res.get("text"), str):
+                        parts.append(res["text"])
+                    else:
+                        uri = res.get("uri", "?") if isinstance(res, dict) else "?"
+                        parts.append(f"[resource: {uri}]")
+                else:
+                    parts.append(dumps(item))
+        if "text" in payload and isinstance(payload["text"], str) and not parts:
+            parts.append(payload["text"])
+        if not parts and payload.get("structuredContent") is not None:
+            parts.append(json.dumps(payload["structuredContent"], indent=2, ensure_ascii=False))
+        if parts:
+            return "\n".join(parts), is_error
+    if isinstance(payload, str):
+        return payload, False
+    return json.dumps(payload, indent=2, ensure_ascii=False), False
+
+
+def result_renderable(result: TaskResult) -> RenderableType:
+    from rich.text import Text
+
+    if result.error is not None:
+        err = result.error
+        return Text(
+            f"error {err.get('code')}: {clean(str(err.get('message', '')))}", style="red"
+        )
+    text, is_error = result_text(result.payload)
+    return Text(clean(text), style="red" if is_error else "")
+
+
+def elapsed(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+
+
+# -- watch events -----------------------------------------------------------------------------
+
+
+def end_record(w: Watched, *, with_result: bool) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "event": "end",
+        "taskId": w.task_id,
+        "outcome": w.outcome,
+        "exitCode": w.exit_code,
+    }
+    if with_result and w.result is not None:
+        rec["result"] = w.result.to_json()
+    if w.last_error and w.outcome in ("error", "unknown"):
+        rec["error"] = w.last_error
+    if w.result_error:
+        rec["resultError"] = w.result_error
+    return rec
+
+
+class NdjsonEvents:
+    def __init__(self, out: Output, *, with_result: bool) -> None:
+        self.out = out
+        self.with_result = with_result
+
+    def update(self, w: Watched, via: str) -> None:
+        if w.task is not None:
+            self.out.line({**w.task.to_json(), "event": "status", "via": via})
+
+    def retry(self, w: Watched, error: str, delay: float) -> None:
+        self.out.note(f"{w.task_id}: {error}; retrying in {delay:.1f} s")
+
+    def end(self, w: Watched) -> None:
+        self.out.line(end_record(w, with_result=self.with_result))
+
+    def finish(self, watched: list[Watched], code: int) -> None:
+        if len(watched) > 1:
+            outcomes: dict[str, int] = {}
+            for w in watched:
+                outcomes[w.outcome or "unknown"] = outcomes.get(w.outcome or "unknown", 0) + 1
+            self.out.line({"event": "done", "exitCode": code, "outcomes": outcomes})
+
+
+class JsonEvents:
+    """Collects everything; prints one object at the end."""
+
+    def __init__(self, out: Output, *, with_result: bool) -> None:
+        self.out = out
+        self.with_result = with_result
+
+    def update(self, w: Watched, via: str) -> None:
+        pass
+
+    def retry(self, w: Watched, error: str, delay: float) -> None:
+        pass
+
+    def end(self, w: Watched) -> None:
+        pass
+
+    def finish(self, watched: list[Watched], code: int) -> None:
+        tasks = []
+        for w in watched:
+            rec: dict[str, Any] = w.task.to_json() if w.task is not None else {"taskId": w.task_id}
+            rec.update({"outcome": w.outcome, "exitCode": w.exit_code})
+            if self.with_result and w.result is not None:
+                rec["result"] = w.result.to_json()
+            if w.last_error and w.outcome in ("error", "unknown"):
+                rec["error"] = w.last_error
+            tasks.append(rec)
+        self.out.line({"exitCode": code, "tasks": tasks})
+
+
+class LiveEvents:
+    """The Rich live view: one row per task, a summary line, at most ten redraws a second."""
+
+    def __init__(
+        self,
+        out: Output,
+        *,
+        with_result: bool,
+        clock: Callable[[], float] = time.monotonic,
+        title: str | None = None,
+    ) -> None:
+        self.out = out
+        self.with_result = with_result
+        self.clock = clock
+        self.title = title
+        self.watched: list[Watched] = []
+        self.retrying: dict[str, str] = {}
+        self._live: Any = None
+
+    def __enter__(self) -> LiveEvents:
+        from rich.live import Live
+
+        self._live = Live(
+            _LiveView(self), console=self.out.console, refresh_per_second=10, transient=False
+        )
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.refresh()
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    def track(self, watched: list[Watched]) -> None:
+        self.watched = watched
+
+    def update(self, w: Watched, via: str) -> None:
+        self.retrying.pop(w.task_id, None)
+
+    def retry(self, w: Watched, error: str, delay: float) -> None:
+        self.retrying[w.task_id] = f"retrying in {delay:.0f}s: {error}"
+
+    def end(self, w: Watched) -> None:
+        self.retrying.pop(w.task_id, None)
+
+    def finish(self, watched: list[Watched], code: int) -> None:
+        self.__exit__()
+        if self.with_result:
+            for w in watched:
+                if w.result is not None:
+                    if len(watched) > 1:
+                        self.out.console.print(safe_line(f"── {w.task_id}"), style="bold")
+                    self.out.console.print(result_renderable(w.result))
+                elif w.result_error:
+                    self.out.note(f"{w.task_id}: could not fetch the result: {w.result_error}")
+        for w in watched:
+            if w.outcome in ("error", "unknown") and w.last_error:
+                self.out.note(f"{w.task_id}: {w.last_error}")
+            elif w.outcome in ("input_required", "auth_required"):
+                self.out.note(f"{w.task_id} needs input: answer it with `mcptask answer {w.task_id}`")
+
+    def render(self) -> RenderableType:
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        now = self.clock()
+        table = Table(show_edge=False, title=self.title, title_justify="left", expand=False)
+        table.add_column("task", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("message", overflow="ellipsis", no_wrap=True, max_width=60)
+        table.add_column("elapsed", justify="right")
+        table.add_column("next poll", justify="right")
+        table.add_column("ttl left", justify="right")
+        counts: dict[str, int] = {}
+        for w in self.watched:
+            status = w.outcome if w.done and w.outcome not in (None,) else None
+            shown = status or (w.task.status if w.task else "submitted")
+            if w.done and w.task is not None and w.outcome in (w.task.status,):
+                shown = w.task.status
+            counts[shown] = counts.get(shown, 0) + 1
+            message = self.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
+            nxt = "" if w.done else elapsed(w.due - now) if w.due > now else "now"
+            ttl = ""
+            if w.task is not None and w.task.ttl is not None:
+                ttl = f"{w.task.ttl / 1000:g}s"
+            short = w.task_id if len(w.task_id) <= 14 else w.task_id[:12] + "…"
+            table.add_row(
+                safe_line(short),
+                status_text(shown),
+                safe_line(message, 60),
+                elapsed(now - w.started),
+                nxt,
+                ttl,
+            )
+        summary = Text(
+            "  ".join(f"{STYLE.get(k, ('', '·'))[1]} {v} {k}" for k, v in sorted(counts.items())),
+            style="dim",
+        )
+        return Group(table, summary)
+
+
+class _LiveView:
+    def __init__(self, events: LiveEvents) -> None:
+        self.events = events
+
+    def __rich__(self) -> RenderableType:
+        return self.events.render()

@@ -1,0 +1,124 @@
+"""The one JSON-RPC client all commands share: ids, response matching, typed errors,
+notifications, and messages the server sends while a request is open (e.g. elicitation)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import aclosing
+from typing import Any, Protocol
+
+from .errors import ProtocolError, RpcError
+
+Message = dict[str, Any]
+#: called with a request or notification from the server that arrived on a request's stream
+ServerMessageHandler = Callable[[Message], Awaitable[None]]
+
+
+class Transport(Protocol):
+    url: str
+    #: headers sent with every message (protocol version and the like)
+    headers: dict[str, str]
+    #: the last `Mcp-Session-Id` the server gave, where the transport has such a thing
+    session_id: str | None
+
+    def send(
+        self,
+        message: Message,
+        *,
+        headers: Mapping[str, str] | None = None,
+        url: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[Message]: ...
+
+    async def aclose(self) -> None: ...
+
+    def redact(self, message: str) -> str: ...
+
+
+def _is_response(msg: Message) -> bool:
+    return "method" not in msg and ("result" in msg or "error" in msg)
+
+
+def error_from(obj: Any) -> RpcError:
+    if not isinstance(obj, dict):
+        raise ProtocolError("the server sent a JSON-RPC error that is not an object")
+    code = obj.get("code")
+    message = obj.get("message")
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise ProtocolError(f"the server sent a JSON-RPC error without an integer code: {obj!r}")
+    return RpcError(code, str(message) if message is not None else "", obj.get("data"))
+
+
+class RpcClient:
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self._ids = itertools.count(1)
+
+    @property
+    def url(self) -> str:
+        return self.transport.url
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        url: str | None = None,
+        timeout: float | None = None,
+        on_message: ServerMessageHandler | None = None,
+    ) -> Any:
+        """Send a request and return its `result`; a JSON-RPC error raises `RpcError`."""
+        req_id = next(self._ids)
+        msg: Message = {"jsonrpc": "2.0", "id": req_id, "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        stream = self.transport.send(msg, headers=headers, url=url, timeout=timeout)
+        async with aclosing(stream):  # type: ignore[type-var]
+            async for incoming in stream:
+                if _is_response(incoming):
+                    if incoming.get("id") != req_id:
+                        raise ProtocolError(
+                            f"the server answered request id {incoming.get('id')!r} "
+                            f"to {method} (id {req_id})"
+                        )
+                    if "error" in incoming and incoming["error"] is not None:
+                        raise error_from(incoming["error"])
+                    return incoming.get("result")
+                if "method" in incoming:
+                    if on_message is not None:
+                        await on_message(incoming)
+                    continue
+                raise ProtocolError(f"the server sent something that is not JSON-RPC to {method}")
+        raise ProtocolError(f"the server closed the connection without answering {method}")
+
+    async def notify(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        msg: Message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        stream = self.transport.send(msg, headers=headers)
+        async with aclosing(stream):  # type: ignore[type-var]
+            async for _ in stream:
+                pass
+
+    async def respond(self, req_id: Any, result: Any = None, error: Message | None = None) -> None:
+        """Answer a request the server sent us (e.g. `elicitation/create`)."""
+        msg: Message = {"jsonrpc": "2.0", "id": req_id}
+        if error is not None:
+            msg["error"] = error
+        else:
+            msg["result"] = result
+        stream = self.transport.send(msg)
+        async with aclosing(stream):  # type: ignore[type-var]
+            async for _ in stream:
+                pass
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()

@@ -1,0 +1,211 @@
+"""The task book: every task this machine created or saw, with what is needed to reach it again
+(protocol, MCP session, A2A context) and its last known result. Never a secret.
+
+One JSON file in the state directory, mode 0600. Every change is a locked read-modify-write
+(`fcntl.flock` on a side lock file) followed by an atomic replace, so parallel mcptask
+processes cannot corrupt it. A corrupt file is set aside with a warning and a fresh book begins.
+
+Limits (documented in README): results larger than 1 MiB are not kept; at most 16 MiB of results
+in all (oldest dropped first); at most 1,000 tasks per endpoint (oldest dropped first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+VERSION = 1
+MAX_RESULT_BYTES = 1024 * 1024
+MAX_RESULTS_BYTES = 16 * 1024 * 1024
+MAX_TASKS_PER_ENDPOINT = 1000
+
+Record = dict[str, Any]
+
+
+def state_dir() -> Path:
+    env = os.environ.get("MCPTASK_STATE_DIR")
+    if env:
+        return Path(env)
+    from platformdirs import user_state_dir
+
+    return Path(user_state_dir("mcptask", appauthor=False))
+
+
+def endpoint_key(url: str) -> str:
+    """Endpoints are namespaced by URL without credentials, fragment or trailing slash."""
+    u = urlsplit(url.strip())
+    host = u.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{u.port}" if u.port else "")
+    path = u.path.rstrip("/")
+    return urlunsplit((u.scheme.lower(), netloc.lower(), path, u.query, ""))
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class TaskBook:
+    def __init__(self, path: Path | None = None, warn: Callable[[str], None] | None = None):
+        self.path = path or state_dir() / "tasks.json"
+        self._warn = warn or (lambda _msg: None)
+
+    # -- storage ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {"version": VERSION, "endpoints": {}}
+        except OSError as exc:
+            self._warn(f"cannot read the task book {self.path}: {exc.strerror}; starting afresh")
+            return {"version": VERSION, "endpoints": {}}
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("endpoints"), dict):
+                raise ValueError("unexpected shape")
+            for ep in data["endpoints"].values():
+                if not isinstance(ep, dict) or not isinstance(ep.get("tasks", {}), dict):
+                    raise ValueError("unexpected shape")
+        except (ValueError, UnicodeDecodeError):
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            with contextlib.suppress(OSError):
+                os.replace(self.path, aside)
+            self._warn(f"the task book {self.path} was corrupt; set aside as {aside.name}")
+            return {"version": VERSION, "endpoints": {}}
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tasks-", suffix=".tmp")
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, separators=(",", ":"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+        try:
+            with self._locked():
+                data = self._read()
+                change(data)
+                _enforce_limits(data)
+                self._write(data)
+        except OSError as exc:
+            self._warn(f"cannot write the task book {self.path}: {exc.strerror or exc}")
+
+    def _snapshot(self) -> dict[str, Any]:
+        try:
+            with self._locked():
+                return self._read()
+        except OSError:
+            return {"version": VERSION, "endpoints": {}}
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def endpoint(self, url: str) -> Record:
+        ep = self._snapshot()["endpoints"].get(endpoint_key(url), {})
+        return ep if isinstance(ep, dict) else {}
+
+    def tasks(self, url: str) -> dict[str, Record]:
+        tasks = self.endpoint(url).get("tasks", {})
+        return tasks if isinstance(tasks, dict) else {}
+
+    def lookup(self, url: str, task_id: str) -> Record | None:
+        rec = self.tasks(url).get(task_id)
+        return rec if isinstance(rec, dict) else None
+
+    def all_endpoints(self) -> dict[str, Record]:
+        eps = self._snapshot()["endpoints"]
+        return eps if isinstance(eps, dict) else {}
+
+    # -- changes ------------------------------------------------------------------------------
+
+    def set_endpoint(self, url: str, **fields: Any) -> None:
+        key = endpoint_key(url)
+
+        def change(data: dict[str, Any]) -> None:
+            ep = data["endpoints"].setdefault(key, {"tasks": {}})
+            ep.update(fields)
+
+        self._update(change)
+
+    def record(self, url: str, task_id: str, **fields: Any) -> None:
+        self.record_many(url, {task_id: fields})
+
+    def record_many(self, url: str, updates: dict[str, Record]) -> None:
+        if not updates:
+            return
+        key = endpoint_key(url)
+        stamp = now_iso()
+
+        def change(data: dict[str, Any]) -> None:
+            ep = data["endpoints"].setdefault(key, {"tasks": {}})
+            tasks = ep.setdefault("tasks", {})
+            for task_id, fields in updates.items():
+                rec = tasks.setdefault(task_id, {"firstSeenAt": stamp})
+                result = fields.get("result")
+                if result is not None:
+                    size = len(json.dumps(result))
+                    if size > MAX_RESULT_BYTES:
+                        fields = {k: v for k, v in fields.items() if k != "result"}
+                        fields["resultNotKept"] = f"{size} bytes, over the 1 MiB limit"
+                    else:
+                        fields = {**fields, "resultKeptAt": stamp}
+                rec.update({k: v for k, v in fields.items() if v is not None})
+                rec["lastSeenAt"] = stamp
+
+        self._update(change)
+
+    def forget(self, url: str, task_id: str) -> None:
+        key = endpoint_key(url)
+
+        def change(data: dict[str, Any]) -> None:
+            data["endpoints"].get(key, {}).get("tasks", {}).pop(task_id, None)
+
+        self._update(change)
+
+
+def _enforce_limits(data: dict[str, Any]) -> None:
+    all_results: list[tuple[str, Record]] = []
+    for ep in data["endpoints"].values():
+        tasks: dict[str, Record] = ep.get("tasks", {})
+        if len(tasks) > MAX_TASKS_PER_ENDPOINT:
+            by_age = sorted(tasks, key=lambda t: str(tasks[t].get("lastSeenAt", "")))
+            for old in by_age[: len(tasks) - MAX_TASKS_PER_ENDPOINT]:
+                del tasks[old]
+        all_results.extend(
+            (str(rec.get("resultKeptAt", "")), rec) for rec in tasks.values() if "result" in rec
+        )
+    total = sum(len(json.dumps(rec["result"])) for _, rec in all_results)
+    for _, rec in sorted(all_results, key=lambda x: x[0]):
+        if total <= MAX_RESULTS_BYTES:
+            break
+        total -= len(json.dumps(rec.pop("result")))
+        rec.pop("resultKeptAt", None)

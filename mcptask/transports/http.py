@@ -1,0 +1,345 @@
+"""HTTP transport: POST a JSON-RPC message, read the answer as JSON or as an SSE stream.
+
+Every HTTP failure becomes an mcptask error here, in one place: connection problems are
+`TransportError`, 401/403 `AuthError`, JSON-RPC error bodies `RpcError` (whatever the HTTP
+status), anything else that is not JSON-RPC `ProtocolError`/`HttpStatusError`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from .. import redact
+from ..errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
+from ..textsafe import clean, one_line
+
+Message = dict[str, Any]
+Tracer = Callable[[str], None]
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_READ_TIMEOUT = 60.0
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+USER_AGENT = "mcptask"
+
+
+def origin(url: str | httpx.URL) -> tuple[str, str, int | None]:
+    u = httpx.URL(str(url))
+    port = u.port or (443 if u.scheme == "https" else 80)
+    return (u.scheme, u.host, port)
+
+
+@dataclass
+class HttpOptions:
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    token: str | None = None
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    max_body: int = DEFAULT_MAX_BODY
+    trace: Tracer | None = None
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+class HttpTransport:
+    """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
+    attached only to requests for the endpoint's origin, redirects included."""
+
+    def __init__(self, options: HttpOptions, client: httpx.AsyncClient | None = None) -> None:
+        self.options = options
+        self.url = options.url
+        self._origin = origin(options.url)
+        self._own_client = client is None
+        self._client = client
+        #: headers sent on every request (protocol modules set these: version, session)
+        self.headers: dict[str, str] = {}
+        #: the last `Mcp-Session-Id` the server gave (MCP 2025-11-25)
+        self.session_id: str | None = None
+        self._secrets = [options.token or ""] + list(options.headers.values())
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            o = self.options
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
+                follow_redirects=True,
+                max_redirects=5,
+                headers={"User-Agent": USER_AGENT},
+                event_hooks={"request": [self._credentials]},
+                # no CA bundle work for plain http endpoints (start-up cost)
+                verify=True if self.url.startswith("https") else False,
+                trust_env=False,
+            )
+        return self._client
+
+    async def _credentials(self, request: httpx.Request) -> None:
+        if origin(request.url) != self._origin:
+            # a redirect to another origin: never carry credentials there
+            for name in ["Authorization", *self.options.headers]:
+                request.headers.pop(name, None)
+            return
+        for name, value in self.options.headers.items():
+            request.headers[name] = value
+        if self.options.token:
+            request.headers["Authorization"] = f"Bearer {self.options.token}"
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._own_client:
+            await self._client.aclose()
+        self._client = None
+
+    def redact(self, message: str) -> str:
+        return redact.text(message, self._secrets)
+
+    def _trace(self, line: str) -> None:
+        if self.options.trace is not None:
+            self.options.trace(self.redact(clean(line)))
+
+    def _trace_request(self, request: httpx.Request, body: Any) -> None:
+        if self.options.trace is None:
+            return
+        self._trace(f"> {request.method} {request.url}")
+        for k, v in redact.headers(request.headers.items()):
+            self._trace(f"> {k}: {v}")
+        if body is not None:
+            self._trace("> " + json.dumps(redact.data(body), ensure_ascii=False))
+
+    def _trace_response(self, response: httpx.Response, started: float) -> None:
+        if self.options.trace is None:
+            return
+        ms = (time.monotonic() - started) * 1000
+        self._trace(f"< {response.status_code} {response.reason_phrase} ({ms:.0f} ms)")
+        for k, v in redact.headers(response.headers.items()):
+            self._trace(f"< {k}: {v}")
+
+    def _where(self) -> str:
+        u = urlsplit(self.url)
+        return f"{u.scheme}://{u.netloc}"
+
+    def _connect_error(self, exc: httpx.TransportError, url: str) -> TransportError:
+        where = self._where()
+        if isinstance(exc, httpx.ConnectTimeout):
+            return TransportError(f"timed out connecting to {where}")
+        if isinstance(exc, httpx.TimeoutException):
+            return TransportError(f"timed out waiting for {url} to answer")
+        if isinstance(exc, httpx.ConnectError):
+            reason = str(exc) or "connection failed"
+            if "refused" in reason.lower():
+                reason = "connection refused"
+            return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
+        if isinstance(exc, httpx.TooManyRedirects):
+            return TransportError(f"too many redirects from {url}")
+        detail = one_line(str(exc), 120) or type(exc).__name__
+        return TransportError(f"connection to {where} failed: {detail}")
+
+    # -- reading answers --------------------------------------------------------------------
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        declared = response.headers.get("content-length")
+        cap = self.options.max_body
+        if declared and declared.isdigit() and int(declared) > cap:
+            raise ProtocolError(
+                f"the server's answer is {int(declared) // (1024 * 1024)} MiB, "
+                f"over the {cap // (1024 * 1024)} MiB limit (MCPTASK_MAX_BODY)"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise ProtocolError(
+                    f"the server's answer is over the {cap // (1024 * 1024)} MiB limit "
+                    "(MCPTASK_MAX_BODY)"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _parse(self, body: bytes, response: httpx.Response) -> Any:
+        try:
+            return json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            ctype = response.headers.get("content-type", "no content type").split(";")[0]
+            snippet = one_line(body[:200].decode("utf-8", "replace"), 80)
+            what = "an empty body" if not body.strip() else f"{ctype}: {snippet!r}"
+            raise ProtocolError(
+                f"{self._where()} answered HTTP {response.status_code} with {what}, "
+                "not JSON-RPC"
+            ) from None
+
+    def _error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
+        status = response.status_code
+        parsed: Any = None
+        try:
+            parsed = json.loads(body) if body else None
+        except (ValueError, UnicodeDecodeError):
+            parsed = None
+        retry_after = _retry_after(response.headers.get("retry-after"))
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            err = parsed["error"]
+            code = err.get("code")
+            msg = err.get("message")
+            if isinstance(code, int) and not isinstance(code, bool):
+                if status in (401, 403):
+                    return AuthError(self._auth_message(status, str(msg or ""), response))
+                return RpcError(
+                    code,
+                    str(msg) if msg is not None else "",
+                    err.get("data"),
+                    http_status=status,
+                    retry_after=retry_after,
+                )
+        reason = ""
+        if isinstance(parsed, dict) and "detail" in parsed:
+            d = parsed["detail"]
+            reason = d if isinstance(d, str) else json.dumps(d)
+        if status in (401, 403):
+            return AuthError(self._auth_message(status, reason, response))
+        ctype = response.headers.get("content-type", "").split(";")[0]
+        text = f": {one_line(reason, 200)}" if reason else (f" ({ctype})" if ctype else "")
+        return HttpStatusError(
+            f"{self._where()} answered HTTP {status} {response.reason_phrase}{text}",
+            status=status,
+            retry_after=retry_after,
+        )
+
+    def _auth_message(self, status: int, reason: str, response: httpx.Response) -> str:
+        what = "authentication required" if status == 401 else "permission denied"
+        text = f"{self._where()} refused the request: HTTP {status} {what}"
+        if reason:
+            text += f" ({one_line(reason, 160)})"
+        if status == 401 and not self.options.token:
+            text += "; set MCPTASK_TOKEN or --token-file"
+        return text
+
+    # -- the one operation --------------------------------------------------------------------
+
+    async def send(
+        self,
+        message: Message,
+        *,
+        headers: Mapping[str, str] | None = None,
+        url: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[Message]:
+        """POST one JSON-RPC message; yield the messages that come back (none for 202)."""
+        target = url or self.url
+        all_headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **self.headers,
+        }
+        if headers:
+            all_headers.update(headers)
+        content = json.dumps(message, separators=(",", ":")).encode()
+        request = self.client.build_request("POST", target, content=content, headers=all_headers)
+        if timeout is not None:
+            request.extensions["timeout"] = httpx.Timeout(
+                timeout, connect=self.options.connect_timeout
+            ).as_dict()
+        self._trace_request(request, message)
+        started = time.monotonic()
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise self._connect_error(exc, target) from None
+        try:
+            self._trace_response(response, started)
+            sid = response.headers.get("mcp-session-id")
+            if sid:
+                self.session_id = sid
+            async for msg in self._messages(response, target):
+                yield msg
+        except httpx.TransportError as exc:
+            raise self._connect_error(exc, target) from None
+        finally:
+            await response.aclose()
+
+    async def _messages(self, response: httpx.Response, target: str) -> AsyncIterator[Message]:
+        if response.status_code == 202 or response.status_code == 204:
+            return
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if response.is_success and ctype == "text/event-stream":
+            async for msg in self._sse(response):
+                yield msg
+            return
+        body = await self._read_body(response)
+        if not response.is_success:
+            self._trace(f"< {body[:2000].decode('utf-8', 'replace')}")
+            raise self._error_for_status(response, body)
+        self._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
+        if not body.strip() and response.status_code in (200, 201):
+            return
+        parsed = self._parse(body, response)
+        for item in parsed if isinstance(parsed, list) else [parsed]:
+            if not isinstance(item, dict):
+                raise ProtocolError(f"{self._where()} answered JSON that is not a JSON-RPC message")
+            yield item
+
+    async def _sse(self, response: httpx.Response) -> AsyncIterator[Message]:
+        from httpx_sse import EventSource, SSEError
+
+        cap = self.options.max_body
+        try:
+            async for event in EventSource(response).aiter_sse():
+                if response.num_bytes_downloaded > cap:
+                    raise ProtocolError(
+                        f"the server's event stream passed the {cap // (1024 * 1024)} MiB "
+                        "limit (MCPTASK_MAX_BODY)"
+                    )
+                if not event.data.strip():
+                    continue  # priming events and keep-alives carry no message
+                self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
+                try:
+                    parsed = json.loads(event.data)
+                except ValueError:
+                    raise ProtocolError(
+                        f"{self._where()} sent an event that is not JSON: "
+                        f"{one_line(event.data, 80)!r}"
+                    ) from None
+                for item in parsed if isinstance(parsed, list) else [parsed]:
+                    if not isinstance(item, dict):
+                        raise ProtocolError(
+                            f"{self._where()} sent an event that is not a JSON-RPC message"
+                        )
+                    yield item
+        except SSEError as exc:
+            raise ProtocolError(f"bad event stream from {self._where()}: {exc}") from None
+
+    async def get(self, path_or_url: str) -> httpx.Response:
+        """A plain GET (agent cards); errors mapped like `send`."""
+        try:
+            request = self.client.build_request("GET", path_or_url, headers=self.headers)
+            self._trace_request(request, None)
+            started = time.monotonic()
+            response = await self.client.send(request, stream=True)
+            try:
+                self._trace_response(response, started)
+                body = await self._read_body(response)
+            finally:
+                await response.aclose()
+        except httpx.TransportError as exc:
+            raise self._connect_error(exc, path_or_url) from None
+        response._content = body
+        return response

@@ -1,0 +1,262 @@
+"""The polling scheduler: pure logic. It knows nothing of HTTP or terminals; it is given a way
+to fetch a task, a way to fetch a result, a clock, a sleep, and somewhere to report events.
+
+Rules (the CLI contract, "Pacing"):
+- each task is polled `pollInterval` after the previous answer *arrived*, never sooner; the
+  server's hint is clamped to [MIN_INTERVAL, MAX_INTERVAL]; `floor` (`--interval`) only lengthens;
+- terminal states end a task; so do input_required/auth_required when the run cannot answer;
+- with `want_result`, the result is fetched in the same tick that sees `completed`/`failed`;
+- a task that was seen and then is not found has expired;
+- transient failures are retried with backoff; after `max_failures` in a row the task ends
+  with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .errors import (
+    OUTCOME_EXIT,
+    AuthError,
+    HttpStatusError,
+    McptaskError,
+    ProtocolError,
+    RpcError,
+    ServerError,
+    TaskNotFound,
+)
+from .model import INTERRUPTED, TERMINAL, Task
+from .protocols.base import TaskRef, TaskResult
+
+MIN_INTERVAL = 0.25
+MAX_INTERVAL = 300.0
+MAX_BACKOFF = 60.0
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+Fetch = Callable[[TaskRef], Awaitable[Task]]
+FetchResult = Callable[[TaskRef, Task], Awaitable[TaskResult]]
+
+
+@dataclass
+class WatchConfig:
+    floor: float = 0.0
+    default_interval: float = 1.0
+    timeout: float | None = None
+    want_result: bool = False
+    max_failures: int = 5
+    max_in_flight: int = 16
+    #: end a task that needs input (the run cannot answer it)
+    stop_on_input: bool = True
+
+
+@dataclass
+class Watched:
+    ref: TaskRef
+    task: Task | None = None
+    due: float = 0.0
+    started: float = 0.0
+    polls: int = 0
+    failures: int = 0
+    last_error: str | None = None
+    outcome: str | None = None
+    exit_code: int | None = None
+    result: TaskResult | None = None
+    result_error: str | None = None
+    via: str = "poll"
+
+    @property
+    def task_id(self) -> str:
+        return self.ref.task_id
+
+    @property
+    def done(self) -> bool:
+        return self.outcome is not None
+
+
+class Events(Protocol):
+    def update(self, w: Watched, via: str) -> None:
+        """The task's status or message changed (or it was seen for the first time)."""
+
+    def retry(self, w: Watched, error: str, delay: float) -> None:
+        """A poll failed and will be retried after `delay` seconds."""
+
+    def end(self, w: Watched) -> None:
+        """The task ended (outcome and exit_code set)."""
+
+
+def interval_for(task: Task | None, config: WatchConfig) -> float:
+    hint = config.default_interval
+    if task is not None and task.pollInterval is not None:
+        hint = task.pollInterval / 1000.0
+    hint = min(max(hint, MIN_INTERVAL), MAX_INTERVAL)
+    return max(hint, config.floor)
+
+
+@dataclass
+class Watcher:
+    fetch: Fetch
+    fetch_result: FetchResult
+    config: WatchConfig
+    events: Events
+    clock: Clock
+    sleep: Sleep
+    rng: random.Random = field(default_factory=random.Random)
+    watched: list[Watched] = field(default_factory=list)
+    #: set by `interrupt()` (a signal handler): remaining tasks end `interrupted` with this code
+    _interrupt_code: int | None = None
+    _main: asyncio.Task[None] | None = None
+
+    def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
+        """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
+        the first poll waits one interval."""
+        now = self.clock()
+        w = Watched(ref=ref, task=initial, started=now)
+        w.due = now + interval_for(initial, self.config) if initial is not None else now
+        self.watched.append(w)
+        if initial is not None:
+            self.events.update(w, "poll")
+        return w
+
+    def interrupt(self, code: int = 130) -> None:
+        self._interrupt_code = code
+        if self._main is not None:
+            self._main.cancel()
+
+    async def run(self) -> int:
+        """Watch until every task has ended; returns the highest exit code."""
+        self._main = asyncio.current_task()
+        for w in self.watched:
+            if w.task is not None and not w.done:
+                await self._maybe_finish(w, w.task)
+        try:
+            await self._loop()
+        except asyncio.CancelledError:
+            if self._interrupt_code is None:
+                raise
+            for w in self._active():
+                self._end(w, "interrupted", self._interrupt_code)
+        return max((w.exit_code or 0 for w in self.watched), default=0)
+
+    def _active(self) -> list[Watched]:
+        return [w for w in self.watched if not w.done]
+
+    async def _loop(self) -> None:
+        start = self.clock()
+        deadline = start + self.config.timeout if self.config.timeout is not None else None
+        sem = asyncio.Semaphore(self.config.max_in_flight)
+
+        async def poll(w: Watched) -> None:
+            async with sem:
+                await self._poll(w)
+
+        while active := self._active():
+            now = self.clock()
+            if deadline is not None and now >= deadline:
+                for w in active:
+                    self._end(w, "timeout")
+                return
+            due = [w for w in active if w.due <= now]
+            if not due:
+                wake = min(w.due for w in active)
+                if deadline is not None:
+                    wake = min(wake, deadline)
+                await self.sleep(max(0.0, wake - now))
+                continue
+            batch = asyncio.gather(*(poll(w) for w in due))
+            if deadline is None:
+                await batch
+            else:
+                try:
+                    await asyncio.wait_for(batch, max(0.0, deadline - now))
+                except TimeoutError:
+                    for w in self._active():
+                        self._end(w, "timeout")
+                    return
+
+    async def _poll(self, w: Watched) -> None:
+        w.polls += 1
+        try:
+            task = await self.fetch(w.ref)
+        except TaskNotFound as exc:
+            if w.task is not None:
+                self._end(w, "expired")
+            else:
+                w.last_error = exc.message
+                self._end(w, "unknown")
+            return
+        except AuthError as exc:
+            w.last_error = exc.message
+            self._end(w, "error", exc.exit_code)
+            return
+        except McptaskError as exc:
+            if not _retryable(exc):
+                w.last_error = exc.message
+                self._end(w, "error", exc.exit_code)
+                return
+            self._failed(w, exc)
+            return
+        w.failures = 0
+        w.last_error = None
+        await self._seen(w, task, "poll")
+
+    async def _seen(self, w: Watched, task: Task, via: str) -> None:
+        changed = not task.same_state(w.task)
+        w.task = task
+        w.via = via
+        if changed:
+            self.events.update(w, via)
+        await self._maybe_finish(w, task)
+
+    async def _maybe_finish(self, w: Watched, task: Task) -> None:
+        if task.status in TERMINAL:
+            if self.config.want_result and task.status in ("completed", "failed"):
+                try:
+                    w.result = await self.fetch_result(w.ref, task)
+                except McptaskError as exc:
+                    w.result_error = exc.message
+            self._end(w, task.status)
+        elif task.status in INTERRUPTED and self.config.stop_on_input:
+            self._end(w, task.status)
+        else:
+            w.due = self.clock() + interval_for(task, self.config)
+
+    def _failed(self, w: Watched, exc: McptaskError) -> None:
+        w.failures += 1
+        w.last_error = exc.message
+        if w.failures >= self.config.max_failures:
+            self._end(w, "error", 4)
+            return
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            delay = min(float(retry_after), MAX_BACKOFF * 5)
+        else:
+            base = interval_for(w.task, self.config)
+            delay = min(MAX_BACKOFF, base * 2 ** (w.failures - 1)) * self.rng.uniform(0.75, 1.25)
+        delay = max(delay, interval_for(w.task, self.config) if retry_after is None else 0.0)
+        now = self.clock()
+        w.due = now + delay
+        if isinstance(exc, HttpStatusError) and exc.status == 429:
+            # HTTP 429 speaks for the whole origin: every task waits
+            for other in self._active():
+                other.due = max(other.due, now + delay)
+        self.events.retry(w, exc.message, delay)
+
+    def _end(self, w: Watched, outcome: str, exit_code: int | None = None) -> None:
+        w.outcome = outcome
+        w.exit_code = exit_code if exit_code is not None else OUTCOME_EXIT.get(outcome, 1)
+        self.events.end(w)
+
+
+def _retryable(exc: McptaskError) -> bool:
+    if isinstance(exc, RpcError):
+        return exc.code == -32429 or (exc.http_status is not None and exc.http_status >= 500)
+    if isinstance(exc, ProtocolError):
+        return True  # an answer that is not the protocol may be a proxy hiccup
+    if isinstance(exc, ServerError):
+        return exc.transient
+    return False
