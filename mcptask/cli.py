@@ -158,11 +158,15 @@ WantResult = Annotated[bool, typer.Option("--result", help="Also print the resul
 
 @app.command()
 @with_target
-def get(g: GlobalOptions, task_id: TaskId) -> None:
+def get(
+    g: GlobalOptions,
+    task_id: TaskId,
+    history: Annotated[int | None, typer.Option("--history", help="A2A: include at most N history messages.")] = None,  # noqa: E501
+) -> None:
     """Fetch a task's status once."""
     from .commands import GetOptions, run_get
 
-    execute(g, lambda ctx: run_get(GetOptions(task_id), ctx))
+    execute(g, lambda ctx: run_get(GetOptions(task_id, history=history), ctx))
 
 
 @app.command()
@@ -245,6 +249,23 @@ def call(
         timeout=timeout,
     )
     execute(g, lambda ctx: run_call(opts, ctx), streaming=watch)
+
+
+@app.command()
+@with_target
+def send(
+    g: GlobalOptions,
+    text: Annotated[str, typer.Argument(help="The message that starts the A2A task.")],
+    watch: Annotated[bool, typer.Option("--watch", help="Then watch the task.")] = False,
+    result: WantResult = False,
+    interval: Interval = None,
+    timeout: Timeout = None,
+) -> None:
+    """Start an A2A task with a non-blocking message."""
+    from .commands import SendOptions, run_send
+
+    opts = SendOptions(text, watch=watch, want_result=result, interval=interval, timeout=timeout)
+    execute(g, lambda ctx: run_send(opts, ctx), streaming=watch)
 
 
 @app.command()

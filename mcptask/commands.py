@@ -28,6 +28,7 @@ class GetOptions:
 
 async def run_get(opts: GetOptions, ctx: Context) -> int:
     proto = await ctx.protocol()
+    proto.history_length = opts.history
     ref = ctx.ref(opts.task_id)
     try:
         task = await proto.get(ref)
@@ -274,6 +275,10 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return 0
     proto = await ctx.protocol()
+    if not proto.can_list:
+        ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
+        ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
+        return 0
     refs = [ctx.ref(t) for t in ctx.book.tasks(ctx.server)] if ctx.remembers else []
     tasks = await proto.list(refs)
     for t in tasks:
@@ -351,6 +356,22 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     schema = await proto.tool_schema(opts.tool) if arguments.needs_schema(opts.pairs) else None
     args = arguments.build(opts.pairs, opts.args_json, schema)
     created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
+    return await _after_create(ctx, created, watch=opts.watch, want_result=opts.want_result,
+                               interval=opts.interval, timeout=opts.timeout)
+
+
+@dataclass
+class SendOptions:
+    text: str
+    watch: bool = False
+    want_result: bool = False
+    interval: float | None = None
+    timeout: float | None = None
+
+
+async def run_send(opts: SendOptions, ctx: Context) -> int:
+    proto = await ctx.protocol()
+    created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
     return await _after_create(ctx, created, watch=opts.watch, want_result=opts.want_result,
                                interval=opts.interval, timeout=opts.timeout)
 

@@ -1,12 +1,13 @@
 """Protocol modules, loaded by name only when needed. A new protocol is one new module plus
-one line in `_MODULES`."""
+one line in `_MODULES` (and, if it can be recognised, a probe in `detect`)."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import ServerError, UsageError
 
 if TYPE_CHECKING:
     from ..rpc import RpcClient
@@ -21,11 +22,13 @@ NAMES = ("auto", "mcp-2025-11-25", "mcp-2026-07-28", "a2a-0.3", "a2a-1.0", "agno
 
 
 def protocol_class(name: str) -> type[TaskProtocol]:
+    if name not in NAMES or name == "auto":
+        known = ", ".join(NAMES)
+        raise UsageError(f"unknown protocol {name!r}; known: {known}")
     try:
         module, cls = _MODULES[name]
     except KeyError:
-        known = ", ".join(NAMES)
-        raise UsageError(f"protocol {name!r} is not supported yet; known: {known}") from None
+        raise UsageError(f"protocol {name!r} is not supported yet") from None
     klass: type[TaskProtocol] = getattr(importlib.import_module(module), cls)
     return klass
 
@@ -35,5 +38,27 @@ def create(name: str, rpc: RpcClient, server: str, **kwargs: Any) -> TaskProtoco
 
 
 async def detect(rpc: RpcClient, url: str) -> str:
-    """Which protocol an endpoint speaks, in as few requests as possible."""
-    return "mcp-2025-11-25"
+    """Which protocol an endpoint speaks, in as few requests as possible (the caller
+    remembers the answer per endpoint). Each probe returns a protocol name or None."""
+    for module in _PROBES:
+        try:
+            probe = importlib.import_module(module).probe
+        except (ImportError, AttributeError):
+            continue
+        found: str | None = await probe(rpc, url)
+        if found is not None:
+            return found
+    if not any(_has(m) for m in _PROBES):
+        return "mcp-2025-11-25"
+    raise ServerError(
+        f"cannot tell which protocol {url} speaks (not MCP, no A2A agent card); "
+        "choose one with -p"
+    )
+
+
+#: probes in order: URL shape first (free), then MCP (one request), then A2A agent cards
+_PROBES = ("mcptask.protocols.agno", "mcptask.protocols.mcp2026", "mcptask.protocols.a2a")
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None

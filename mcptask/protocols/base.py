@@ -59,6 +59,10 @@ class TaskProtocol(ABC):
     default_interval: ClassVar[float] = 1.0
     #: tasks can only be reached through the session that created them
     session_bound: ClassVar[bool] = False
+    #: the server has a list method (2026-07-28 has none: `list` shows the task book)
+    can_list: ClassVar[bool] = True
+    #: `get --history N` (A2A `historyLength`); protocols without history ignore it
+    history_length: int | None = None
 
     def __init__(
         self,
