@@ -57,8 +57,15 @@ _COMMON_NAMES = [p.name for p in _COMMON]
 
 def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Add the common target/output options to a command; it receives them as `g`."""
+    import typing
+
     sig = inspect.signature(fn)
-    own = [p for p in sig.parameters.values() if p.name != "g"]
+    hints = typing.get_type_hints(fn, localns={"GlobalOptions": object}, include_extras=True)
+    own = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in sig.parameters.values()
+        if p.name != "g"
+    ]
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
@@ -69,8 +76,7 @@ def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(g=GlobalOptions(**common), **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=own + _COMMON)  # type: ignore[attr-defined]
-    annotations = {k: v for k, v in fn.__annotations__.items() if k != "g"}
-    annotations.update({p.name: p.annotation for p in _COMMON})
+    annotations = {p.name: p.annotation for p in own + _COMMON}
     wrapper.__annotations__ = annotations
     del wrapper.__wrapped__  # type: ignore[attr-defined]
     return wrapper

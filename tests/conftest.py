@@ -1,0 +1,79 @@
+"""Shared fixtures. Real servers come from `servers/` (started on 127.0.0.1, free ports);
+`run_cli` runs the real mcptask CLI in a subprocess with a private state directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["servers.plugin", "servers.a2a_plugin"]
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def lines(self) -> list[Any]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+RunCli = Callable[..., CliResult]
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    return d
+
+
+def clean_env(state_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPTASK_")}
+    env["MCPTASK_STATE_DIR"] = str(state_dir)
+    env["MCPTASK_CONFIG"] = str(state_dir / "no-config.toml")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def run_cli(state_dir: Path) -> RunCli:
+    def run(
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 90,
+        input: str | None = None,
+    ) -> CliResult:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcptask", *args],
+            env=clean_env(state_dir, env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+def assert_one_line_error(result: CliResult) -> None:
+    """Bad input ends in one clear line on stderr: no traceback."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("mcptask: error: "), result.stderr
