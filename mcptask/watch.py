@@ -110,6 +110,8 @@ class Watcher:
     #: set by `interrupt()` (a signal handler): remaining tasks end `interrupted` with this code
     _interrupt_code: int | None = None
     _main: asyncio.Task[None] | None = None
+    #: HTTP 429 holds every task of the origin until this time
+    _hold_until: float = 0.0
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -223,7 +225,7 @@ class Watcher:
         elif task.status in INTERRUPTED and self.config.stop_on_input:
             self._end(w, task.status)
         else:
-            w.due = self.clock() + interval_for(task, self.config)
+            w.due = max(self.clock() + interval_for(task, self.config), self._hold_until)
 
     def _failed(self, w: Watched, exc: McptaskError) -> None:
         w.failures += 1
@@ -242,6 +244,7 @@ class Watcher:
         w.due = now + delay
         if isinstance(exc, HttpStatusError) and exc.status == 429:
             # HTTP 429 speaks for the whole origin: every task waits
+            self._hold_until = max(self._hold_until, now + delay)
             for other in self._active():
                 other.due = max(other.due, now + delay)
         self.events.retry(w, exc.message, delay)

@@ -145,7 +145,10 @@ class Mcp2025(TaskProtocol):
                 ) from None
             raise
         except RpcError as exc:
-            if exc.http_status == 404 and session and ref is not None:
+            gone = exc.http_status == 404 or (
+                exc.http_status == 400 and "session" in exc.rpc_message.lower()
+            )
+            if gone and session and ref is not None:
                 raise TaskNotFound(
                     f"the session that created task {ref.task_id} no longer exists on the server "
                     f"({exc.rpc_message}); its tasks cannot be reached"

@@ -1,0 +1,220 @@
+"""MCP 2025-11-25 against real servers, through the real CLI in separate processes: the task book
+carries the session from one process to the next."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import CliResult, RunCli, assert_one_line_error
+from servers.common import ServerProcess
+
+P = ("-p", "mcp-2025-11-25")
+
+
+def create(run_cli: RunCli, url: str, *args: str) -> dict[str, Any]:
+    r = run_cli("call", *args, "--url", url, "-o", "json")
+    assert r.code == 0, r.stderr
+    task: dict[str, Any] = r.json()
+    return task
+
+
+def book(state_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((state_dir / "tasks.json").read_text())
+    return data
+
+
+def test_call_get_watch_result_list_through_the_remembered_session(
+    run_cli: RunCli, everything_server: ServerProcess, state_dir: Path
+) -> None:
+    url = everything_server.url
+    task = create(run_cli, url, "simulate-research-query", "topic=tide pools")
+    tid = task["taskId"]
+    assert task["status"] == "working"
+    assert task["protocol"] == "mcp-2025-11-25"
+    assert task["server"] == url
+    assert task["raw"]["taskId"] == tid
+    assert task["pollInterval"] == 1000 and task["ttl"] == 300000
+
+    # the book holds the session (tasks are session-bound on this server), never a token
+    rec = book(state_dir)["endpoints"][url]["tasks"][tid]
+    assert rec["session"] and rec["protocol"] == "mcp-2025-11-25"
+    assert (state_dir / "tasks.json").stat().st_mode & 0o777 == 0o600
+
+    got = run_cli("get", tid, "--url", url, "-o", "json")
+    assert got.code == 0, got.stderr
+    assert got.json()["taskId"] == tid
+
+    watched = run_cli("watch", tid, "--url", url, "-o", "ndjson")
+    assert watched.code == 0, watched.stderr
+    lines = watched.lines()
+    assert lines[-1] == {"event": "end", "taskId": tid, "outcome": "completed", "exitCode": 0}
+    statuses = [ln for ln in lines if ln["event"] == "status"]
+    assert statuses[-1]["status"] == "completed"
+    assert all(ln["via"] == "poll" for ln in statuses)
+    # one line per observed change: no two consecutive identical (status, message)
+    pairs = [(ln["status"], ln["statusMessage"]) for ln in statuses]
+    assert all(a != b for a, b in zip(pairs, pairs[1:], strict=False))
+
+    res = run_cli("result", tid, "--url", url, "-o", "json")
+    assert res.code == 0, res.stderr
+    text = res.json()["content"][0]["text"]
+    assert "Research Report: tide pools" in text
+
+    listed = run_cli("list", "--url", url, "-o", "json")
+    assert listed.code == 0, listed.stderr
+    assert tid in [t["taskId"] for t in listed.json()["tasks"]]
+
+    local = run_cli("list", "--local", "--url", url, "-o", "json")
+    assert [t["taskId"] for t in local.json()["tasks"]] == [tid]
+
+
+def test_a_second_session_cannot_see_the_task_but_the_book_can(
+    run_cli: RunCli, everything_server: ServerProcess, tmp_path: Path
+) -> None:
+    url = everything_server.url
+    tid = create(run_cli, url, "simulate-research-query", "topic=x")["taskId"]
+    # another machine (an empty task book) opens a new session: the task is not there
+    elsewhere = {"MCPTASK_STATE_DIR": str(tmp_path / "elsewhere")}
+    other = run_cli("get", tid, "--url", url, "-o", "json", env=elsewhere)
+    assert other.code == 9, other.stderr
+    assert_one_line_error(other)
+    # a session the server does not know: the task cannot be reached
+    bogus = run_cli("get", tid, "--url", url, "--session", "not-a-session", "-o", "json")
+    assert bogus.code == 9, bogus.stderr
+    assert "session" in bogus.stderr
+    ok = run_cli("get", tid, "--url", url, "-o", "json")
+    assert ok.code == 0
+
+
+def test_watch_result_prints_the_result_in_the_end_line(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    url = everything_server.url
+    r = run_cli(
+        "call", "simulate-research-query", "topic=reefs", "--watch", "--result",
+        "--url", url, "-o", "ndjson",
+    )
+    assert r.code == 0, r.stderr
+    end = r.lines()[-1]
+    assert end["outcome"] == "completed"
+    assert "Research Report: reefs" in end["result"]["content"][0]["text"]
+
+
+def test_watch_json_prints_one_object(run_cli: RunCli, everything_server: ServerProcess) -> None:
+    url = everything_server.url
+    tid = create(run_cli, url, "simulate-research-query", "topic=json")["taskId"]
+    r = run_cli("watch", tid, "--url", url, "-o", "json")
+    assert r.code == 0
+    data = r.json()
+    assert data["exitCode"] == 0
+    assert data["tasks"][0]["taskId"] == tid
+    assert data["tasks"][0]["outcome"] == "completed"
+
+
+def test_cancel_a_running_task_then_watch_exits_8(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    url = everything_server.url
+    tid = create(run_cli, url, "simulate-research-query", "topic=cancel me")["taskId"]
+    c = run_cli("cancel", tid, "--url", url, "-o", "json")
+    assert c.code == 0, c.stderr
+    assert c.json()["status"] == "cancelled"
+    w = run_cli("watch", tid, "--url", url, "-o", "ndjson")
+    assert w.code == 8
+    assert w.lines()[-1]["outcome"] == "cancelled"
+    again = run_cli("cancel", tid, "--url", url, "-o", "json")
+    assert again.code == 11, again.stderr
+    assert "cancelled" in again.stderr
+    res = run_cli("result", tid, "--url", url, "-o", "json")
+    assert res.code == 8
+
+
+def test_unknown_task_id_exits_9(run_cli: RunCli, everything_server: ServerProcess) -> None:
+    for cmd in ("get", "result", "cancel"):
+        r = run_cli(cmd, "no-such-task", "--url", everything_server.url, "-o", "json")
+        assert r.code == 9, (cmd, r.stderr)
+        assert_one_line_error(r)
+    w = run_cli("watch", "no-such-task", "--url", everything_server.url, "-o", "ndjson")
+    assert w.code == 9
+    assert w.lines()[-1]["outcome"] == "unknown"
+
+
+def test_arguments_are_coerced_to_the_schema(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    # ambiguous is a boolean in the tool's schema: "false" must be sent as false, not "false"
+    r = run_cli(
+        "call", "simulate-research-query", "topic=x", "ambiguous=false", "--trace",
+        "--url", everything_server.url, "-o", "json",
+    )
+    assert r.code == 0, r.stderr
+    assert '"ambiguous":false' in r.stderr.replace(" ", "")
+    bad = run_cli("call", "simulate-research-query", "oops", "--url", everything_server.url)
+    assert bad.code == 2
+    assert_one_line_error(bad)
+    missing = run_cli("call", "no-such-tool", "--url", everything_server.url)
+    assert missing.code == 2
+    assert "simulate-research-query" in missing.stderr
+
+
+def test_result_waits_for_a_running_task_on_fastmcp3(
+    run_cli: RunCli, fastmcp3_server: ServerProcess
+) -> None:
+    # fastmcp 3.4.11 answers tasks/result with an error while the task runs: mcptask must wait
+    url = fastmcp3_server.url
+    task = create(run_cli, url, "slow_echo", "text=patience", "seconds=2")
+    assert task["status"] == "working"
+    r = run_cli("result", task["taskId"], "--url", url, "-o", "json")
+    assert r.code == 0, r.stderr
+    assert r.json()["content"][0]["text"] == "echo: patience"
+
+
+def test_no_wait_fails_fast_on_a_running_task(
+    run_cli: RunCli, fastmcp3_server: ServerProcess
+) -> None:
+    url = fastmcp3_server.url
+    task = create(run_cli, url, "slow_echo", "text=x", "seconds=3")
+    r = run_cli("result", task["taskId"], "--no-wait", "--url", url, "-o", "json")
+    assert r.code == 11
+    assert_one_line_error(r)
+
+
+def test_failed_task_prints_its_payload_and_exits_5(
+    run_cli: RunCli, fastmcp3_server: ServerProcess
+) -> None:
+    url = fastmcp3_server.url
+    task = create(run_cli, url, "fail_tool", "reason=the flux capacitor broke")
+    r = run_cli("result", task["taskId"], "--url", url, "-o", "json")
+    assert r.code == 5, r.stderr
+    assert r.json()["isError"] is True
+    assert "flux capacitor" in r.json()["content"][0]["text"]
+    pretty = run_cli("result", task["taskId"], "--url", url, "-o", "pretty")
+    assert pretty.code == 5
+    assert "flux capacitor" in pretty.stdout
+
+
+def test_kept_result_is_shown_after_the_task_is_gone(
+    run_cli: RunCli, fastmcp3_server: ServerProcess, state_dir: Path
+) -> None:
+    url = fastmcp3_server.url
+    task = create(run_cli, url, "quick", "x=21")
+    assert run_cli("result", task["taskId"], "--url", url, "-o", "json").code == 0
+    # pretend the server purged the task: rename it in the book so the server does not know it
+    path = state_dir / "tasks.json"
+    data = json.loads(path.read_text())
+    tasks = data["endpoints"][url]["tasks"]
+    tasks["purged-task"] = tasks.pop(task["taskId"])
+    path.write_text(json.dumps(data))
+    r = run_cli("result", "purged-task", "--url", url, "-o", "json")
+    assert r.code == 0, r.stderr
+    assert r.json()["structuredContent"] == {"result": 42}
+    assert "kept" in r.stderr
+    g = run_cli("get", "purged-task", "--url", url, "-o", "json")
+    assert g.code == 9
+    assert "expired" in g.stderr
+
+
+def cli_ok(r: CliResult) -> None:
+    assert r.code == 0, r.stderr
