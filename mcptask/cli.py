@@ -296,10 +296,13 @@ def main(argv: list[str] | None = None) -> int:
         rv = app(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:
         name = exc.option_name
-        if name.startswith("-") and not name.startswith("--") and len(name) > 3:
+        # `-kE3x...` is parsed as the short option `-k`: find the whole word
+        words = [a for a in args if a.startswith(name) and not a.startswith("--") and len(a) > 2]
+        if words:
+            word = words[0]
             exc.message = (
-                f"No such option: {name}. If {name!r} is a task id, put -- before it: "
-                f"mcptask <command> [options] -- {name}"
+                f"No such option: {name}. If {word!r} is a task id, put -- before it: "
+                f"mcptask <command> [options] -- {word}"
             )
         exc.show()
         return 2

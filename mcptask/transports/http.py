@@ -146,8 +146,12 @@ class HttpTransport:
             return TransportError(f"timed out waiting for {url} to answer")
         if isinstance(exc, httpx.ConnectError):
             reason = str(exc) or "connection failed"
-            if "refused" in reason.lower():
-                reason = "connection refused"
+            cause: BaseException | None = exc
+            while cause is not None:
+                if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
+                    reason = "connection refused"
+                    break
+                cause = cause.__cause__ or cause.__context__
             return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {url}")

@@ -1,0 +1,141 @@
+"""Bad servers and bad input end in one clear line and the contract's exit status."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from conftest import RunCli, assert_one_line_error
+from mcptask.demo_server import DemoServer
+from servers.common import free_port
+
+
+class NoTasksServer(DemoServer):
+    """An MCP server that does not do tasks."""
+
+    def dispatch(self, sid: str, method: Any, params: Any) -> dict[str, Any]:
+        result = super().dispatch(sid, method, params)
+        if method == "initialize":
+            result = {**result, "capabilities": {"tools": {}, "prompts": {}}}
+        return result
+
+
+@pytest.fixture
+def no_tasks_server() -> Iterator[DemoServer]:
+    with NoTasksServer() as server:
+        yield server
+
+
+class _Canned(BaseHTTPRequestHandler):
+    status = 200
+    ctype = "text/html"
+    body = b"<html><body>Welcome to nginx!</body></html>"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(self.status)
+        self.send_header("Content-Type", self.ctype)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def canned(status: int, ctype: str, body: bytes) -> Iterator[str]:
+    handler = type("H", (_Canned,), {"status": status, "ctype": ctype, "body": body})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def html_200() -> Iterator[str]:
+    yield from canned(200, "text/html", b"<html><body>Welcome to nginx!</body></html>")
+
+
+@pytest.fixture
+def html_502() -> Iterator[str]:
+    yield from canned(502, "text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>")
+
+
+@pytest.fixture
+def truncated_json() -> Iterator[str]:
+    yield from canned(200, "application/json", b'{"jsonrpc": "2.0", "id": 1, "resu')
+
+
+def test_server_without_tasks_capability_names_what_it_advertises(
+    run_cli: RunCli, no_tasks_server: DemoServer
+) -> None:
+    r = run_cli("call", "build-report", "--url", no_tasks_server.url, "-p", "mcp-2025-11-25")
+    assert r.code == 4
+    assert_one_line_error(r)
+    assert "does not support tasks" in r.stderr
+    assert "prompts, tools" in r.stderr
+
+
+def test_connection_refused(run_cli: RunCli) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    for args in (["get", "abc"], ["watch", "abc", "-o", "json"], ["list"], ["call", "x"]):
+        r = run_cli(*args, "--url", url, "-p", "mcp-2025-11-25")
+        if args[0] == "watch":
+            # watch retries transient failures, then ends the task with outcome error
+            assert r.code == 4, r.stderr
+            assert r.json()["tasks"][0]["outcome"] == "error"
+            assert "connection refused" in r.json()["tasks"][0]["error"]
+            continue
+        assert r.code == 4, (args, r.stderr)
+        assert_one_line_error(r)
+        assert "connection refused" in r.stderr
+
+
+@pytest.mark.parametrize("fixture", ["html_200", "html_502", "truncated_json"])
+def test_answers_that_are_not_json_rpc(
+    run_cli: RunCli, request: pytest.FixtureRequest, fixture: str
+) -> None:
+    url = request.getfixturevalue(fixture)
+    r = run_cli("get", "abc", "--url", url, "-p", "mcp-2025-11-25")
+    assert r.code == 4, r.stderr
+    assert_one_line_error(r)
+    assert "<html>" not in r.stderr or "text/html" in r.stderr
+
+
+def test_usage_errors(run_cli: RunCli) -> None:
+    r = run_cli("get", "abc")
+    assert r.code == 2
+    assert_one_line_error(r)
+    r = run_cli("get", "abc", "--url", "ftp://x")
+    assert r.code == 2
+    r = run_cli("get", "abc", "--url", "http://127.0.0.1:1/mcp", "-p", "smoke-signals")
+    assert r.code == 2
+    assert "smoke-signals" in r.stderr
+    r = run_cli("get", "abc", "--url", "http://127.0.0.1:1/mcp", "-o", "yaml")
+    assert r.code == 2
+
+
+def test_an_id_that_looks_like_an_option_gets_a_hint(run_cli: RunCli) -> None:
+    r = run_cli("get", "--url", "http://127.0.0.1:1/mcp", "-kE3xYz")
+    assert r.code == 2
+    assert "put -- before it" in r.stderr
+
+
+def test_version_and_help(run_cli: RunCli) -> None:
+    from mcptask import __version__
+
+    r = run_cli("--version")
+    assert r.code == 0
+    assert r.stdout.strip() == f"mcptask {__version__}"
+    h = run_cli("--help")
+    assert h.code == 0
+    for cmd in ("get", "watch", "result", "list", "cancel", "call", "demo"):
+        assert cmd in h.stdout
