@@ -1,0 +1,162 @@
+"""Session-scoped pytest fixtures that start the real A2A servers (see ``A2A_README.md``).
+
+Use them from a test module with::
+
+    from servers.a2a_plugin import a2a_server, agno_server, agno_secure_server  # noqa: F401
+
+Every fixture yields a ``ServerProcess`` subclass (so ``.url``, ``.port``, ``.proc``,
+``.stderr_tail()``, ``.stop()`` work as usual) with a few extra URL attributes:
+
+* ``a2a_server``         -> ``A2AServerProcess``: ``.url`` is the JSON-RPC endpoint
+  (``http://127.0.0.1:P/``, 1.0 and 0.3), ``.rest_url`` the HTTP+JSON base
+  (``http://127.0.0.1:P/rest``), ``.card_url`` the agent card, ``.base_url`` the server root.
+* ``agno_server``        -> ``AgnoServerProcess``: ``.url`` is the agent base URL
+  (``http://127.0.0.1:P/a2a/agents/echo``), ``.card_url``, ``.base_url``, ``.agent_id``,
+  ``.security_key`` (None) and ``.headers`` (``{}``).
+* ``agno_secure_server`` -> same, started with ``OS_SECURITY_KEY``: ``.security_key`` is
+  ``"test-key-123"`` and ``.headers`` is ``{"Authorization": "Bearer test-key-123"}``.
+
+A server that cannot be built or started fails the test (never skips) with its log's tail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+from servers.a2a_envs import A2A_SERVER_SCRIPT, AGNO_SERVER_SCRIPT, ENVIRONMENTS
+from servers.common import ServerProcess, free_port, start_server
+
+AGNO_AGENT_ID = "echo"
+AGNO_SECURITY_KEY = "test-key-123"
+
+
+@dataclass
+class A2AServerProcess(ServerProcess):
+    """The a2a-sdk 1.3.0 server; ``url`` is its JSON-RPC endpoint."""
+
+    base_url: str = ""
+    rest_url: str = ""
+    card_url: str = ""
+
+
+@dataclass
+class AgnoServerProcess(ServerProcess):
+    """An Agno AgentOS; ``url`` is the A2A base URL of agent ``echo``."""
+
+    base_url: str = ""
+    card_url: str = ""
+    agent_id: str = AGNO_AGENT_ID
+    security_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _upgrade(proc: ServerProcess, cls: type, **extra: object):  # -> cls instance
+    values = {f.name: getattr(proc, f.name) for f in dataclasses.fields(proc)}
+    return cls(**values, **extra)
+
+
+def _wait_http(
+    server: ServerProcess, url: str, headers: dict[str, str], timeout: float = 30.0
+) -> None:
+    """Wait until ``url`` answers 200 (the port may open before the app is ready)."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            break
+        try:
+            r = httpx.get(url, headers=headers, timeout=5)
+            if r.status_code == 200:
+                return
+            last = f"HTTP {r.status_code}: {r.text[:200]}"
+        except httpx.HTTPError as e:
+            last = repr(e)
+        time.sleep(0.2)
+    server.stop()
+    pytest.fail(
+        f"server on port {server.port} did not answer {url} ({last})\n--- log tail ---\n"
+        f"{server.stderr_tail()}",
+        pytrace=False,
+    )
+
+
+def _start(
+    cmd: list[str], *, port: int, url: str, env: dict[str, str] | None = None
+) -> ServerProcess:
+    try:
+        return start_server(cmd, port=port, url=url, env=env, cwd=A2A_SERVER_SCRIPT.parent)
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+def _python(env_name: str) -> str:
+    try:
+        return str(ENVIRONMENTS[env_name]())
+    except Exception as e:  # a failed venv build must fail the tests, not skip them
+        pytest.fail(f"cannot build the {env_name!r} server venv: {e}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def a2a_server() -> Iterator[A2AServerProcess]:
+    """a2a-sdk 1.3.0 server (JSON-RPC 1.0 + 0.3 compat, HTTP+JSON, agent card)."""
+    python = _python("a2a")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _start([python, str(A2A_SERVER_SCRIPT), "--port", str(port)], port=port, url=base + "/")
+    server: A2AServerProcess = _upgrade(
+        proc,
+        A2AServerProcess,
+        base_url=base,
+        rest_url=base + "/rest",
+        card_url=base + "/.well-known/agent-card.json",
+    )
+    try:
+        _wait_http(server, server.card_url, {})
+        yield server
+    finally:
+        server.stop()
+
+
+def _agno(security_key: str | None) -> Iterator[AgnoServerProcess]:
+    python = _python("agno")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    agent_url = f"{base}/a2a/agents/{AGNO_AGENT_ID}"
+    cmd = [python, str(AGNO_SERVER_SCRIPT), "--port", str(port)]
+    if security_key:
+        cmd += ["--secure-key", security_key]
+    # never let a key from the outer environment leak into the open server
+    env = {"OS_SECURITY_KEY": "", "AGNO_TELEMETRY": "false"}
+    proc = _start(cmd, port=port, url=agent_url, env=env)
+    headers = {"Authorization": f"Bearer {security_key}"} if security_key else {}
+    server: AgnoServerProcess = _upgrade(
+        proc,
+        AgnoServerProcess,
+        base_url=base,
+        card_url=agent_url + "/.well-known/agent-card.json",
+        agent_id=AGNO_AGENT_ID,
+        security_key=security_key,
+        headers=headers,
+    )
+    try:
+        _wait_http(server, server.card_url, headers)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def agno_server() -> Iterator[AgnoServerProcess]:
+    """Agno AgentOS 3.1.10, A2A interface, agent ``echo`` (2 s, ``echo: <text>``), no auth."""
+    yield from _agno(None)
+
+
+@pytest.fixture(scope="session")
+def agno_secure_server() -> Iterator[AgnoServerProcess]:
+    """Like ``agno_server`` but with ``OS_SECURITY_KEY=test-key-123`` (bearer auth)."""
+    yield from _agno(AGNO_SECURITY_KEY)

@@ -1,0 +1,234 @@
+"""Shared helpers for the test suite's real servers.
+
+Every server runs in its own cached environment (a virtualenv or an npm folder under
+``.cache/servers``, which git ignores), built once and reused by later runs. Builds are guarded
+by file locks so parallel pytest processes (e.g. xdist workers) do not race.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO: Path = Path(__file__).resolve().parents[2]
+CACHE: Path = REPO / ".cache" / "servers"
+
+_MARKER = ".mcptask-ready"
+_TAIL = 60
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    lock_path = CACHE / f"{name}.lock"
+    with open(lock_path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _tail(text: str, n: int = _TAIL) -> str:
+    return "\n".join(text.splitlines()[-n:])
+
+
+def _run(cmd: list[str], *, cwd: Path | None = None, what: str) -> None:
+    res = subprocess.run(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        check=False,
+    )
+    if res.returncode != 0:
+        raise RuntimeError(
+            f"{what} failed (exit {res.returncode}): {' '.join(cmd)}\n{_tail(res.stdout)}"
+        )
+
+
+def _base_python() -> str:
+    """The interpreter used to create server venvs: this one (so versions match), else python3."""
+    return sys.executable or shutil.which("python3") or "python3"
+
+
+def venv_python(name: str, requirements: list[str]) -> Path:
+    """Build (once) a virtualenv holding ``requirements`` and return its python.
+
+    The folder name includes a hash of the requirements, so changing a pin builds a new venv.
+    A marker file is written only after a successful install; a half-built venv is rebuilt.
+    """
+    digest = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:10]
+    folder = CACHE / f"venv-{name}-{digest}"
+    python = folder / "bin" / "python"
+    marker = folder / _MARKER
+    if marker.exists() and python.exists():
+        return python
+    with _locked(folder.name):
+        if marker.exists() and python.exists():
+            return python
+        if folder.exists():
+            shutil.rmtree(folder)
+        try:
+            _run([_base_python(), "-m", "venv", str(folder)], what=f"creating venv {folder.name}")
+            _run(
+                [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+                what=f"upgrading pip in {folder.name}",
+            )
+            if requirements:
+                _run(
+                    [str(python), "-m", "pip", "install", *requirements],
+                    what=f"pip install {' '.join(requirements)} into {folder.name}",
+                )
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        marker.write_text("\n".join(requirements) + "\n")
+    return python
+
+
+def _package_name(spec: str) -> str:
+    """``@scope/name@1.2.3`` -> ``@scope/name``; ``name@1`` -> ``name``; ``name`` -> ``name``."""
+    at = spec.rfind("@")
+    return spec[:at] if at > 0 else spec
+
+
+def npm_package(spec: str) -> Path:
+    """npm-install ``spec`` (once) into its own cached folder; return node_modules/<name>."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+    folder = CACHE / f"npm-{slug}"
+    pkg = folder / "node_modules" / _package_name(spec)
+    marker = folder / _MARKER
+    if marker.exists() and pkg.exists():
+        return pkg
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not on PATH: cannot install " + spec)
+    with _locked(folder.name):
+        if marker.exists() and pkg.exists():
+            return pkg
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        try:
+            (folder / "package.json").write_text(
+                '{"name": "mcptask-test-server", "private": true}\n'
+            )
+            _run(
+                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", spec],
+                cwd=folder,
+                what=f"npm install {spec}",
+            )
+            if not pkg.exists():
+                raise RuntimeError(f"npm install {spec} did not produce {pkg}")
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        marker.write_text(spec + "\n")
+    return pkg
+
+
+@dataclass
+class ServerProcess:
+    url: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    stderr_path: Path
+    _stopped: bool = field(default=False, repr=False)
+
+    def stderr_tail(self, n: int = 40) -> str:
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-n:])
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        try:
+            s.connect(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def start_server(
+    cmd: list[str],
+    *,
+    port: int,
+    url: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 90.0,
+) -> ServerProcess:
+    """Start ``cmd`` and wait until 127.0.0.1:``port`` accepts TCP connections.
+
+    stdout and stderr go to a temporary log file (``ServerProcess.stderr_path``). If the process
+    exits or ``timeout`` passes first, it is stopped and RuntimeError carries the log's tail.
+    """
+    full_env = {**os.environ, **(env or {})}
+    full_env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
+    full_env["PYTHONUNBUFFERED"] = "1"
+    fd, log_name = tempfile.mkstemp(prefix="mcptask-server-", suffix=".log")
+    log_path = Path(log_name)
+    with os.fdopen(fd, "wb") as log:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=full_env,
+            cwd=cwd,
+        )
+    server = ServerProcess(url=url, port=port, proc=proc, stderr_path=log_path)
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            problem = f"server exited with code {proc.returncode} before listening on port {port}"
+            break
+        if _port_open(port):
+            return server
+        if time.monotonic() > deadline:
+            problem = f"server did not listen on port {port} within {timeout:g} s"
+            break
+        time.sleep(0.1)
+    server.stop()
+    tail = server.stderr_tail()
+    with contextlib.suppress(OSError):
+        log_path.unlink()
+    raise RuntimeError(f"{problem}: {' '.join(cmd)}\n--- log tail ---\n{tail}")

@@ -1,0 +1,57 @@
+"""pytest fixtures that start real MCP servers (session scope, one process per server).
+
+Register with ``pytest_plugins = ["servers.plugin"]`` in the root ``tests/conftest.py`` (``tests/``
+is on ``sys.path``), or import the fixtures by name into a test module. A server that cannot be
+built or started makes the fixture raise, so the tests using it ERROR: they are never skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+from servers.common import ServerProcess
+from servers.mcp_envs import (
+    everything_stdio_command,
+    start_everything,
+    start_fastmcp3,
+    start_fastmcp4,
+)
+
+
+def _serve(start: Callable[[], ServerProcess]) -> Iterator[ServerProcess]:
+    server = start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        with contextlib.suppress(OSError):
+            server.stderr_path.unlink()
+
+
+@pytest.fixture(scope="session")
+def everything_server() -> Iterator[ServerProcess]:
+    """server-everything 2026.8.31 over Streamable HTTP (MCP 2025-11-25); ``.url`` ends in /mcp."""
+    yield from _serve(start_everything)
+
+
+@pytest.fixture(scope="session")
+def everything_stdio_cmd() -> list[str]:
+    """``[node, .../dist/index.js, "stdio"]``: spawn it yourself and terminate it afterwards."""
+    return everything_stdio_command()
+
+
+@pytest.fixture(scope="session")
+def fastmcp3_server() -> Iterator[ServerProcess]:
+    """fastmcp 3.4.11 task server (MCP 2025-11-25): slow_echo, fail_tool, quick."""
+    yield from _serve(start_fastmcp3)
+
+
+@pytest.fixture(scope="session")
+def fastmcp4_server() -> Iterator[ServerProcess]:
+    """fastmcp 4.1.4 + tasks extension (MCP 2026-07-28).
+
+    Tools: slow_echo, rpc_error, tool_error, ask_name.
+    """
+    yield from _serve(start_fastmcp4)
