@@ -9,7 +9,6 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
@@ -50,6 +49,8 @@ class Target:
     headers: dict[str, str] = field(default_factory=dict)
     token: str | None = None
     name: str | None = None
+    #: a stdio server's working directory
+    cwd: str | None = None
     #: a throwaway server (the demo): nothing is kept in the task book
     ephemeral: bool = False
 
@@ -61,33 +62,11 @@ class Target:
         return "stdio:" + " ".join(self.command or [])
 
 
-def parse_headers(raw: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in raw:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"header {item!r}: write -H 'Name: Value'")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def read_token(options: GlobalOptions) -> str | None:
-    if options.token_file:
-        try:
-            token = Path(options.token_file).expanduser().read_text().strip()
-        except OSError as exc:
-            raise UsageError(f"cannot read --token-file {options.token_file}: {exc.strerror}") from None
-        if not token:
-            raise UsageError(f"--token-file {options.token_file} is empty")
-        return token
-    return os.environ.get("MCPTASK_TOKEN") or None
-
-
-def resolve_target(options: GlobalOptions) -> Target:
-    """Flags beat environment (Typer applies MCPTASK_* variables) which beats config files."""
+def resolve_target(options: GlobalOptions, warn: Callable[[str], None] | None = None) -> Target:
+    """Flags beat environment which beats config files (see `targets`)."""
     from . import targets
 
-    return targets.resolve(options)
+    return targets.resolve(options, warn)
 
 
 def _env_float(name: str, default: float) -> float:
@@ -124,11 +103,13 @@ class Context:
         self._book = book
         self._rpc: RpcClient | None = None
         self._protocol: TaskProtocol | None = None
+        #: ids of the tasks this run has seen (over stdio, the only reachable ones)
+        self._seen: set[str] = set()
 
     @property
     def target(self) -> Target:
         if self._target is None:
-            self._target = resolve_target(self.options)
+            self._target = resolve_target(self.options, self.out.note)
         return self._target
 
     @property
@@ -153,12 +134,20 @@ class Context:
 
             target = self.target
             if target.command is not None:
-                from .transports.stdio import StdioOptions, StdioTransport
+                from .transports.stdio import (
+                    DEFAULT_MAX_LINE,
+                    DEFAULT_READ_TIMEOUT,
+                    StdioOptions,
+                    StdioTransport,
+                )
 
                 transport: Any = StdioTransport(
                     StdioOptions(
                         command=target.command,
                         env=target.env,
+                        cwd=target.cwd,
+                        read_timeout=_env_float("MCPTASK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
+                        max_line=int(_env_float("MCPTASK_MAX_BODY", DEFAULT_MAX_LINE)),
                         trace=self.trace if self.options.trace else None,
                     )
                 )
@@ -233,7 +222,19 @@ class Context:
         """Tasks on stdio servers die with the process: they are not kept in the book."""
         return self.target.command is None and not self.target.ephemeral
 
+    def require_reachable(self, command: str, task_ids: list[str]) -> None:
+        """Over stdio a task dies with the server process: a task id from the command line
+        cannot be on the server this run would spawn (usage error, before spawning)."""
+        if self.target.command is None:
+            return
+        from .targets import unreachable_over_stdio
+
+        for task_id in task_ids:
+            if task_id not in self._seen:
+                raise unreachable_over_stdio(command, task_id)
+
     def remember(self, task: Task, ref: TaskRef, **extra: Any) -> None:
+        self._seen.add(task.taskId)
         if not self.remembers or self._protocol is None:
             return
         fields = self._protocol.book_fields(ref)
@@ -243,10 +244,12 @@ class Context:
         self.book.record(self.server, task.taskId, **fields)
 
     async def aclose(self) -> None:
-        if self._protocol is not None:
-            await self._protocol.aclose()
-        if self._rpc is not None:
-            await self._rpc.aclose()
+        try:
+            if self._protocol is not None:
+                await self._protocol.aclose()
+        finally:
+            if self._rpc is not None:
+                await self._rpc.aclose()  # stops a stdio server: on every path
 
 
 def stdout_is_terminal() -> bool:

@@ -30,6 +30,83 @@ TARGET = "Target"
 OUTPUT = "Output"
 
 
+# -- shell completion: every TAB runs the program, so this stays quick and never imports httpx --
+
+
+def _completion_url(ctx: typer.Context) -> str | None:
+    """The endpoint the command would reach, as far as the words typed so far (and MCPTASK_URL,
+    MCPTASK_SERVER, the config's default) tell: None when unknown, "" for a stdio server (whose
+    tasks die with it, so the task book has none)."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from .targets import choose, pick
+
+    p = ctx.params
+    names = ("url", "stdio", "server", "config")
+    opts = cast("GlobalOptions", SimpleNamespace(**{name: p.get(name) for name in names}))
+    try:
+        kind, value, _ = choose(opts)
+        if kind == "server":
+            return pick(opts, value).url or ""
+    except Exception:  # no target yet, or a broken config file: every endpoint's ids
+        return None
+    return value if kind == "url" else ""
+
+
+def _complete_task_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Task ids from the task book (only the target's when it is known), most recently seen
+    first."""
+    from .taskbook import TaskBook, endpoint_key
+
+    book = TaskBook()
+    if not book.path.is_file():
+        return []
+    url = _completion_url(ctx)
+    endpoints = book.all_endpoints()
+    if url is not None:
+        key = endpoint_key(url)
+        endpoints = {key: endpoints[key]} if key in endpoints else {}
+    typed = set(ctx.params.get("task_ids") or ())
+    found: dict[str, tuple[str, str, str]] = {}
+    for key, ep in endpoints.items():
+        tasks = ep.get("tasks") if isinstance(ep, dict) else None
+        for task_id, rec in (tasks if isinstance(tasks, dict) else {}).items():
+            if not task_id.startswith(incomplete) or task_id in typed or not isinstance(rec, dict):
+                continue
+            seen = str(rec.get("lastSeenAt", ""))
+            if task_id not in found or seen > found[task_id][0]:
+                found[task_id] = (seen, str(rec.get("status", "?")), key)
+    ranked = sorted(found.items(), key=lambda kv: kv[1][0], reverse=True)
+    return [(task_id, f"{status} on {key}") for task_id, (_, status, key) in ranked]
+
+
+def config_server_names(config: str | None) -> list[tuple[str, str]]:
+    """Completion for `-s/--server`: (name, what it is) for each server in the config file
+    (`--config`, else MCPTASK_CONFIG, else the default path)."""
+    from urllib.parse import urlsplit
+
+    from .config import load
+
+    names = []
+    for name, entry in sorted(load(config).servers.items()):
+        if entry.url:
+            u = urlsplit(entry.url)  # no userinfo, query or fragment: never a secret
+            what = f"{u.scheme}://{u.hostname or ''}{f':{u.port}' if u.port else ''}{u.path}"
+        else:
+            what = "stdio: " + (entry.command or ["?"])[0]
+        names.append((name, what))
+    return names
+
+
+def _complete_servers(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    try:
+        names = config_server_names(ctx.params.get("config"))
+    except Exception:  # a missing or broken config file completes nothing
+        return []
+    return [(name, what) for name, what in names if name.startswith(incomplete)]
+
+
 def _common_parameters() -> list[inspect.Parameter]:
     def opt(name: str, annotation: Any, default: Any) -> inspect.Parameter:
         return inspect.Parameter(
@@ -37,9 +114,12 @@ def _common_parameters() -> list[inspect.Parameter]:
         )
 
     return [
-        opt("url", Annotated[str | None, typer.Option("--url", "-u", envvar="MCPTASK_URL", help="The endpoint: MCP Streamable HTTP, A2A JSON-RPC, or an Agno agent base.", rich_help_panel=TARGET, show_envvar=True)], None),  # noqa: E501
-        opt("server", Annotated[str | None, typer.Option("--server", "-s", envvar="MCPTASK_SERVER", help="A named target from the config file.", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("config", Annotated[str | None, typer.Option("--config", envvar="MCPTASK_CONFIG", help="mcptask's config file, or an mcpServers JSON file.", rich_help_panel=TARGET)], None),  # noqa: E501
+        # MCPTASK_URL, MCPTASK_SERVER and MCPTASK_CONFIG are read by targets/config, not by Typer:
+        # a target flag must beat a target variable of the other kind, and a missing --config
+        # file is an error where a missing $MCPTASK_CONFIG file is not
+        opt("url", Annotated[str | None, typer.Option("--url", "-u", help="The endpoint: MCP Streamable HTTP, A2A JSON-RPC, or an Agno agent base. [env var: MCPTASK_URL]", rich_help_panel=TARGET)], None),  # noqa: E501
+        opt("server", Annotated[str | None, typer.Option("--server", "-s", help="A named target from the config file (see `mcptask servers`). [env var: MCPTASK_SERVER]", rich_help_panel=TARGET, autocompletion=_complete_servers)], None),  # noqa: E501
+        opt("config", Annotated[str | None, typer.Option("--config", help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]", rich_help_panel=TARGET)], None),  # noqa: E501
         opt("stdio", Annotated[str | None, typer.Option("--stdio", help="Spawn an MCP server and talk to it over stdio.", rich_help_panel=TARGET)], None),  # noqa: E501
         opt("protocol", Annotated[str, typer.Option("--protocol", "-p", envvar="MCPTASK_PROTOCOL", help="auto, mcp-2025-11-25, mcp-2026-07-28, a2a-0.3, a2a-1.0 or agno.", rich_help_panel=TARGET)], "auto"),  # noqa: E501
         opt("header", Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra HTTP header 'Name: Value' (repeatable).", rich_help_panel=TARGET)], None),  # noqa: E501
@@ -126,6 +206,7 @@ def execute(
             traceback.print_exc()
         out.error(f"internal error: {type(exc).__name__}: {exc}")
         code = exit_code_for(exc)
+    out.save_recording()
     raise typer.Exit(code)
 
 
@@ -153,13 +234,14 @@ def _root(
     """Inspect, follow and collect long-running tasks on MCP servers and A2A agents."""
 
 
-TaskId = Annotated[str, typer.Argument(help="The task id (put -- before an id that starts with -).")]
+TaskId = Annotated[str, typer.Argument(help="The task id (put -- before an id that starts with -).", autocompletion=_complete_task_ids)]  # noqa: E501
 Interval = Annotated[
     float | None,
     typer.Option("--interval", help="Poll no faster than every S seconds (a floor; never faster than the server asks)."),  # noqa: E501
 ]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Give up after S seconds (exit 7).")]
 WantResult = Annotated[bool, typer.Option("--result", help="Also print the result when the task ends.")]
+NoPush = Annotated[bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")]
 
 
 @app.command()
@@ -179,15 +261,22 @@ def get(
 @with_target
 def watch(
     g: GlobalOptions,
-    task_ids: Annotated[list[str], typer.Argument(help="Task ids to follow.")],
+    task_ids: Annotated[list[str], typer.Argument(help="Task ids to follow.", autocompletion=_complete_task_ids)],  # noqa: E501
     interval: Interval = None,
     timeout: Timeout = None,
     result: WantResult = False,
+    no_push: NoPush = False,
 ) -> None:
-    """Follow tasks until they end, polling as fast as the server allows and no faster."""
+    """Follow tasks until they end: updates the server pushes at once, polls as a safety net."""
     from .commands import WatchOptions, run_watch
 
-    opts = WatchOptions(task_ids=task_ids, interval=interval, timeout=timeout, want_result=result)
+    opts = WatchOptions(
+        task_ids=task_ids,
+        interval=interval,
+        timeout=timeout,
+        want_result=result,
+        push=not no_push,
+    )
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
 
 
@@ -240,6 +329,7 @@ def call(
     result: WantResult = False,
     interval: Interval = None,
     timeout: Timeout = None,
+    no_push: NoPush = False,
 ) -> None:
     """Start an MCP tool call as a task."""
     from .commands import CallOptions, run_call
@@ -253,6 +343,7 @@ def call(
         want_result=result,
         interval=interval,
         timeout=timeout,
+        push=not no_push,
     )
     execute(g, lambda ctx: run_call(opts, ctx), streaming=watch)
 
@@ -266,12 +357,27 @@ def send(
     result: WantResult = False,
     interval: Interval = None,
     timeout: Timeout = None,
+    no_push: NoPush = False,
 ) -> None:
     """Start an A2A task with a non-blocking message."""
     from .commands import SendOptions, run_send
 
-    opts = SendOptions(text, watch=watch, want_result=result, interval=interval, timeout=timeout)
+    opts = SendOptions(
+        text, watch=watch, want_result=result, interval=interval, timeout=timeout, push=not no_push
+    )
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch)
+
+
+@app.command()
+def servers(
+    config: Annotated[str | None, typer.Option("--config", help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]")] = None,  # noqa: E501
+    output: Annotated[str, typer.Option("--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson.")] = "auto",  # noqa: E501
+) -> None:
+    """List the named servers in the config file (never a secret)."""
+    from .app import GlobalOptions
+    from .serverlist import run_servers
+
+    execute(GlobalOptions(config=config, output=output), run_servers)
 
 
 @app.command()

@@ -27,6 +27,7 @@ class GetOptions:
 
 
 async def run_get(opts: GetOptions, ctx: Context) -> int:
+    ctx.require_reachable("get", [opts.task_id])
     proto = await ctx.protocol()
     proto.history_length = opts.history
     ref = ctx.ref(opts.task_id)
@@ -59,6 +60,7 @@ class WatchOptions:
     #: statuses already known (after `call --watch`): the first poll waits one interval
     initial: dict[str, Task] = field(default_factory=dict)
     title: str | None = None
+    push: bool = True
 
 
 async def run_watch(opts: WatchOptions, ctx: Context) -> int:
@@ -66,6 +68,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
 
     if not opts.task_ids:
         raise UsageError("watch needs at least one task id")
+    ctx.require_reachable("watch", opts.task_ids)
     proto = await ctx.protocol()
     mode = ctx.out.mode
     events: NdjsonEvents | JsonEvents | LiveEvents
@@ -95,6 +98,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
             default_interval=proto.default_interval,
             timeout=opts.timeout,
             want_result=opts.want_result,
+            push=opts.push,
         ),
         events=_EndHook(events, on_end),
         clock=ctx.clock,
@@ -103,6 +107,8 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     for task_id in dict.fromkeys(opts.task_ids):
         refs[task_id] = ctx.ref(task_id)
         watcher.add(refs[task_id], opts.initial.get(task_id))
+    if opts.push:
+        watcher.feeds = proto.push_feeds(list(refs.values()))
     if isinstance(events, LiveEvents):
         events.track(watcher.watched)
         events.__enter__()
@@ -163,6 +169,7 @@ class ResultOptions:
 async def run_result(opts: ResultOptions, ctx: Context) -> int:
     from .watch import WatchConfig, Watcher
 
+    ctx.require_reachable("result", [opts.task_id])
     proto = await ctx.protocol()
     ref = ctx.ref(opts.task_id)
     try:
@@ -316,6 +323,7 @@ class CancelOptions:
 
 
 async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
+    ctx.require_reachable("cancel", [opts.task_id])
     proto = await ctx.protocol()
     ref = ctx.ref(opts.task_id)
     try:
@@ -347,6 +355,7 @@ class CallOptions:
     want_result: bool = False
     interval: float | None = None
     timeout: float | None = None
+    push: bool = True
 
 
 async def run_call(opts: CallOptions, ctx: Context) -> int:
@@ -357,7 +366,7 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     args = arguments.build(opts.pairs, opts.args_json, schema)
     created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
     return await _after_create(ctx, created, watch=opts.watch, want_result=opts.want_result,
-                               interval=opts.interval, timeout=opts.timeout)
+                               interval=opts.interval, timeout=opts.timeout, push=opts.push)
 
 
 @dataclass
@@ -367,13 +376,14 @@ class SendOptions:
     want_result: bool = False
     interval: float | None = None
     timeout: float | None = None
+    push: bool = True
 
 
 async def run_send(opts: SendOptions, ctx: Context) -> int:
     proto = await ctx.protocol()
     created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
     return await _after_create(ctx, created, watch=opts.watch, want_result=opts.want_result,
-                               interval=opts.interval, timeout=opts.timeout)
+                               interval=opts.interval, timeout=opts.timeout, push=opts.push)
 
 
 async def _after_create(
@@ -385,6 +395,7 @@ async def _after_create(
     interval: float | None,
     timeout: float | None,
     title: str | None = None,
+    push: bool = True,
 ) -> int:
     from .protocols.base import TaskRef, TaskResult
 
@@ -415,6 +426,7 @@ async def _after_create(
             want_result=want_result,
             initial={task.taskId: task},
             title=title,
+            push=push,
         ),
         ctx,
     )

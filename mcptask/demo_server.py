@@ -103,12 +103,21 @@ class DemoServer:
         host: str = "127.0.0.1",
         port: int = 0,
         sse: bool = False,
+        push: bool = True,
+        push_retry_ms: int | None = None,
+        push_drop_after: int | None = None,
     ) -> None:
         self.task_seconds = max(0.0, task_seconds)
         self.poll_interval_ms = poll_interval_ms
         self.ttl_ms = ttl_ms
         self.steps = list(steps) if steps else list(DEFAULT_STEPS)
         self.host, self.port, self.sse = host, port, sse
+        # server push: `notifications/tasks/status` on the session's GET stream
+        self.push, self.push_retry_ms, self.push_drop_after = push, push_retry_ms, push_drop_after
+        self.stream_requests: list[dict[str, str]] = []  # headers of every GET stream request
+        self._events: dict[str, list[str]] = {}  # session -> notification payloads (id = index+1)
+        self._seen: dict[str, tuple[str, str]] = {}  # task -> last (status, message) observed
+        self._streams: set[str] = set()  # sessions with an open GET stream
         self.url = ""
         self.requests: list[Json] = []  # {"message": <JSON-RPC>, "headers": {lower-name: value}}
         self._cond = threading.Condition()
@@ -230,6 +239,43 @@ class DemoServer:
             "isError": t.fail,
             "_meta": {RELATED_TASK: {"taskId": t.task_id}},
         }
+
+    # server push
+    def observe(self, sid: str) -> list[str]:
+        """Append a notification for every task of ``sid`` whose status or message changed
+        since last observed; return the session's whole event log."""
+        now = time.time()
+        with self._cond:
+            log = self._events.setdefault(sid, [])
+            for t in list(self._tasks.values()):
+                if t.session != sid:
+                    continue
+                status, message, _ = self._state(t, now)
+                if self._seen.get(t.task_id) != (status, message):
+                    self._seen[t.task_id] = (status, message)
+                    note = {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/tasks/status",
+                        "params": self._task_json(t, now),
+                    }
+                    log.append(json.dumps(note))
+            return list(log)
+
+    def open_stream(self, sid: str, headers: dict[str, str]) -> bool:
+        with self._cond:
+            self.stream_requests.append(headers)
+            if sid in self._streams:
+                return False
+            self._streams.add(sid)
+            return True
+
+    def close_stream(self, sid: str) -> None:
+        with self._cond:
+            self._streams.discard(sid)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
 
     # JSON-RPC methods
     def dispatch(self, sid: str, method: Any, params: Any) -> Json:
@@ -367,8 +413,48 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        if not self._off_path():
-            self._send(405, _error(-32000, "Method not allowed: no standalone SSE stream"))
+        if self._off_path():
+            return
+        demo = self.demo
+        if not demo.push:
+            return self._send(405, _error(-32000, "Method not allowed: no standalone SSE stream"))
+        if (sid := self._session()) is None:
+            return
+        if not demo.open_stream(sid, {k.lower(): v for k, v in self.headers.items()}):
+            return self._send(409, _error(-32000, "Conflict: a stream is already open"))
+        try:
+            self._stream(sid)
+        except OSError:
+            pass
+        finally:
+            demo.close_stream(sid)
+            self.close_connection = True
+
+    def _stream(self, sid: str) -> None:
+        demo = self.demo
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if demo.push_retry_ms is not None:
+            self.wfile.write(f"retry: {demo.push_retry_ms}\n\n".encode())
+        self.wfile.write(b": stream open\n\n")
+        self.wfile.flush()
+        last = self.headers.get("Last-Event-ID")
+        log = demo.observe(sid)
+        sent = int(last) if last and last.isdigit() else len(log)
+        count = 0
+        while not demo.stopping:
+            for i in range(sent, len(log)):
+                self.wfile.write(f"id: {i + 1}\nevent: message\ndata: {log[i]}\n\n".encode())
+                self.wfile.flush()
+                sent = i + 1
+                count += 1
+                if demo.push_drop_after is not None and count >= demo.push_drop_after:
+                    return  # drop the stream (tests of reconnection)
+            time.sleep(0.05)
+            log = demo.observe(sid)
 
     def do_DELETE(self) -> None:
         if not self._off_path() and (sid := self._session()) is not None:

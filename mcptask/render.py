@@ -5,6 +5,7 @@ output."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from .watch import Watched
 
 MODES = ("auto", "pretty", "json", "ndjson")
+#: a path: pretty output is recorded (100 columns, colours on, no live redraws) and saved there as
+#: an SVG when the command ends (`scripts/screenshot` makes docs/demo.svg with it)
+RECORD_SVG_ENV = "MCPTASK_RECORD_SVG"
 
 STYLE = {
     "submitted": ("cyan", "◌"),
@@ -70,8 +74,29 @@ class Output:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(file=self.stdout, highlight=False, soft_wrap=False)
+            if os.environ.get(RECORD_SVG_ENV):
+                # not interactive: a live view draws only its final frame, so the recording
+                # holds what the terminal shows at the end rather than every redraw
+                self._console = Console(
+                    file=self.stdout,
+                    highlight=False,
+                    soft_wrap=False,
+                    record=True,
+                    force_terminal=True,
+                    force_interactive=False,
+                    width=100,
+                )
+            else:
+                self._console = Console(file=self.stdout, highlight=False, soft_wrap=False)
+            # the reader went away (`| head -1`): Rich would exit 1; the CLI exits quietly, 0
+            self._console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
         return self._console
+
+    def save_recording(self) -> None:
+        """With MCPTASK_RECORD_SVG set, save what the console printed as an SVG there."""
+        path = os.environ.get(RECORD_SVG_ENV)
+        if path and self._console is not None and self._console.record:
+            self._console.save_svg(path, title="mcptask")
 
     def err_console(self) -> Console:
         from rich.console import Console
@@ -87,12 +112,16 @@ class Output:
 
     def note(self, message: str) -> None:
         """A one-line remark on stderr (never part of the data on stdout)."""
-        self.stderr.write(f"mcptask: {one_line(self.redactor(message), 500)}\n")
+        self.stderr.write(f"mcptask: {one_line(self._redacted(message), 500)}\n")
         self.stderr.flush()
 
     def error(self, message: str) -> None:
-        self.stderr.write(f"mcptask: error: {one_line(self.redactor(message), 1000)}\n")
+        self.stderr.write(f"mcptask: error: {one_line(self._redacted(message), 1000)}\n")
         self.stderr.flush()
+
+    def _redacted(self, message: str) -> str:
+        # clean first: a secret split by escape sequences must still be found and redacted
+        return self.redactor(clean(message, multiline=False))
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -130,6 +159,17 @@ class Output:
         self.console.print(result_renderable(result))
 
 
+def _broken_pipe() -> None:
+    raise BrokenPipeError
+
+
+def seconds(ms: int) -> str:
+    """A server's milliseconds as seconds; an absurd value must not overflow a float."""
+    if abs(ms) >= 10**15:
+        return "≥1e12" if ms > 0 else "≤-1e12"
+    return f"{ms / 1000:g}"
+
+
 def safe(text: str) -> Any:
     """Server text as a Rich Text (never markup), cleaned of escapes."""
     from rich.text import Text
@@ -165,9 +205,9 @@ def task_panel(task: Task) -> RenderableType:
     if task.lastUpdatedAt:
         grid.add_row("updated", safe(task.lastUpdatedAt))
     if task.ttl is not None:
-        grid.add_row("ttl", f"{task.ttl / 1000:g} s")
+        grid.add_row("ttl", f"{seconds(task.ttl)} s")
     if task.pollInterval is not None:
-        grid.add_row("poll interval", f"{task.pollInterval / 1000:g} s")
+        grid.add_row("poll interval", f"{seconds(task.pollInterval)} s")
     if task.contextId:
         grid.add_row("context", safe(task.contextId))
     if task.inputRequests:
@@ -220,9 +260,7 @@ def result_renderable(result: TaskResult) -> RenderableType:
 
     if result.error is not None:
         err = result.error
-        return Text(
-            f"error {err.get('code')}: {clean(str(err.get('message', '')))}", style="red"
-        )
+        return Text(f"error {err.get('code')}: {clean(str(err.get('message', '')))}", style="red")
     text, is_error = result_text(result.payload)
     return Text(clean(text), style="red" if is_error else "")
 
@@ -367,7 +405,9 @@ class LiveEvents:
             if w.outcome in ("error", "unknown") and w.last_error:
                 self.out.note(f"{w.task_id}: {w.last_error}")
             elif w.outcome in ("input_required", "auth_required"):
-                self.out.note(f"{w.task_id} needs input: answer it with `mcptask answer {w.task_id}`")
+                self.out.note(
+                    f"{w.task_id} needs input: answer it with `mcptask answer {w.task_id}`"
+                )
 
     def render(self) -> RenderableType:
         from rich.console import Group
@@ -393,7 +433,7 @@ class LiveEvents:
             nxt = "" if w.done else elapsed(w.due - now) if w.due > now else "now"
             ttl = ""
             if w.task is not None and w.task.ttl is not None:
-                ttl = f"{w.task.ttl / 1000:g}s"
+                ttl = f"{seconds(w.task.ttl)}s"
             short = w.task_id if len(w.task_id) <= 14 else w.task_id[:12] + "…"
             table.add_row(
                 safe_line(short),

@@ -1,43 +1,343 @@
 """Choosing the target: `--url`, `--stdio` or a named server (`-s`) from a config file.
-Flags beat environment, which beats the config file."""
+
+Precedence (documented in docs/configuration.md):
+
+- The target: a target flag (`--url`, `--stdio`, `-s`) beats the target variables
+  (`MCPTASK_URL`, `MCPTASK_SERVER`), which beat the config file's `default`. Two target flags, or
+  (without a target flag) both target variables, are a usage error. `MCPTASK_URL`/`MCPTASK_SERVER`
+  are read here, not by Typer, so that a flag can override a variable of the other kind.
+- Per option, for the chosen target: flags beat environment, which beats the config entry:
+  `-p`/`MCPTASK_PROTOCOL` over the entry's `protocol`; `-H` over the entry's `headers` (per header
+  name); `--token-file` over `MCPTASK_TOKEN` over the entry's `token_env`/`token_file`.
+"""
 
 from __future__ import annotations
 
+import os
 import shlex
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
+from . import redact
 from .errors import UsageError
 
 if TYPE_CHECKING:
     from .app import GlobalOptions, Target
+    from .config import ConfigFile, ServerEntry
+
+ENV_URL = "MCPTASK_URL"
+ENV_SERVER = "MCPTASK_SERVER"
+ENV_TOKEN = "MCPTASK_TOKEN"
+
+Warn = Callable[[str], None]
 
 
-def resolve(options: GlobalOptions) -> Target:
-    from .app import Target, parse_headers, read_token
+# -- which target -------------------------------------------------------------------------------
 
-    given = [n for n, v in (("--url", options.url), ("--stdio", options.stdio)) if v]
-    if options.server:
-        given.append("-s")
-    if len(given) > 1:
-        raise UsageError(f"give exactly one target, not {' and '.join(given)}")
-    if options.server:
-        raise UsageError("named servers (-s) are not supported yet")
-    if options.stdio:
+
+def choose(options: GlobalOptions) -> tuple[str, str, str]:
+    """(kind, value, where it came from): kind is "url", "stdio" or "server"; the source is
+    "flag", "env" or "default" (the config file's `default`)."""
+    if options.config:
+        from . import config
+
+        config.load(options.config)  # a file named by --config must exist and parse
+    flags = [
+        (kind, label, value)
+        for kind, label, value in (
+            ("url", "--url", options.url),
+            ("stdio", "--stdio", options.stdio),
+            ("server", "-s", options.server),
+        )
+        if value
+    ]
+    if len(flags) > 1:
+        raise UsageError(f"give exactly one target, not {' and '.join(f[1] for f in flags)}")
+    if flags:
+        return flags[0][0], flags[0][2] or "", "flag"
+    env_url = os.environ.get(ENV_URL, "").strip()
+    env_server = os.environ.get(ENV_SERVER, "").strip()
+    if env_url and env_server:
+        raise UsageError(
+            f"{ENV_URL} and {ENV_SERVER} are both set: unset one, or choose with --url or -s"
+        )
+    if env_url:
+        return "url", env_url, "env"
+    if env_server:
+        return "server", env_server, "env"
+    from . import config
+
+    cfg = config.load(options.config)
+    if cfg.default:
+        return "server", cfg.default, "default"
+    hint = ""
+    if cfg.servers:
+        hint = f"; servers in {cfg.path}: {', '.join(sorted(cfg.servers))}"
+    raise UsageError(
+        f"no target: give --url URL, --stdio CMD or -s NAME (or set {ENV_URL} or {ENV_SERVER})"
+        + hint
+    )
+
+
+def resolve(options: GlobalOptions, warn: Warn | None = None) -> Target:
+    """The target after flags, environment and the config file are merged."""
+    kind, value, _source = choose(options)
+    if kind == "url":
+        return _url_target(options, value, None)
+    if kind == "stdio":
         try:
-            command = shlex.split(options.stdio)
+            command = shlex.split(value)
         except ValueError as exc:
             raise UsageError(f"--stdio: {exc}") from None
         if not command:
             raise UsageError("--stdio needs a command")
-        return Target(command=command, protocol=options.protocol)
-    if not options.url:
-        raise UsageError("no target: give --url URL (or set MCPTASK_URL)")
-    url = options.url.strip()
+        return _stdio_target(options, command, None, warn)
+    entry = pick(options, value)
+    if entry.command is not None:
+        return _stdio_target(options, entry.command, entry, warn)
+    assert entry.url is not None
+    return _url_target(options, entry.url, entry)
+
+
+def pick(options: GlobalOptions, name: str) -> ServerEntry:
+    """The named entry of the config file, expanded."""
+    from . import config
+
+    cfg = config.load(options.config)
+    entry = cfg.servers.get(name)
+    if entry is None:
+        raise UsageError(unknown_server(name, cfg))
+    if entry.unsupported:
+        raise UsageError(f"server {name!r} ({entry.source}) {entry.unsupported}")
+    return config.expanded(entry)
+
+
+def unknown_server(name: str, cfg: ConfigFile) -> str:
+    if cfg.path is None:
+        from . import config
+
+        where, _ = config.locate(None)
+        return (
+            f"unknown server {name!r}: no config file (looked for {where}; "
+            "see --config and MCPTASK_CONFIG)"
+        )
+    known = ", ".join(sorted(cfg.servers)) or "none"
+    return f"unknown server {name!r} in {cfg.path}; known: {known}"
+
+
+def _protocol(options: GlobalOptions, entry: ServerEntry | None) -> str:
+    if options.protocol and options.protocol != "auto":
+        return options.protocol
+    if entry is not None and entry.protocol:
+        from .protocols import NAMES
+
+        if entry.protocol not in NAMES:
+            raise UsageError(
+                f"server {entry.name!r} ({entry.source}): unknown protocol {entry.protocol!r}; "
+                f"known: {', '.join(NAMES)}"
+            )
+        return entry.protocol
+    return "auto"
+
+
+def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> Target:
+    from .app import Target
+
+    url = url.strip()
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--url {url!r} must start with http:// or https://")
+        what = f"server {entry.name!r}: url" if entry else "--url"
+        raise UsageError(f"{what} {safe_url(url)!r} must start with http:// or https://")
+    headers = dict(entry.headers) if entry else {}
+    check_headers(headers.items(), f"server {entry.name!r}" if entry else "")
+    for name, value in parse_headers(options.headers).items():
+        for old in [k for k in headers if k.lower() == name.lower()]:
+            del headers[old]
+        headers[name] = value
+    token = flag_or_env_token(options)
+    if token is None and entry is not None:
+        token = entry_token(entry)
     return Target(
         url=url,
-        protocol=options.protocol,
-        headers=parse_headers(options.headers),
-        token=read_token(options),
+        protocol=_protocol(options, entry),
+        headers=headers,
+        token=token,
+        name=entry.name if entry else None,
+    )
+
+
+def _stdio_target(
+    options: GlobalOptions, command: list[str], entry: ServerEntry | None, warn: Warn | None
+) -> Target:
+    from .app import Target
+
+    ignored = []
+    if options.headers or (entry is not None and entry.headers):
+        ignored.append("-H headers" if options.headers else "the entry's headers")
+    if options.token_file:
+        ignored.append("--token-file")
+    elif os.environ.get(ENV_TOKEN):
+        ignored.append(f"the token in {ENV_TOKEN}")
+    elif entry is not None and (entry.token_env or entry.token_file):
+        ignored.append("the entry's token")
+    if ignored and warn is not None:
+        warn(f"warning: {' and '.join(ignored)} mean nothing over stdio; ignored")
+    target = Target(
+        command=command,
+        env=dict(entry.env) if entry else {},
+        protocol=_protocol(options, entry),
+        name=entry.name if entry else None,
+    )
+    if entry is not None and entry.cwd is not None:
+        target.cwd = entry.cwd
+    return target
+
+
+# -- headers and tokens ---------------------------------------------------------------------------
+
+
+def _bad_char(value: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 or ord(c) > 126 for c in value)
+
+
+def check_headers(items: Iterable[tuple[str, str]], where: str) -> None:
+    for name, value in items:
+        prefix = f"{where}: " if where else ""
+        if not name or _bad_char(name) or any(c in name for c in ' :()<>@,;\\"/[]?={}'):
+            raise UsageError(f"{prefix}{name!r} is not an HTTP header name")
+        if value != value.strip("\t ") or _bad_char(value.replace("\t", " ")):
+            # the value is not shown: it may be a secret
+            raise UsageError(
+                f"{prefix}the value of header {name} has a control or non-ASCII character, "
+                "or leading/trailing spaces"
+            )
+
+
+def parse_headers(raw: list[str]) -> dict[str, str]:
+    """`-H 'Name: Value'` flags; errors never show a value (it may be a secret)."""
+    out: dict[str, str] = {}
+    for i, item in enumerate(raw, 1):
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"-H number {i} is not 'Name: Value' (its text is not shown)")
+        name, value = name.strip(), value.strip()
+        check_headers([(name, value)], "-H")
+        out[name] = value
+    return out
+
+
+def check_token(token: str, label: str) -> str:
+    if _bad_char(token) or " " in token:
+        raise UsageError(
+            f"the token from {label} contains a space, a control or a non-ASCII character "
+            "(it is not shown)"
+        )
+    return token
+
+
+def read_token_file(path: str, label: str) -> str:
+    try:
+        token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UsageError(f"cannot read {label}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{label} is not UTF-8 text") from None
+    if not token:
+        raise UsageError(f"{label} is empty")
+    return check_token(token, label)
+
+
+def flag_or_env_token(options: GlobalOptions) -> str | None:
+    """`--token-file` (a flag) beats `MCPTASK_TOKEN`."""
+    if options.token_file:
+        return read_token_file(options.token_file, f"--token-file {options.token_file}")
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    return check_token(token, ENV_TOKEN) if token else None
+
+
+def entry_token(entry: ServerEntry) -> str | None:
+    if entry.token_env:
+        token = os.environ.get(entry.token_env, "").strip()
+        if not token:
+            raise UsageError(
+                f"server {entry.name!r} takes its token from ${entry.token_env}, which is not set"
+            )
+        return check_token(token, entry.token_env)
+    if entry.token_file:
+        return read_token_file(entry.token_file, f"token_file {entry.token_file}")
+    return None
+
+
+# -- describing, without secrets ------------------------------------------------------------------
+
+
+def safe_url(url: str) -> str:
+    """A URL with its password and secret-looking query values redacted."""
+    try:
+        u = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = u.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, sep, _password = userinfo.partition(":")
+        netloc = f"{user}:{redact.REDACTED}@{hostport}" if sep else f"{user}@{hostport}"
+    parts = []
+    for part in u.query.split("&") if u.query else []:
+        key, sep, _value = part.partition("=")
+        parts.append(f"{key}={redact.REDACTED}" if sep and redact.is_secret_name(key) else part)
+    return urlunsplit((u.scheme, netloc, u.path, "&".join(parts), u.fragment))
+
+
+def safe_command(command: list[str]) -> list[str]:
+    """Arguments with values of secret-looking options redacted (`--api-key X`,
+    `--token=X`, `API_KEY=X`)."""
+    out: list[str] = []
+    hide_next = False
+    for arg in command:
+        if hide_next:
+            out.append(redact.REDACTED)
+            hide_next = False
+            continue
+        name, sep, _value = arg.partition("=")
+        if sep and redact.is_secret_name(name.lstrip("-")):
+            out.append(f"{name}={redact.REDACTED}")
+        elif arg.startswith("-") and redact.is_secret_name(arg.lstrip("-")):
+            out.append(arg)
+            hide_next = True
+        else:
+            out.append(arg)
+    return out
+
+
+def describe(entry: ServerEntry, *, default: bool = False) -> dict[str, Any]:
+    """An entry as `mcptask servers` shows it: names of headers and variables, never values."""
+    out: dict[str, Any] = {"name": entry.name, "kind": entry.kind}
+    if entry.command is not None:
+        out["command"] = shlex.join(safe_command(entry.command))
+        out["env"] = sorted(entry.env)
+        if entry.cwd:
+            out["cwd"] = entry.cwd
+    else:
+        out["url"] = safe_url(entry.url or "")
+        out["headers"] = sorted(entry.headers)
+    out["protocol"] = entry.protocol or "auto"
+    if entry.token_env:
+        out["token"] = {"env": entry.token_env}
+    elif entry.token_file:
+        out["token"] = {"file": entry.token_file}
+    else:
+        out["token"] = None
+    out["default"] = default
+    if entry.unsupported:
+        out["unsupported"] = entry.unsupported
+    return out
+
+
+def unreachable_over_stdio(command: str, task_id: str) -> UsageError:
+    return UsageError(
+        f"{command} cannot reach task {task_id} over stdio: a stdio server's tasks die with its "
+        "process, and this run would start a new one (usage error, exit 2); start and follow a "
+        "task in one run with `mcptask call TOOL ... --stdio CMD`"
     )

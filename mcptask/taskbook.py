@@ -22,12 +22,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from . import redact
+
 VERSION = 1
 MAX_RESULT_BYTES = 1024 * 1024
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
 MAX_TASKS_PER_ENDPOINT = 1000
 
 Record = dict[str, Any]
+#: fields of a task record that readers use as text: anything else there means a damaged book
+_TEXT_FIELDS = ("status", "protocol", "session", "contextId", "firstSeenAt", "lastSeenAt")
 
 
 def state_dir() -> Path:
@@ -40,14 +44,19 @@ def state_dir() -> Path:
 
 
 def endpoint_key(url: str) -> str:
-    """Endpoints are namespaced by URL without credentials, fragment or trailing slash."""
+    """Endpoints are namespaced by URL without credentials (user info, secret-looking query
+    values), fragment or trailing slash."""
     u = urlsplit(url.strip())
     host = u.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     netloc = host + (f":{u.port}" if u.port else "")
     path = u.path.rstrip("/")
-    return urlunsplit((u.scheme.lower(), netloc.lower(), path, u.query, ""))
+    query = "&".join(
+        f"{k}={redact.REDACTED}" if sep and redact.is_secret_name(k) else f"{k}{sep}{v}"
+        for k, sep, v in (p.partition("=") for p in u.query.split("&") if p)
+    )
+    return urlunsplit((u.scheme.lower(), netloc.lower(), path, query, ""))
 
 
 def now_iso() -> str:
@@ -88,7 +97,12 @@ class TaskBook:
             for ep in data["endpoints"].values():
                 if not isinstance(ep, dict) or not isinstance(ep.get("tasks", {}), dict):
                     raise ValueError("unexpected shape")
-        except (ValueError, UnicodeDecodeError):
+                for rec in ep.get("tasks", {}).values():
+                    if not isinstance(rec, dict) or not all(
+                        isinstance(rec.get(k), str | None) for k in _TEXT_FIELDS
+                    ):
+                        raise ValueError("unexpected shape")
+        except (ValueError, UnicodeDecodeError, RecursionError):
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
             with contextlib.suppress(OSError):
                 os.replace(self.path, aside)

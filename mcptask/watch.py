@@ -8,7 +8,11 @@ Rules (the CLI contract, "Pacing"):
 - with `want_result`, the result is fetched in the same tick that sees `completed`/`failed`;
 - a task that was seen and then is not found has expired;
 - transient failures are retried with backoff; after `max_failures` in a row the task ends
-  with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task.
+  with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task;
+- where the server pushes updates (`PushFeed`s), they are applied at once (`via: push`); while a
+  task's feed is live its safety-net polls are relaxed to `max(RELAX_FACTOR x interval,
+  RELAXED_MIN)`; when the feed drops, polling returns to the normal pace at once; a terminal
+  status that came by push is confirmed by one poll before the task ends.
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ from .errors import (
     TaskNotFound,
 )
 from .model import INTERRUPTED, TERMINAL, Task
-from .protocols.base import TaskRef, TaskResult
+from .protocols.base import PushFeed, TaskRef, TaskResult
 
 MIN_INTERVAL = 0.25
 MAX_INTERVAL = 300.0
 MAX_BACKOFF = 60.0
+RELAX_FACTOR = 5.0
+RELAXED_MIN = 10.0
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -52,6 +58,8 @@ class WatchConfig:
     max_in_flight: int = 16
     #: end a task that needs input (the run cannot answer it)
     stop_on_input: bool = True
+    #: use the server's push feeds (`--no-push` turns it off)
+    push: bool = True
 
 
 @dataclass
@@ -68,6 +76,10 @@ class Watched:
     result: TaskResult | None = None
     result_error: str | None = None
     via: str = "poll"
+    #: when the last poll's answer arrived
+    answered: float = 0.0
+    #: the task's push feed is connected
+    push_live: bool = False
 
     @property
     def task_id(self) -> str:
@@ -89,12 +101,15 @@ class Events(Protocol):
         """The task ended (outcome and exit_code set)."""
 
 
-def interval_for(task: Task | None, config: WatchConfig) -> float:
+def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
     hint = config.default_interval
     if task is not None and task.pollInterval is not None:
-        hint = task.pollInterval / 1000.0
-    hint = min(max(hint, MIN_INTERVAL), MAX_INTERVAL)
-    return max(hint, config.floor)
+        # min() first: a huge integer from a server must not overflow the float division
+        hint = min(task.pollInterval, int(MAX_INTERVAL * 1000)) / 1000.0
+    hint = max(min(max(hint, MIN_INTERVAL), MAX_INTERVAL), config.floor)
+    if relaxed:
+        return max(hint * RELAX_FACTOR, RELAXED_MIN)
+    return hint
 
 
 @dataclass
@@ -107,11 +122,13 @@ class Watcher:
     sleep: Sleep
     rng: random.Random = field(default_factory=random.Random)
     watched: list[Watched] = field(default_factory=list)
+    feeds: list[PushFeed] = field(default_factory=list)
     #: set by `interrupt()` (a signal handler): remaining tasks end `interrupted` with this code
     _interrupt_code: int | None = None
     _main: asyncio.Task[None] | None = None
     #: HTTP 429 holds every task of the origin until this time
     _hold_until: float = 0.0
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -135,6 +152,10 @@ class Watcher:
         for w in self.watched:
             if w.task is not None and not w.done:
                 await self._maybe_finish(w, w.task)
+        feeds = [
+            asyncio.create_task(feed.run(self.push, self._health_for(feed)))
+            for feed in (self.feeds if self.config.push else [])
+        ]
         try:
             await self._loop()
         except asyncio.CancelledError:
@@ -142,7 +163,66 @@ class Watcher:
                 raise
             for w in self._active():
                 self._end(w, "interrupted", self._interrupt_code)
+        finally:
+            for t in feeds:
+                t.cancel()
+            if feeds:
+                await asyncio.gather(*feeds, return_exceptions=True)
         return max((w.exit_code or 0 for w in self.watched), default=0)
+
+    # -- push ---------------------------------------------------------------------------------
+
+    def _by_id(self, task_id: str) -> Watched | None:
+        for w in self.watched:
+            if w.task_id == task_id and not w.done:
+                return w
+        return None
+
+    async def push(self, task: Task) -> None:
+        """Apply a task the server pushed, as if a poll had returned it. A terminal (or
+        input-needing) status is confirmed by one poll, at once."""
+        w = self._by_id(task.taskId)
+        if w is None:
+            return  # not one of ours
+        changed = not task.same_state(w.task)
+        w.task = task
+        w.via = "push"
+        if changed:
+            self.events.update(w, "push")
+        if task.status in TERMINAL or task.status in INTERRUPTED:
+            w.due = self.clock()
+            self._wake.set()
+
+    def _health_for(self, feed: PushFeed) -> Callable[[bool], None]:
+        def health(live: bool) -> None:
+            now = self.clock()
+            for w in self.watched:
+                if w.task_id not in feed.task_ids or w.done or w.push_live == live:
+                    continue
+                w.push_live = live
+                if live:
+                    relaxed = interval_for(w.task, self.config, relaxed=True)
+                    w.due = max(w.due, w.answered + relaxed)
+                else:
+                    # the feed dropped: back to the normal pace at once
+                    w.due = max(now, min(w.due, w.answered + interval_for(w.task, self.config)))
+            self._wake.set()
+
+        return health
+
+    async def _nap(self, seconds: float) -> None:
+        """Sleep, unless a push wakes the loop first."""
+        if self._wake.is_set():
+            self._wake.clear()
+            return
+        waker = asyncio.ensure_future(self._wake.wait())
+        sleeper = asyncio.ensure_future(self.sleep(seconds))
+        try:
+            await asyncio.wait({waker, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (waker, sleeper):
+                t.cancel()
+            self._wake.clear()
 
     def _active(self) -> list[Watched]:
         return [w for w in self.watched if not w.done]
@@ -167,7 +247,7 @@ class Watcher:
                 wake = min(w.due for w in active)
                 if deadline is not None:
                     wake = min(wake, deadline)
-                await self.sleep(max(0.0, wake - now))
+                await self._nap(max(0.0, wake - now))
                 continue
             batch = asyncio.gather(*(poll(w) for w in due))
             if deadline is None:
@@ -204,9 +284,12 @@ class Watcher:
             return
         w.failures = 0
         w.last_error = None
+        w.answered = self.clock()
         await self._seen(w, task, "poll")
 
     async def _seen(self, w: Watched, task: Task, via: str) -> None:
+        if w.via == "push" and w.task is not None and w.task.status == task.status:
+            via = "push"  # the poll confirms what the push said
         changed = not task.same_state(w.task)
         w.task = task
         w.via = via
@@ -225,7 +308,8 @@ class Watcher:
         elif task.status in INTERRUPTED and self.config.stop_on_input:
             self._end(w, task.status)
         else:
-            w.due = max(self.clock() + interval_for(task, self.config), self._hold_until)
+            pace = interval_for(task, self.config, relaxed=w.push_live)
+            w.due = max(self.clock() + pace, self._hold_until)
 
     def _failed(self, w: Watched, exc: McptaskError) -> None:
         w.failures += 1

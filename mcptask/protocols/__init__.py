@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 #: protocol name -> (module, class)
 _MODULES: dict[str, tuple[str, str]] = {
     "mcp-2025-11-25": ("mcptask.protocols.mcp2025", "Mcp2025"),
+    "mcp-2026-07-28": ("mcptask.protocols.mcp2026", "Mcp2026"),
+    "a2a-0.3": ("mcptask.protocols.a2a", "A2A03"),
+    "a2a-1.0": ("mcptask.protocols.a2a", "A2A10"),
+    "agno": ("mcptask.protocols.agno", "Agno"),
 }
 
 NAMES = ("auto", "mcp-2025-11-25", "mcp-2026-07-28", "a2a-0.3", "a2a-1.0", "agno")

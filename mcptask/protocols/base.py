@@ -49,8 +49,20 @@ class Created:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-#: a handler for server messages (notifications, requests) outside a request's answer
-PushHandler = Callable[[Task], Awaitable[None]]
+Deliver = Callable[[Task], Awaitable[None]]
+Health = Callable[[bool], None]
+
+
+class PushFeed(ABC):
+    """A source of task updates the server pushes (an MCP session's GET stream, an A2A
+    subscription). `run` delivers tasks as they arrive and reports whether the feed is live;
+    it reconnects by itself and returns only when pushing is impossible or over."""
+
+    def __init__(self, task_ids: set[str]) -> None:
+        self.task_ids = task_ids
+
+    @abstractmethod
+    async def run(self, deliver: Deliver, health: Health) -> None: ...
 
 
 class TaskProtocol(ABC):
@@ -100,6 +112,10 @@ class TaskProtocol(ABC):
     async def list(self, refs: list[TaskRef]) -> list[Task]:
         """The server's tasks (all pages). `refs` are the task book's tasks for this endpoint
         (session-bound protocols list once per known session)."""
+
+    def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
+        """Feeds of pushed updates for these tasks; none where the protocol cannot push."""
+        return []
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""

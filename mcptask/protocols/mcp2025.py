@@ -19,7 +19,18 @@ from ..errors import (
 )
 from ..model import Task, normalize_status
 from ..rpc import RpcClient
-from .base import Created, TaskProtocol, TaskRef, TaskResult, lenient_int, lenient_str, parse_wire
+from .base import (
+    Created,
+    Deliver,
+    Health,
+    PushFeed,
+    TaskProtocol,
+    TaskRef,
+    TaskResult,
+    lenient_int,
+    lenient_str,
+    parse_wire,
+)
 
 VERSION = "2025-11-25"
 
@@ -74,6 +85,78 @@ def describe_capabilities(caps: Any) -> str:
     if not isinstance(caps, dict) or not caps:
         return "nothing"
     return ", ".join(sorted(str(k) for k in caps))
+
+
+STATUS_NOTIFICATION = "notifications/tasks/status"
+RECONNECT_MIN = 0.5
+RECONNECT_MAX = 30.0
+
+
+class SessionFeed(PushFeed):
+    """A session's standalone GET SSE stream: `notifications/tasks/status` for its tasks.
+    One stream per session (the reference server refuses a second with 409). 405 means the
+    server offers no stream; 409 that another client holds it: both end pushing (polling goes
+    on). A dropped stream is reopened after the server's `retry` with `Last-Event-ID`."""
+
+    def __init__(self, proto: Mcp2025, session: str, task_ids: set[str]) -> None:
+        super().__init__(task_ids)
+        self.proto = proto
+        self.session = session
+        self.last_event_id: str | None = None
+        self.retry = 1.0
+        self.connects = 0
+
+    async def run(self, deliver: Deliver, health: Health) -> None:
+        transport = self.proto.rpc.transport
+        stream = getattr(transport, "event_stream", None)
+        if stream is None:
+            return
+        failures = 0
+        while True:
+            try:
+                self.connects += 1
+                async for event in stream(
+                    headers={"Mcp-Session-Id": self.session}, last_event_id=self.last_event_id
+                ):
+                    if event.event == "open":
+                        health(True)
+                        failures = 0
+                        continue
+                    if event.id:
+                        self.last_event_id = event.id
+                    if event.retry is not None:
+                        self.retry = min(max(event.retry / 1000.0, RECONNECT_MIN), RECONNECT_MAX)
+                    await self._handle(event.data, deliver)
+            except HttpStatusError as exc:
+                if exc.status in (405, 409):
+                    health(False)
+                    return
+                failures += 1
+            except ServerError:
+                failures += 1
+            health(False)
+            await asyncio.sleep(min(self.retry * (2 ** min(failures, 5)), RECONNECT_MAX)
+                                if failures else self.retry)
+
+    async def _handle(self, data: str, deliver: Deliver) -> None:
+        import json
+
+        if not data.strip():
+            return
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("method") != STATUS_NOTIFICATION:
+            return
+        params = message.get("params")
+        if not isinstance(params, dict) or params.get("taskId") not in self.task_ids:
+            return
+        try:
+            task = self.proto._task(params, "pushed task")
+        except ProtocolError:
+            return  # a malformed push is ignored: polling is the safety net
+        await deliver(task)
 
 
 class Mcp2025(TaskProtocol):
@@ -160,6 +243,14 @@ class Mcp2025(TaskProtocol):
 
     def _task(self, data: Any, what: str = "task") -> Task:
         return normalize(data, protocol=self.name, server=self.server, what=what)
+
+    def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
+        sessions: dict[str, set[str]] = {}
+        for ref in refs:
+            session = ref.session or self.session
+            if session:
+                sessions.setdefault(session, set()).add(ref.task_id)
+        return [SessionFeed(self, session, ids) for session, ids in sessions.items()]
 
     # -- operations -----------------------------------------------------------------------------
 

@@ -37,6 +37,15 @@ def origin(url: str | httpx.URL) -> tuple[str, str, int | None]:
 
 
 @dataclass
+class StreamEvent:
+    event: str
+    data: str
+    id: str | None
+    #: the SSE `retry` field (ms), when the server sent one
+    retry: int | None
+
+
+@dataclass
 class HttpOptions:
     url: str
     headers: dict[str, str] = field(default_factory=dict)
@@ -60,6 +69,30 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
+def _limit(cap: int) -> str:
+    mib = 1024 * 1024
+    return f"{cap // mib} MiB" if cap >= mib and cap % mib == 0 else f"{cap} byte"
+
+
+class _CappedStream(httpx.AsyncByteStream):
+    """A response's decoded bytes, refused past `cap` (MCPTASK_MAX_BODY)."""
+
+    def __init__(self, response: httpx.Response, cap: int) -> None:
+        self.response = response
+        self.cap = cap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self.response.aiter_bytes():
+            size += len(chunk)
+            if size > self.cap:
+                raise ProtocolError(
+                    f"the server's event stream passed the {_limit(self.cap)} limit "
+                    "(MCPTASK_MAX_BODY)"
+                )
+            yield chunk
+
+
 class HttpTransport:
     """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
     attached only to requests for the endpoint's origin, redirects included."""
@@ -74,7 +107,15 @@ class HttpTransport:
         self.headers: dict[str, str] = {}
         #: the last `Mcp-Session-Id` the server gave (MCP 2025-11-25)
         self.session_id: str | None = None
-        self._secrets = [options.token or ""] + list(options.headers.values())
+        # a password in the URL (`http://user:pass@host/`) and secret-looking query values
+        # (`?api_key=...`) are secrets too
+        u = urlsplit(options.url)
+        in_url = [u.password or ""] + [
+            v
+            for k, _, v in (p.partition("=") for p in u.query.split("&"))
+            if redact.is_secret_name(k)
+        ]
+        self._secrets = [options.token or "", *in_url, *options.headers.values()]
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -96,8 +137,8 @@ class HttpTransport:
 
     async def _credentials(self, request: httpx.Request) -> None:
         if origin(request.url) != self._origin:
-            # a redirect to another origin: never carry credentials there
-            for name in ["Authorization", *self.options.headers]:
+            # a redirect to another origin: never carry credentials (nor the session) there
+            for name in ["Authorization", "Mcp-Session-Id", *self.options.headers]:
                 request.headers.pop(name, None)
             return
         for name, value in self.options.headers.items():
@@ -136,7 +177,7 @@ class HttpTransport:
 
     def _where(self) -> str:
         u = urlsplit(self.url)
-        return f"{u.scheme}://{u.netloc}"
+        return f"{u.scheme}://{u.netloc.rpartition('@')[2]}"
 
     def _connect_error(self, exc: httpx.TransportError, url: str) -> TransportError:
         where = self._where()
@@ -156,6 +197,12 @@ class HttpTransport:
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {url}")
         detail = one_line(str(exc), 120) or type(exc).__name__
+        cause = exc
+        while cause is not None:
+            if isinstance(cause, ConnectionResetError):
+                detail = "the connection was reset"
+                break
+            cause = cause.__cause__ or cause.__context__
         return TransportError(f"connection to {where} failed: {detail}")
 
     # -- reading answers --------------------------------------------------------------------
@@ -166,7 +213,7 @@ class HttpTransport:
         if declared and declared.isdigit() and int(declared) > cap:
             raise ProtocolError(
                 f"the server's answer is {int(declared) // (1024 * 1024)} MiB, "
-                f"over the {cap // (1024 * 1024)} MiB limit (MCPTASK_MAX_BODY)"
+                f"over the {_limit(cap)} limit (MCPTASK_MAX_BODY)"
             )
         chunks: list[bytes] = []
         size = 0
@@ -174,8 +221,7 @@ class HttpTransport:
             size += len(chunk)
             if size > cap:
                 raise ProtocolError(
-                    f"the server's answer is over the {cap // (1024 * 1024)} MiB limit "
-                    "(MCPTASK_MAX_BODY)"
+                    f"the server's answer is over the {_limit(cap)} limit (MCPTASK_MAX_BODY)"
                 )
             chunks.append(chunk)
         return b"".join(chunks)
@@ -183,7 +229,7 @@ class HttpTransport:
     def _parse(self, body: bytes, response: httpx.Response) -> Any:
         try:
             return json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             ctype = response.headers.get("content-type", "no content type").split(";")[0]
             snippet = one_line(body[:200].decode("utf-8", "replace"), 80)
             what = "an empty body" if not body.strip() else f"{ctype}: {snippet!r}"
@@ -197,7 +243,7 @@ class HttpTransport:
         parsed: Any = None
         try:
             parsed = json.loads(body) if body else None
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             parsed = None
         retry_after = _retry_after(response.headers.get("retry-after"))
         if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
@@ -304,20 +350,21 @@ class HttpTransport:
     async def _sse(self, response: httpx.Response) -> AsyncIterator[Message]:
         from httpx_sse import EventSource, SSEError
 
-        cap = self.options.max_body
+        # the limit applies to the decoded bytes as they arrive, not only between events: one
+        # endless line (or a compressed one) must not fill the memory before an event ends
+        capped = httpx.Response(
+            response.status_code,
+            headers={"content-type": response.headers.get("content-type", "")},
+            stream=_CappedStream(response, self.options.max_body),
+        )
         try:
-            async for event in EventSource(response).aiter_sse():
-                if response.num_bytes_downloaded > cap:
-                    raise ProtocolError(
-                        f"the server's event stream passed the {cap // (1024 * 1024)} MiB "
-                        "limit (MCPTASK_MAX_BODY)"
-                    )
+            async for event in EventSource(capped).aiter_sse():
                 if not event.data.strip():
                     continue  # priming events and keep-alives carry no message
                 self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
                 try:
                     parsed = json.loads(event.data)
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise ProtocolError(
                         f"{self._where()} sent an event that is not JSON: "
                         f"{one_line(event.data, 80)!r}"
@@ -330,6 +377,48 @@ class HttpTransport:
                     yield item
         except SSEError as exc:
             raise ProtocolError(f"bad event stream from {self._where()}: {exc}") from None
+
+    async def event_stream(
+        self, *, headers: Mapping[str, str] | None = None, last_event_id: str | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """The endpoint's standalone GET SSE stream (MCP 2025-11-25 server push). Yields each
+        event with data; ends when the server closes it. 405 (no stream offered) and 409 (one
+        already open for the session) raise `HttpStatusError` like any other status."""
+        from httpx_sse import EventSource, SSEError
+
+        all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **self.headers}
+        if headers:
+            all_headers.update(headers)
+        if last_event_id:
+            all_headers["Last-Event-ID"] = last_event_id
+        request = self.client.build_request("GET", self.url, headers=all_headers)
+        # no read timeout: a healthy stream may be quiet for a long time
+        request.extensions["timeout"] = httpx.Timeout(
+            None, connect=self.options.connect_timeout
+        ).as_dict()
+        self._trace_request(request, None)
+        started = time.monotonic()
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise self._connect_error(exc, self.url) from None
+        try:
+            self._trace_response(response, started)
+            ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if not response.is_success:
+                raise self._error_for_status(response, await self._read_body(response))
+            if ctype != "text/event-stream":
+                raise ProtocolError(f"{self._where()} answered the event stream with {ctype!r}")
+            yield StreamEvent("open", "", None, None)
+            async for event in EventSource(response).aiter_sse():
+                self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
+                yield StreamEvent(event.event, event.data, event.id or None, event.retry)
+        except httpx.TransportError as exc:
+            raise self._connect_error(exc, self.url) from None
+        except SSEError as exc:
+            raise ProtocolError(f"bad event stream from {self._where()}: {exc}") from None
+        finally:
+            await response.aclose()
 
     async def get(self, path_or_url: str) -> httpx.Response:
         """A plain GET (agent cards); errors mapped like `send`."""

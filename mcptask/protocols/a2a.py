@@ -1,0 +1,570 @@
+"""A2A (Agent2Agent) 1.0 and 0.3 over JSON-RPC: tasks started by a message, read, cancelled,
+listed (1.0 only) and followed by subscription. Both versions share one class; what differs
+(method names, part and role spellings, how answers are wrapped) is class data.
+
+The module also holds what Agno's A2A routes share with plain A2A (`protocols.agno`): task
+normalization, parts, and the result payload."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+
+from ..errors import (
+    AuthError,
+    NotApplicable,
+    ProtocolError,
+    RpcError,
+    ServerError,
+    TaskNotFound,
+)
+from ..model import Status, Task, normalize_status
+from ..rpc import RpcClient, error_from
+from .base import Created, TaskProtocol, TaskRef, TaskResult, lenient_str, parse_wire
+
+# -- normalization (shared with Agno) ---------------------------------------------------------
+
+
+class WireStatus(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    state: StrictStr
+    message: Any = None
+    timestamp: str | None = None
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _str(cls, v: Any) -> str | None:
+        return lenient_str(v)
+
+
+class WireTask(BaseModel):
+    """An A2A task (0.3 or 1.0). `id` and `status.state` must be strings; the rest is read
+    leniently (the original stays in `raw`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: StrictStr
+    status: WireStatus
+    contextId: str | None = None
+
+    @field_validator("contextId", mode="before")
+    @classmethod
+    def _str(cls, v: Any) -> str | None:
+        return lenient_str(v)
+
+
+def normalize_state(state: str) -> Status:
+    """Every A2A spelling: 0.3 `input-required`, `canceled`, `unknown`; 1.0 `TASK_STATE_*`
+    (also `TASK_STATE_CANCELLED` and `TASK_STATE_UNSPECIFIED`). Unknown words are `working`."""
+    word = state.strip()
+    if word.upper().startswith("TASK_STATE_"):
+        word = word[len("TASK_STATE_") :]
+    return normalize_status(word)
+
+
+def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> Task:
+    wire: WireTask = parse_wire(WireTask, data, what)
+    return Task(
+        taskId=wire.id,
+        status=normalize_state(wire.status.state),
+        statusMessage=message_text(wire.status.message),
+        lastUpdatedAt=wire.status.timestamp,
+        protocol=protocol,
+        server=server,
+        contextId=wire.contextId,
+        raw=dict(data),
+    )
+
+
+def part_view(part: Any) -> dict[str, Any]:
+    """A part in one shape whatever the version: `{"kind": "text", "text"}`, `{"kind":
+    "data", "data"}`, `{"kind": "file", "name", "mimeType", "uri" | "bytes"}`."""
+    if not isinstance(part, dict):
+        return {"kind": "unknown", "part": part}
+    kind = part.get("kind")
+    if isinstance(part.get("text"), str) and kind in (None, "text"):
+        return {"kind": "text", "text": part["text"]}
+    if kind == "data" or (kind is None and "data" in part):
+        return {"kind": "data", "data": part.get("data")}
+    if kind == "file" and isinstance(part.get("file"), dict):  # 0.3
+        f = part["file"]
+        view: dict[str, Any] = {
+            "kind": "file",
+            "name": f.get("name"),
+            "mimeType": f.get("mimeType"),
+        }
+        if "uri" in f:
+            view["uri"] = f.get("uri")
+        if "bytes" in f:
+            view["bytes"] = f.get("bytes")
+        return view
+    if kind is None and ("url" in part or "raw" in part):  # 1.0
+        view = {"kind": "file", "name": part.get("filename"), "mimeType": part.get("mediaType")}
+        if "url" in part:
+            view["uri"] = part.get("url")
+        if "raw" in part:
+            view["bytes"] = part.get("raw")
+        return view
+    return {"kind": str(kind or "unknown"), "part": part}
+
+
+def part_text(view: dict[str, Any]) -> str:
+    kind = view.get("kind")
+    if kind == "text":
+        return str(view.get("text", ""))
+    if kind == "data":
+        return json.dumps(view.get("data"), indent=2, ensure_ascii=False)
+    if kind == "file":
+        name = view.get("name") or "unnamed"
+        mime = view.get("mimeType") or "unknown type"
+        where = view.get("uri") or ("inline" if view.get("bytes") else "no content")
+        return f"[file: {name} ({mime}) {where}]"
+    return json.dumps(view.get("part"), ensure_ascii=False)
+
+
+def parts_of(message: Any) -> list[dict[str, Any]]:
+    if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+        return []
+    return [part_view(p) for p in message["parts"]]
+
+
+def message_text(message: Any) -> str | None:
+    """The text parts of a message joined: a status message as the contract shows it."""
+    texts = [p["text"] for p in parts_of(message) if p["kind"] == "text" and p["text"]]
+    return "\n".join(texts) if texts else None
+
+
+def _is_agent(message: Any) -> bool:
+    role = message.get("role") if isinstance(message, dict) else None
+    return isinstance(role, str) and role.lower() in ("agent", "role_agent")
+
+
+def message_payload(message: Any) -> dict[str, Any]:
+    """A direct answer (a message, no task) as a result payload."""
+    parts = parts_of(message)
+    text = "\n".join(part_text(p) for p in parts)
+    role = message.get("role") if isinstance(message, dict) else None
+    return {
+        "text": text,
+        "artifacts": [],
+        "statusMessage": None,
+        "message": {"role": role, "parts": parts},
+    }
+
+
+def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
+    """The result of a finished A2A task: its artifacts (text parts as text, data parts as
+    JSON, files by name, type and uri) and its final status message; when it has neither
+    (Agno), the agent's last message in `history`. `text` is what a person reads."""
+    artifacts: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for artifact in raw.get("artifacts") or []:
+        if not isinstance(artifact, dict):
+            continue
+        view: dict[str, Any] = {
+            k: artifact[k] for k in ("artifactId", "name", "description") if k in artifact
+        }
+        view["parts"] = parts_of(artifact)
+        artifacts.append(view)
+        texts.extend(part_text(p) for p in view["parts"])
+    status = raw.get("status")
+    status_message = message_text(status.get("message")) if isinstance(status, dict) else None
+    if status_message:
+        texts.append(status_message)
+    payload: dict[str, Any] = {
+        "text": "\n".join(texts),
+        "artifacts": artifacts,
+        "statusMessage": status_message,
+    }
+    if not artifacts and not status_message:
+        for message in reversed(raw.get("history") or []):
+            if _is_agent(message) and parts_of(message):
+                parts = parts_of(message)
+                payload["text"] = "\n".join(part_text(p) for p in parts)
+                payload["message"] = {"role": message.get("role"), "parts": parts}
+                break
+    return payload
+
+
+def merge_event(current: dict[str, Any] | None, kind: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Apply a stream event (a whole task, a status update, an artifact update) to the last
+    known task, as the server would show it on the next read."""
+    if kind == "task":
+        return dict(event)
+    task = (
+        dict(current)
+        if current is not None
+        else {"id": event.get("taskId"), "contextId": event.get("contextId")}
+    )
+    if kind == "status" and isinstance(event.get("status"), dict):
+        task["status"] = event["status"]
+    elif kind == "artifact" and isinstance(event.get("artifact"), dict):
+        artifact = event["artifact"]
+        artifacts = [a for a in task.get("artifacts") or [] if isinstance(a, dict)]
+        aid = artifact.get("artifactId")
+        for i, old in enumerate(artifacts):
+            if aid is not None and old.get("artifactId") == aid:
+                if event.get("append") and isinstance(old.get("parts"), list):
+                    artifacts[i] = {**old, "parts": [*old["parts"], *(artifact.get("parts") or [])]}
+                else:
+                    artifacts[i] = artifact
+                break
+        else:
+            artifacts.append(artifact)
+        task["artifacts"] = artifacts
+    return task
+
+
+#: stream event kinds, 1.0 (wrapper key) and 0.3 (`kind`)
+_EVENT_KINDS = {
+    "task": "task",
+    "statusUpdate": "status",
+    "status-update": "status",
+    "artifactUpdate": "artifact",
+    "artifact-update": "artifact",
+    "message": "message",
+}
+
+
+def classify(result: Any) -> tuple[str, dict[str, Any]]:
+    """What an answer or stream event holds: 1.0 wraps it (`{"task": {...}}`), 0.3 tags it
+    (`{"kind": "task", ...}`)."""
+    if not isinstance(result, dict):
+        raise ProtocolError("the agent sent an answer that is not an object")
+    kind = result.get("kind")
+    if isinstance(kind, str) and kind in _EVENT_KINDS:
+        return _EVENT_KINDS[kind], result
+    for key in ("task", "message", "statusUpdate", "artifactUpdate"):
+        if isinstance(result.get(key), dict):
+            return _EVENT_KINDS[key], result[key]
+    if "id" in result and "status" in result:
+        return "task", result  # a bare task without `kind`
+    raise ProtocolError("the agent sent an answer that is neither a task nor a message")
+
+
+# -- the protocol -----------------------------------------------------------------------------
+
+
+class _A2A(TaskProtocol):
+    """A2A over JSON-RPC; subclasses say which version."""
+
+    version: ClassVar[str]
+    #: the protocol name of the other version, for hints
+    other: ClassVar[str]
+    headers: ClassVar[dict[str, str]] = {}
+    m_send: ClassVar[str]
+    m_get: ClassVar[str]
+    m_cancel: ClassVar[str]
+    m_subscribe: ClassVar[str]
+    m_list: ClassVar[str | None] = None
+    user_role: ClassVar[str]
+    message_extra: ClassVar[dict[str, Any]] = {}
+    send_configuration: ClassVar[dict[str, Any]]
+
+    default_interval: ClassVar[float] = 2.0
+    can_subscribe: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        rpc: RpcClient,
+        server: str,
+        *,
+        session: str | None = None,
+        context_id: str | None = None,
+    ) -> None:
+        super().__init__(rpc, server, session=session, context_id=context_id)
+        rpc.transport.headers.update(self.headers)
+        self._ids = 0
+
+    # -- encoding -------------------------------------------------------------------------------
+
+    def text_part(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+    def user_message(self, text: str, context_id: str | None) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "messageId": str(uuid.uuid4()),
+            "role": self.user_role,
+            **self.message_extra,
+            "parts": [self.text_part(text)],
+        }
+        if context_id:
+            message["contextId"] = context_id
+        return message
+
+    def _task(self, data: Any, what: str = "task") -> Task:
+        return normalize(data, protocol=self.name, server=self.server, what=what)
+
+    # -- calls and errors -----------------------------------------------------------------------
+
+    async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None = None) -> Any:
+        try:
+            return await self.rpc.request(method, params)
+        except RpcError as exc:
+            raise self._error(exc, method, ref) from None
+
+    def _error(self, exc: RpcError, method: str, ref: TaskRef | None) -> Exception:
+        msg = exc.rpc_message
+        if exc.code == -32001 and ref is not None:
+            return TaskNotFound(f"task {ref.task_id}: {msg or 'not found'}")
+        if exc.code == -32004:
+            return ServerError(
+                f"the agent does not support {method} ({msg or 'unsupported operation'})"
+            )
+        if exc.code == -32009 or (exc.code == -32603 and "version" in msg.lower()):
+            return ServerError(
+                f"the agent does not accept A2A {self.version} requests ({msg}); "
+                f"if it speaks {self.other.removeprefix('a2a-')}, use -p {self.other}"
+            )
+        if exc.code == -32601:
+            return ServerError(
+                f"the agent has no method {method} (-32601 {msg or 'Method not found'}); "
+                f"it may not speak A2A {self.version} (try -p {self.other})"
+            )
+        return exc
+
+    # -- operations -----------------------------------------------------------------------------
+
+    async def send_message(self, text: str, *, context_id: str | None) -> Created:
+        context_id = context_id or self.context_id
+        params = {
+            "message": self.user_message(text, context_id),
+            "configuration": dict(self.send_configuration),
+        }
+        kind, body = classify(await self._call(self.m_send, params))
+        if kind == "message":
+            return Created(task=None, result=message_payload(body))
+        if kind != "task":
+            raise ProtocolError(f"the agent answered {self.m_send} with a {kind} event")
+        task = self._task(body, "created task")
+        return Created(task=task, ref=TaskRef(task.taskId, context_id=task.contextId or context_id))
+
+    async def get(self, ref: TaskRef) -> Task:
+        return await self._get(ref, self.history_length)
+
+    async def _get(self, ref: TaskRef, history_length: int | None) -> Task:
+        params: dict[str, Any] = {"id": ref.task_id}
+        if history_length is not None:
+            params["historyLength"] = history_length
+        task = self._task(await self._call(self.m_get, params, ref))
+        if task.taskId != ref.task_id:
+            raise ProtocolError(
+                f"asked for task {ref.task_id}, the agent answered task {task.taskId}"
+            )
+        return task
+
+    async def result(self, ref: TaskRef, task: Task) -> TaskResult:
+        payload = result_payload(task.raw)
+        if not payload["text"] and "history" not in task.raw:
+            # read without history (`get --history 0`): the fallback needs it
+            task = await self._get(ref, None)
+            payload = result_payload(task.raw)
+        return TaskResult(task=task, payload=payload)
+
+    async def cancel(self, ref: TaskRef) -> Task | None:
+        try:
+            data = await self.rpc.request(self.m_cancel, {"id": ref.task_id})
+        except RpcError as exc:
+            if exc.code != -32002:
+                raise self._error(exc, self.m_cancel, ref) from None
+            task = await self.get(ref)
+            if task.terminal:
+                raise NotApplicable(
+                    f"task {ref.task_id} has already ended: {task.status}"
+                ) from None
+            raise NotApplicable(
+                f"the agent says task {ref.task_id} cannot be cancelled "
+                f"({exc.rpc_message or 'not cancelable'}); it is {task.status}"
+            ) from None
+        return self._task(data, "cancelled task")
+
+    async def list(self, refs: list[TaskRef]) -> list[Task]:
+        if self.m_list is None:
+            return []
+        out: dict[str, Task] = {}
+        token: str | None = None
+        for _ in range(1000):
+            params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
+            if token:
+                params["pageToken"] = token
+            data = await self._call(self.m_list, params)
+            if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+                raise ProtocolError(f"the agent's {self.m_list} answer has no `tasks` list")
+            for item in data["tasks"]:
+                task = self._task(item, f"task in {self.m_list}")
+                out.setdefault(task.taskId, task)
+            nxt = data.get("nextPageToken")
+            if not isinstance(nxt, str) or not nxt or nxt == token:
+                break
+            token = nxt
+        return list(out.values())
+
+    async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:
+        """Follow a task by its event stream: yields the task after every status or artifact
+        event; ends when the task ends or the stream closes. A task that has already ended
+        is yielded once (read with `get`)."""
+        self._ids += 1
+        message = {
+            "jsonrpc": "2.0",
+            "id": f"subscribe-{self._ids}",
+            "method": self.m_subscribe,
+            "params": {"id": ref.task_id},
+        }
+        current: dict[str, Any] | None = None
+        stream = self.rpc.transport.send(message)
+        async with aclosing(stream):  # type: ignore[type-var]
+            async for incoming in stream:
+                if incoming.get("error") is not None:
+                    exc = error_from(incoming["error"])
+                    if exc.code == -32004 and "terminal" in exc.rpc_message.lower():
+                        done = await self.get(ref)
+                        if done.terminal:
+                            yield done
+                            return
+                    raise self._error(exc, self.m_subscribe, ref)
+                if "result" not in incoming:
+                    continue  # a request or notification: not ours to answer here
+                kind, event = classify(incoming["result"])
+                if kind == "message":
+                    continue
+                current = merge_event(current, kind, event)
+                task = self._task(current, "task in the event stream")
+                yield task
+                if task.terminal:
+                    return
+
+
+class A2A10(_A2A):
+    name: ClassVar[str] = "a2a-1.0"
+    version: ClassVar[str] = "1.0"
+    other: ClassVar[str] = "a2a-0.3"
+    headers: ClassVar[dict[str, str]] = {"A2A-Version": "1.0"}
+    m_send: ClassVar[str] = "SendMessage"
+    m_get: ClassVar[str] = "GetTask"
+    m_cancel: ClassVar[str] = "CancelTask"
+    m_subscribe: ClassVar[str] = "SubscribeToTask"
+    m_list: ClassVar[str | None] = "ListTasks"
+    user_role: ClassVar[str] = "ROLE_USER"
+    send_configuration: ClassVar[dict[str, Any]] = {"returnImmediately": True}
+
+
+class A2A03(_A2A):
+    name: ClassVar[str] = "a2a-0.3"
+    version: ClassVar[str] = "0.3"
+    other: ClassVar[str] = "a2a-1.0"
+    m_send: ClassVar[str] = "message/send"
+    m_get: ClassVar[str] = "tasks/get"
+    m_cancel: ClassVar[str] = "tasks/cancel"
+    m_subscribe: ClassVar[str] = "tasks/resubscribe"
+    can_list: ClassVar[bool] = False
+    user_role: ClassVar[str] = "user"
+    message_extra: ClassVar[dict[str, Any]] = {"kind": "message"}
+    send_configuration: ClassVar[dict[str, Any]] = {"blocking": False}
+
+    def text_part(self, text: str) -> dict[str, Any]:
+        return {"kind": "text", "text": text}
+
+
+# -- detection --------------------------------------------------------------------------------
+
+#: A2A versions mcptask speaks, highest first
+_SPOKEN = (("1.0", "a2a-1.0"), ("0.3", "a2a-0.3"))
+_AGNO_CARD_URL = re.compile(r"/v1/message:(stream|send)/?$")
+
+
+def _version(value: Any) -> str | None:
+    """`"1.0"`, `"0.3.0"` -> `"1.0"`, `"0.3"`."""
+    if not isinstance(value, str):
+        return None
+    m = re.match(r"\s*v?(\d+)\.(\d+)", value)
+    return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+
+
+def protocol_from_card(card: Any) -> str | None:
+    """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it."""
+    if not isinstance(card, dict):
+        return None
+    interfaces = card.get("supportedInterfaces")
+    if isinstance(interfaces, list) and interfaces:  # 1.0
+        versions = {
+            _version(i.get("protocolVersion"))
+            for i in interfaces
+            if isinstance(i, dict) and str(i.get("protocolBinding", "")).upper() == "JSONRPC"
+        }
+        for version, name in _SPOKEN:
+            if version in versions:
+                return name
+        bindings = sorted(
+            {str(i.get("protocolBinding")) for i in interfaces if isinstance(i, dict)}
+        )
+        raise ServerError(
+            "the agent card offers no JSON-RPC interface mcptask speaks "
+            f"(bindings: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3)"
+        )
+    url = card.get("url")
+    if isinstance(url, str) and _AGNO_CARD_URL.search(urlsplit(url).path):
+        return "agno"  # Agno's per-operation routes, mounted where the URL shape is not Agno's
+    if "url" in card or "protocolVersion" in card or "preferredTransport" in card:  # 0.3, 0.2
+        transports = {str(card.get("preferredTransport") or "JSONRPC").upper()}
+        for extra in card.get("additionalInterfaces") or []:
+            if isinstance(extra, dict):
+                transports.add(str(extra.get("transport", "")).upper())
+        if "JSONRPC" not in transports:
+            raise ServerError(
+                "the agent card offers no JSON-RPC interface "
+                f"(transports: {', '.join(sorted(transports))})"
+            )
+        return "a2a-0.3"
+    return None
+
+
+def _card_urls(url: str) -> list[str]:
+    """The agent card at the URL's base, then at the origin (0.2's name only when that is
+    the same place: at most two requests)."""
+    u = urlsplit(url)
+    base_path = u.path.rstrip("/")
+    origin = urlunsplit((u.scheme, u.netloc, "", "", ""))
+    card = "/.well-known/agent-card.json"
+    if not base_path:
+        return [origin + card, origin + "/.well-known/agent.json"]
+    return [origin + base_path + card, origin + card]
+
+
+async def probe(rpc: RpcClient, url: str) -> str | None:
+    """Which A2A version the agent at `url` speaks, from its agent card; None if no card."""
+    get = getattr(rpc.transport, "get", None)
+    if get is None:
+        return None
+    for card_url in _card_urls(url):
+        response = await get(card_url)
+        status = response.status_code
+        if status in (401, 403):
+            detail = ""
+            try:
+                body = response.json()
+                if isinstance(body, dict) and isinstance(body.get("detail"), str):
+                    detail = f" ({body['detail']})"
+            except ValueError:
+                pass
+            raise AuthError(
+                f"{card_url} refused the agent card request: HTTP {status}{detail}"
+                + ("; set MCPTASK_TOKEN or --token-file" if status == 401 else "")
+            )
+        if status != 200:
+            continue
+        try:
+            card = response.json()
+        except ValueError:
+            continue
+        found = protocol_from_card(card)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,198 @@
+"""Agno AgentOS's A2A routes: one path per operation under an agent or team base
+(`.../a2a/agents/{id}/v1/message:send`, `tasks:get`, `tasks:cancel`), A2A 0.3 JSON-RPC bodies,
+a `contextId` required to reach a task, FastAPI `{"detail": ...}` errors, no list, no
+re-subscription (poll)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from typing import Any, ClassVar
+
+from ..errors import (
+    HttpStatusError,
+    NotApplicable,
+    ProtocolError,
+    ServerError,
+    TaskNotFound,
+    UsageError,
+)
+from ..model import Task
+from ..rpc import RpcClient, error_from
+from .a2a import classify, message_payload, normalize, result_payload
+from .base import Created, TaskProtocol, TaskRef, TaskResult
+
+#: an agent or team base, optionally with the version segment
+_SHAPE = re.compile(r"^(?P<base>.*?/a2a/(?P<kind>agents|teams)/[^/]+)(?:/v1)?/?$")
+
+
+def agno_base(url: str) -> tuple[str, str]:
+    """The agent/team base URL (no trailing `/v1`) and `agents` or `teams`."""
+    bare = url.split("?", 1)[0].split("#", 1)[0]
+    m = _SHAPE.match(bare)
+    if m:
+        return m.group("base"), m.group("kind")
+    base = bare.rstrip("/")
+    base = base.removesuffix("/v1")
+    return base, "agents"
+
+
+async def probe(rpc: RpcClient, url: str) -> str | None:
+    """Agno is known by its URL shape alone (no request): `/a2a/agents/<id>` or
+    `/a2a/teams/<id>`, optionally followed by `/v1`."""
+    from urllib.parse import urlsplit
+
+    path = urlsplit(url).path
+    return "agno" if _SHAPE.match(path) else None
+
+
+class Agno(TaskProtocol):
+    name: ClassVar[str] = "agno"
+    default_interval: ClassVar[float] = 2.0
+    can_list: ClassVar[bool] = False
+    can_subscribe: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        rpc: RpcClient,
+        server: str,
+        *,
+        session: str | None = None,
+        context_id: str | None = None,
+    ) -> None:
+        super().__init__(rpc, server, session=session, context_id=context_id)
+        self.base, self.kind = agno_base(server)
+
+    def _task(self, data: Any, what: str = "task") -> Task:
+        return normalize(data, protocol=self.name, server=self.server, what=what)
+
+    def _context(self, ref: TaskRef) -> str:
+        context = ref.context_id or self.context_id
+        if not context:
+            raise UsageError(
+                f"Agno needs the task's context to reach task {ref.task_id}: pass --context-id "
+                "(the contextId `send` printed; tasks sent from this machine remember it)"
+            )
+        return context
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def _post(self, op: str, method: str, params: dict[str, Any], ref: TaskRef | None) -> Any:
+        url = f"{self.base}/v1/{op}"
+        try:
+            if op == "message:send":
+                return await self._post_accepting_202(url, method, params)
+            return await self.rpc.request(method, params, url=url)
+        except HttpStatusError as exc:
+            raise self._error(exc, op, ref) from None
+
+    def _error(self, exc: HttpStatusError, op: str, ref: TaskRef | None) -> Exception:
+        detail = exc.message.split(": ", 1)[1] if ": " in exc.message else ""
+        if exc.status == 404 and ref is not None and "task not found" in detail.lower():
+            return TaskNotFound(
+                f"task {ref.task_id}: not found in context {ref.context_id or self.context_id} "
+                "(Agno answers the same for an unknown task and a wrong --context-id)"
+            )
+        if exc.status == 501:
+            component = "team" if self.kind == "teams" else "agent"
+            what = {"message:send": "start tasks", "tasks:get": "poll tasks"}.get(
+                op, "cancel tasks"
+            )
+            return ServerError(
+                f"this Agno {component} cannot {what} over A2A: Agno does not support it for "
+                f"this {component} type (HTTP 501: {detail or 'Not Implemented'})"
+            )
+        return exc
+
+    async def _post_accepting_202(self, url: str, method: str, params: dict[str, Any]) -> Any:
+        """POST a request whose answer comes with HTTP 202 and a body: Agno's non-blocking
+        `message:send` answers 202 with the task. The HTTP transport reads 202 as "accepted,
+        no body" (right for MCP notifications), so this one request is made here, with the
+        transport's client, credentials, tracing and error mapping."""
+        from ..transports.http import HttpTransport
+
+        message = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+        transport = self.rpc.transport
+        if not isinstance(transport, HttpTransport):
+            return await self.rpc.request(method, params, url=url)
+        import httpx
+
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            **transport.headers,
+        }
+        content = json.dumps(message, separators=(",", ":")).encode()
+        request = transport.client.build_request("POST", url, content=content, headers=headers)
+        transport._trace_request(request, message)
+        started = time.monotonic()
+        try:
+            response = await transport.client.send(request, stream=True)
+            try:
+                transport._trace_response(response, started)
+                body = await transport._read_body(response)
+            finally:
+                await response.aclose()
+        except httpx.TransportError as exc:
+            raise transport._connect_error(exc, url) from None
+        transport._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
+        if not response.is_success:
+            raise transport._error_for_status(response, body)
+        answer = transport._parse(body, response)
+        if not isinstance(answer, dict):
+            raise ProtocolError(f"the agent answered {method} with something that is not JSON-RPC")
+        if answer.get("error") is not None:
+            raise error_from(answer["error"])
+        if "result" not in answer:
+            raise ProtocolError(f"the agent's answer to {method} has no result")
+        return answer["result"]
+
+    # -- operations -----------------------------------------------------------------------------
+
+    async def send_message(self, text: str, *, context_id: str | None) -> Created:
+        context_id = context_id or self.context_id
+        message: dict[str, Any] = {
+            "messageId": str(uuid.uuid4()),
+            "role": "user",
+            "kind": "message",
+            "parts": [{"kind": "text", "text": text}],
+        }
+        if context_id:
+            message["contextId"] = context_id
+        params = {"message": message, "configuration": {"blocking": False}}
+        kind, body = classify(await self._post("message:send", "message/send", params, None))
+        if kind == "message":
+            return Created(task=None, result=message_payload(body))
+        if kind != "task":
+            raise ProtocolError(f"the agent answered message/send with a {kind} event")
+        task = self._task(body, "created task")
+        return Created(task=task, ref=TaskRef(task.taskId, context_id=task.contextId or context_id))
+
+    async def get(self, ref: TaskRef) -> Task:
+        params: dict[str, Any] = {"id": ref.task_id, "contextId": self._context(ref)}
+        if self.history_length is not None:
+            params["historyLength"] = self.history_length
+        task = self._task(await self._post("tasks:get", "tasks/get", params, ref))
+        if task.taskId != ref.task_id:
+            raise ProtocolError(
+                f"asked for task {ref.task_id}, the agent answered task {task.taskId}"
+            )
+        return task
+
+    async def result(self, ref: TaskRef, task: Task) -> TaskResult:
+        return TaskResult(task=task, payload=result_payload(task.raw))
+
+    async def cancel(self, ref: TaskRef) -> Task | None:
+        # Agno answers `canceled` for any id, finished or unknown: look the task up first
+        task = await self.get(ref)
+        if task.terminal:
+            raise NotApplicable(f"task {ref.task_id} has already ended: {task.status}")
+        params = {"id": ref.task_id, "contextId": self._context(ref)}
+        await self._post("tasks:cancel", "tasks/cancel", params, ref)
+        # its answer is always `canceled`; the run stops when Agno next checks: poll to see it
+        return None
+
+    async def list(self, refs: list[TaskRef]) -> list[Task]:
+        return []

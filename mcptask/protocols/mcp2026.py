@@ -1,0 +1,381 @@
+"""MCP 2026-07-28 with the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`).
+
+No sessions and no `initialize`: every request carries `_meta` (protocol version, client
+capabilities, client info) and the headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`.
+`tasks/get` is the only read: it carries the final `result` (completed) or `error` (failed)
+inline; there is no `tasks/result` and no `tasks/list`.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+
+from .. import __version__
+from ..errors import (
+    HttpStatusError,
+    McptaskError,
+    NotApplicable,
+    ProtocolError,
+    RpcError,
+    ServerError,
+    TaskEnded,
+    TaskNotFound,
+    UsageError,
+)
+from ..model import Task, normalize_status
+from ..rpc import RpcClient
+from .base import Created, TaskProtocol, TaskRef, TaskResult, lenient_int, lenient_str, parse_wire
+
+VERSION = "2026-07-28"
+NAME = "mcp-2026-07-28"
+#: what detection answers for MCP servers that do not do 2026-07-28 tasks
+FALLBACK = "mcp-2025-11-25"
+FALLBACK_VERSION = "2025-11-25"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+#: JSON-RPC error codes 2026-07-28 adds
+HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021
+UNSUPPORTED_VERSION = -32022
+
+
+def client_meta() -> dict[str, Any]:
+    """The `_meta` every request's params carry (a fresh copy: callers may change it)."""
+    return {
+        META_VERSION: VERSION,
+        META_CAPABILITIES: {"elicitation": {"form": {}}, "extensions": {TASKS_EXTENSION: {}}},
+        META_CLIENT_INFO: {"name": "mcptask", "version": __version__},
+    }
+
+
+def with_meta(params: dict[str, Any]) -> dict[str, Any]:
+    return {**params, "_meta": client_meta()}
+
+
+_SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
+_HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
+
+
+def header_value(value: str) -> str:
+    """`Mcp-Name` value encoding (SEP-2243): printable ASCII without edge whitespace as is,
+    anything else (non-ASCII, control characters, CR/LF) as `=?base64?<standard b64>?=`."""
+    if _HEADER_SAFE.match(value) and value == value.strip() and not _SENTINEL.match(value):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def request_headers(method: str, name: str | None = None) -> dict[str, str]:
+    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": method}
+    if name is not None:
+        headers["Mcp-Name"] = header_value(name)
+    return headers
+
+
+# -- errors a person can act on --------------------------------------------------------------
+
+
+def _paths(tree: Any, prefix: str = "") -> list[str]:
+    """`{"extensions": {"x/tasks": {}}}` -> `["extensions.x/tasks"]`."""
+    if not isinstance(tree, dict) or not tree:
+        return [prefix] if prefix else []
+    out: list[str] = []
+    for key, sub in tree.items():
+        out.extend(_paths(sub, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def supported_versions(exc: RpcError) -> list[str] | None:
+    data = exc.data
+    versions = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(versions, list):
+        return None
+    return [v for v in versions if isinstance(v, str)]
+
+
+def unsupported_version_error(exc: RpcError) -> ServerError:
+    versions = supported_versions(exc)
+    if not versions:
+        return ServerError(
+            f"the server does not accept MCP protocol version {VERSION} "
+            f"({UNSUPPORTED_VERSION}: {exc.rpc_message})"
+        )
+    text = f"server supports protocol versions: {', '.join(versions)}"
+    error = ServerError(f"the server does not accept MCP protocol version {VERSION}; {text}")
+    if FALLBACK_VERSION in versions:
+        error.hint = f"try -p {FALLBACK}"
+    return error
+
+
+def explain(exc: RpcError, method: str) -> McptaskError | None:
+    """The 2026-07-28 errors, as messages a person understands (None: keep the original)."""
+    if exc.code == HEADER_MISMATCH:
+        return ServerError(
+            f"the server says mcptask's MCP headers do not match the request ({exc.rpc_message}); "
+            "a proxy between mcptask and the server may be changing MCP-Protocol-Version, "
+            "Mcp-Method or Mcp-Name"
+        )
+    if exc.code == MISSING_CAPABILITY:
+        required = exc.data.get("requiredCapabilities") if isinstance(exc.data, dict) else None
+        names = ", ".join(_paths(required)) or "not named"
+        return ServerError(
+            f"the server requires a client capability mcptask does not declare for {method} "
+            f"({names}): {exc.rpc_message}"
+        )
+    if exc.code == UNSUPPORTED_VERSION:
+        return unsupported_version_error(exc)
+    if exc.code == -32601 and method.startswith("tasks/"):
+        return ServerError(
+            f"the server has no {method} method: it does not offer the MCP tasks extension "
+            f"({TASKS_EXTENSION})"
+        )
+    text = exc.rpc_message.lower()
+    if exc.http_status == 400 and ("session" in text or "not initialized" in text):
+        # a 2025-11-25 server refuses session-less requests this way
+        exc.hint = f"the server seems to expect MCP {FALLBACK_VERSION} sessions; try -p {FALLBACK}"
+    return None
+
+
+# -- the wire task ---------------------------------------------------------------------------
+
+
+class WireTask(BaseModel):
+    """A task as 2026-07-28 sends it (`tools/call` with `resultType: "task"`, `tasks/get`).
+    `taskId` and `status` must be strings; the rest is read leniently (a wrong type is
+    dropped, the original stays in `raw`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    taskId: StrictStr
+    status: StrictStr
+    statusMessage: str | None = None
+    createdAt: str | None = None
+    lastUpdatedAt: str | None = None
+    ttlMs: int | None = None
+    pollIntervalMs: int | None = None
+    inputRequests: dict[str, Any] | None = None
+
+    @field_validator("statusMessage", "createdAt", "lastUpdatedAt", mode="before")
+    @classmethod
+    def _str(cls, v: Any) -> str | None:
+        return lenient_str(v)
+
+    @field_validator("ttlMs", "pollIntervalMs", mode="before")
+    @classmethod
+    def _int(cls, v: Any) -> int | None:
+        return lenient_int(v)
+
+    @field_validator("inputRequests", mode="before")
+    @classmethod
+    def _map(cls, v: Any) -> dict[str, Any] | None:
+        return v if isinstance(v, dict) else None
+
+
+def normalize(data: Any, *, server: str, what: str = "task") -> Task:
+    wire: WireTask = parse_wire(WireTask, data, what)
+    return Task(
+        taskId=wire.taskId,
+        status=normalize_status(wire.status),
+        statusMessage=wire.statusMessage,
+        createdAt=wire.createdAt,
+        lastUpdatedAt=wire.lastUpdatedAt,
+        ttl=wire.ttlMs,
+        pollInterval=wire.pollIntervalMs,
+        protocol=NAME,
+        server=server,
+        inputRequests=wire.inputRequests,
+        raw=dict(data),
+    )
+
+
+def _has_outcome(task: Task) -> bool:
+    return (task.status == "completed" and "result" in task.raw) or (
+        task.status == "failed" and "error" in task.raw
+    )
+
+
+def _error_object(task: Task) -> dict[str, Any]:
+    """A failed task's JSON-RPC error, as sent; read leniently when the server sent none."""
+    error = task.raw.get("error")
+    if isinstance(error, dict):
+        return error
+    if error is not None:
+        return {"message": str(error)}
+    return {"message": task.statusMessage or "the task failed; the server sent no error object"}
+
+
+# -- the protocol ----------------------------------------------------------------------------
+
+
+class Mcp2026(TaskProtocol):
+    name: ClassVar[str] = NAME
+    default_interval: ClassVar[float] = 1.0
+    session_bound: ClassVar[bool] = False
+    can_list: ClassVar[bool] = False
+
+    async def _request(self, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+        try:
+            return await self.rpc.request(
+                method, with_meta(params), headers=request_headers(method, name)
+            )
+        except RpcError as exc:
+            better = explain(exc, method)
+            if better is not None:
+                raise better from None
+            raise
+
+    async def _task_request(self, method: str, ref: TaskRef) -> Any:
+        try:
+            return await self._request(method, {"taskId": ref.task_id}, name=ref.task_id)
+        except RpcError as exc:
+            if exc.code == -32602:
+                raise TaskNotFound(
+                    f"task {ref.task_id}: {exc.rpc_message or 'not found'}"
+                ) from None
+            raise
+
+    def _task(self, data: Any, what: str = "task") -> Task:
+        return normalize(data, server=self.server, what=what)
+
+    # -- operations -----------------------------------------------------------------------------
+
+    async def get(self, ref: TaskRef) -> Task:
+        task = self._task(await self._task_request("tasks/get", ref))
+        if task.taskId != ref.task_id:
+            raise ProtocolError(
+                f"asked for task {ref.task_id}, the server answered task {task.taskId}"
+            )
+        return task
+
+    async def result(self, ref: TaskRef, task: Task) -> TaskResult:
+        """From the `result`/`error` that `tasks/get` carries inline (2026-07-28 has no
+        `tasks/result`); fetched again when the task given lacks it."""
+        if not _has_outcome(task):
+            task = await self.get(ref)
+        if task.status == "completed":
+            if "result" not in task.raw:
+                raise ProtocolError(
+                    f"task {task.taskId} is completed but the server's tasks/get answer "
+                    "carries no `result`"
+                )
+            return TaskResult(task=task, payload=task.raw["result"])
+        if task.status == "failed":
+            return TaskResult(task=task, error=_error_object(task))
+        raise NotApplicable(f"task {task.taskId} is {task.status}; it has no result")
+
+    async def cancel(self, ref: TaskRef) -> Task | None:
+        """The ack of `tasks/cancel` says nothing (finished tasks are acked too): look the
+        task up first, then ask. Cancellation is cooperative: `watch` shows when it lands."""
+        task = await self.get(ref)
+        if task.terminal:
+            raise NotApplicable(f"task {ref.task_id} has already ended: {task.status}")
+        await self._task_request("tasks/cancel", ref)
+        return None
+
+    async def tools(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            data = await self._request("tools/list", params)
+            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+                raise ProtocolError("the server's tools/list answer has no `tools` list")
+            out.extend(t for t in data["tools"] if isinstance(t, dict))
+            nxt = data.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt or nxt == cursor:
+                break
+            cursor = nxt
+        return out
+
+    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
+        tools = await self.tools()
+        for info in tools:
+            if info.get("name") == tool:
+                schema = info.get("inputSchema")
+                return schema if isinstance(schema, dict) else None
+        names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
+        raise UsageError(f"the server has no tool {tool!r}; its tools: {names}")
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
+        """The server decides per call whether to make a task (tools/list does not say)."""
+        if ttl is not None:
+            raise UsageError(f"--ttl: the server owns the ttl on {VERSION}; leave --ttl out")
+        data = await self._request("tools/call", {"name": tool, "arguments": arguments}, tool)
+        if not isinstance(data, dict):
+            raise ProtocolError("the server's tools/call answer is not an object")
+        kind = data.get("resultType")
+        if kind == "task" or (kind is None and "taskId" in data and "content" not in data):
+            task = self._task(data, "created task")
+            return Created(task=task, ref=TaskRef(task.taskId))
+        if kind == "input_required":
+            raise TaskEnded(
+                f"tool {tool!r} asks for input without creating a task "
+                "(resultType input_required); mcptask cannot answer that",
+                6,
+            )
+        if kind is None or kind == "complete":
+            return Created(task=None, result=data)
+        raise ProtocolError(f"the server's tools/call answer has an unknown resultType {kind!r}")
+
+    async def list(self, refs: list[TaskRef]) -> list[Task]:
+        """There is no list method: the given (task book) tasks, each fetched again."""
+        out: list[Task] = []
+        for ref in refs:
+            try:
+                out.append(await self.get(ref))
+            except TaskNotFound:
+                continue
+        return out
+
+
+# -- detection -------------------------------------------------------------------------------
+
+
+async def probe(rpc: RpcClient, url: str) -> str | None:
+    """One `server/discover`: 2026-07-28 with tasks -> this protocol; an MCP-style refusal
+    (a JSON-RPC error with HTTP 4xx, or any JSON-RPC error over stdio) -> 2025-11-25; anything
+    that is clearly not MCP -> None (the next probe runs). Connection failures propagate."""
+    stdio = not url.startswith(("http://", "https://"))
+    transport = rpc.transport
+    session_before = getattr(transport, "session_id", None)
+    try:
+        data = await rpc.request(
+            "server/discover", with_meta({}), headers=request_headers("server/discover")
+        )
+    except RpcError as exc:
+        if exc.code == UNSUPPORTED_VERSION:
+            versions = supported_versions(exc)
+            if versions and FALLBACK_VERSION not in versions:
+                raise unsupported_version_error(exc) from None
+            return FALLBACK
+        if stdio or (exc.http_status is not None and 400 <= exc.http_status < 500):
+            # fastmcp 3 (400 -32600), server-everything (400 -32000), stdio servers (-32601)
+            return FALLBACK
+        # HTTP 200 with -32601 is how A2A JSON-RPC servers answer an unknown method
+        return None
+    except (HttpStatusError, ProtocolError):
+        return None  # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
+    finally:
+        # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
+        if hasattr(transport, "session_id"):
+            transport.session_id = session_before
+    if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
+        return None
+    caps = data.get("capabilities")
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    if (
+        VERSION in data["supportedVersions"]
+        and isinstance(extensions, dict)
+        and TASKS_EXTENSION in extensions
+    ):
+        return NAME
+    # MCP, but no 2026-07-28 tasks: if it does tasks at all, it does them the 2025-11-25 way
+    # (whose module says clearly when the server does no tasks)
+    return FALLBACK

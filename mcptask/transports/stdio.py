@@ -1,0 +1,518 @@
+"""stdio transport: spawn an MCP server and speak newline-delimited JSON-RPC on its stdin/stdout.
+
+The server is spawned on the first `send`, in its own session (process group), with a minimal
+environment (`HOME LOGNAME PATH SHELL TERM USER`, as the official SDKs do) plus its entry's `env`.
+One reader task routes every line from its stdout: responses go to the `send` waiting for that id;
+requests and notifications from the server go to `on_unsolicited` when set, else to the oldest open
+request's stream, else (notifications) to the bounded `notifications` queue. Non-JSON lines are
+ignored (shown under `--trace`). The last lines of the server's stderr are kept and folded into
+the error when the server cannot start or dies.
+
+`aclose()` stops the server (close stdin, wait briefly, SIGTERM the group, wait, SIGKILL). A
+SIGTERM to mcptask while a server runs (outside `watch`, which handles it itself) and interpreter
+exit both stop the group too, so no server outlives mcptask.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import inspect
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import redact
+from ..errors import ProtocolError, TransportError
+from ..textsafe import clean, one_line
+
+Message = dict[str, Any]
+Tracer = Callable[[str], None]
+UnsolicitedHandler = Callable[[Message], Awaitable[None] | None]
+
+#: what a spawned server inherits from mcptask's environment (as the official SDKs do)
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+STDERR_LINES = 50
+DEFAULT_MAX_LINE = 32 * 1024 * 1024
+#: as the HTTP transport's read timeout (MCPTASK_READ_TIMEOUT)
+DEFAULT_READ_TIMEOUT = 60.0
+NOTIFICATION_QUEUE = 1000
+#: after stdin is closed, how long the server gets to exit on its own; then after SIGTERM
+CLOSE_GRACE = 0.5
+TERM_GRACE = 2.0
+
+
+class ServerExited(TransportError):
+    """The stdio server could not start or has exited: retrying cannot help."""
+
+    transient = False
+
+
+@dataclass
+class StdioOptions:
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    trace: Tracer | None = None
+    cwd: str | None = None
+    #: idle time allowed between messages of one request (None: wait for ever)
+    read_timeout: float | None = None
+    #: the longest line accepted from the server (MCPTASK_MAX_BODY)
+    max_line: int = DEFAULT_MAX_LINE
+    #: more values to scrub from traces and errors
+    secrets: list[str] = field(default_factory=list)
+
+
+def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """The spawned server's environment: a few of ours, then the entry's own `env`."""
+    env = {k: os.environ[k] for k in INHERITED_ENV if k in os.environ}
+    env.update(extra)
+    return env
+
+
+# -- the safety net: no child outlives mcptask ----------------------------------------------------
+
+#: process group ids of servers that are running
+_LIVE: set[int] = set()
+_ATEXIT = False
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to a process group; False when nothing is left in it."""
+    if not hasattr(os, "killpg"):
+        return False
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _kill_groups_now() -> None:
+    """Synchronously stop every live server group: SIGTERM, up to 1 s, then SIGKILL."""
+    groups = list(_LIVE)
+    if not groups:
+        return
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        if not any(_signal_group(pgid, 0) for pgid in groups):
+            break
+        time.sleep(0.02)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+        _LIVE.discard(pgid)
+
+
+def _on_sigterm() -> None:
+    """SIGTERM outside `watch`: stop the servers, then die of SIGTERM as we would have."""
+    _kill_groups_now()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _install_safety_net(loop: asyncio.AbstractEventLoop) -> None:
+    global _ATEXIT
+    if not _ATEXIT:
+        atexit.register(_kill_groups_now)
+        _ATEXIT = True
+    if threading.current_thread() is not threading.main_thread() or sys.platform == "win32":
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, _on_sigterm)
+
+
+# -- the transport --------------------------------------------------------------------------------
+
+
+def _is_response(msg: Message) -> bool:
+    return "method" not in msg and ("result" in msg or "error" in msg)
+
+
+class StdioTransport:
+    """One spawned server; implements `rpc.Transport`."""
+
+    def __init__(self, options: StdioOptions) -> None:
+        if not options.command:
+            raise ValueError("StdioOptions.command is empty")
+        self.options = options
+        self.url = "stdio:" + " ".join(options.command)
+        #: unused over stdio (protocol modules set them for HTTP)
+        self.headers: dict[str, str] = {}
+        self.session_id: str | None = None
+        #: server requests and notifications go here when set (push watch: tasks/status)
+        self.on_unsolicited: UnsolicitedHandler | None = None
+        #: notifications that arrived while no request was open and no handler was set
+        self.notifications: asyncio.Queue[Message] = asyncio.Queue(maxsize=NOTIFICATION_QUEUE)
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pgid: int | None = None
+        self._start_lock: asyncio.Lock | None = None
+        self._write_lock: asyncio.Lock | None = None
+        self._pending: dict[Any, asyncio.Queue[Message | BaseException]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._handler_tasks: set[asyncio.Task[None]] = set()
+        self._stderr_done: asyncio.Event | None = None
+        self._eof: asyncio.Event | None = None
+        self._dead: ServerExited | None = None
+        self._closing = False
+        self._secrets = [
+            *(v for k, v in options.env.items() if redact.is_secret_name(k)),
+            *options.secrets,
+        ]
+
+    # -- text -------------------------------------------------------------------------------------
+
+    def redact(self, message: str) -> str:
+        return redact.text(message, self._secrets)
+
+    def _trace(self, line: str) -> None:
+        if self.options.trace is not None:
+            self.options.trace(self.redact(clean(line)))
+
+    @property
+    def _name(self) -> str:
+        return os.path.basename(self.options.command[0])
+
+    def _tail(self, lines: int = 8, limit: int = 600) -> str:
+        """The last stderr lines folded into one line."""
+        kept = [one_line(s, 300) for s in list(self.stderr_tail)[-lines:]]
+        text = " | ".join(s for s in kept if s)
+        if len(text) > limit:
+            text = "…" + text[-(limit - 1) :]
+        return self.redact(text)
+
+    # -- starting ---------------------------------------------------------------------------------
+
+    async def _ensure_started(self) -> asyncio.subprocess.Process:
+        if self._dead is not None:
+            raise self._dead
+        if self._closing:
+            raise ServerExited(f"the stdio server {self._name} has been stopped")
+        if self._proc is not None:
+            return self._proc
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._proc is None and self._dead is None:
+                try:
+                    await self._spawn()
+                except ServerExited as exc:
+                    self._dead = exc
+                    raise
+        if self._dead is not None:
+            raise self._dead
+        assert self._proc is not None
+        return self._proc
+
+    async def _spawn(self) -> None:
+        o = self.options
+        env = child_environment(o.env)
+        where = f" (in {o.cwd})" if o.cwd else ""
+        self._trace(f"> spawn {' '.join(o.command)}{where}; environment: {', '.join(sorted(env))}")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *o.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=o.cwd,
+                limit=o.max_line,
+                start_new_session=sys.platform != "win32",
+            )
+        except FileNotFoundError as exc:
+            missing = exc.filename if isinstance(exc.filename, str) else o.command[0]
+            if o.cwd and missing == o.cwd:
+                what = f"its working directory does not exist: {o.cwd}"
+            else:
+                what = f"command not found: {o.command[0]}"
+            raise ServerExited(f"cannot start the stdio server: {what}") from None
+        except PermissionError:
+            raise ServerExited(
+                f"cannot start the stdio server: permission denied: {o.command[0]}"
+            ) from None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise ServerExited(f"cannot start the stdio server {o.command[0]}: {reason}") from None
+        self._proc = proc
+        if sys.platform != "win32":
+            self._pgid = proc.pid
+            _LIVE.add(proc.pid)
+        loop = asyncio.get_running_loop()
+        _install_safety_net(loop)
+        self._eof = asyncio.Event()
+        self._stderr_done = asyncio.Event()
+        self._write_lock = asyncio.Lock()
+        self._tasks = [
+            loop.create_task(self._read_stdout(proc), name="mcptask-stdio-stdout"),
+            loop.create_task(self._read_stderr(proc), name="mcptask-stdio-stderr"),
+        ]
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    async def _read_stderr(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        assert self._stderr_done is not None
+        try:
+            while True:
+                try:
+                    raw = await proc.stderr.readline()
+                except ValueError:  # a line over the limit: its start is lost, go on
+                    continue
+                if not raw:
+                    return
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                self.stderr_tail.append(line)
+                self._trace(f"! stderr: {line}")
+        except (OSError, asyncio.CancelledError):
+            return
+        finally:
+            self._stderr_done.set()
+
+    async def _read_stdout(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        try:
+            while True:
+                try:
+                    raw = await proc.stdout.readline()
+                except ValueError:
+                    mib = self.options.max_line // (1024 * 1024)
+                    self._fail_pending(
+                        ProtocolError(
+                            f"the stdio server sent a message over the {mib} MiB limit "
+                            "(MCPTASK_MAX_BODY)"
+                        )
+                    )
+                    continue
+                if not raw:
+                    break
+                self._line(raw)
+        except asyncio.CancelledError:
+            return
+        except OSError:
+            pass
+        await self._on_eof(proc)
+
+    def _line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            self._trace(f"< (not JSON, ignored) {text[:2000]}")
+            return
+        items = parsed if isinstance(parsed, list) else [parsed]
+        if not all(isinstance(i, dict) for i in items):
+            self._trace(f"< (not a JSON-RPC message, ignored) {text[:2000]}")
+            return
+        self._trace(f"< {json.dumps(redact.data(parsed), ensure_ascii=False)[:20000]}")
+        for item in items:
+            self._route(item)
+
+    def _route(self, msg: Message) -> None:
+        if _is_response(msg):
+            queue = self._pending.get(msg.get("id"))
+            if queue is None and msg.get("id") is None and self._pending:
+                # an error the server could not tie to a request (e.g. a parse error)
+                queue = next(iter(self._pending.values()))
+            if queue is None:
+                self._trace(f"< (an answer to request {msg.get('id')!r} nobody waits for)")
+                return
+            queue.put_nowait(msg)
+            return
+        if "method" not in msg:
+            self._trace("< (neither a request, a notification nor an answer: ignored)")
+            return
+        if "id" in msg and msg.get("method") == "ping":
+            self._answer(msg["id"], result={})
+            return
+        if self.on_unsolicited is not None:
+            outcome = self.on_unsolicited(msg)
+            if inspect.isawaitable(outcome):
+                task = asyncio.ensure_future(outcome)
+                self._handler_tasks.add(task)
+                task.add_done_callback(self._handler_tasks.discard)
+            return
+        if self._pending:
+            next(iter(self._pending.values())).put_nowait(msg)
+            return
+        if "id" in msg:  # a request nobody can answer: say so, or the server would wait
+            self._answer(
+                msg["id"], error={"code": -32601, "message": f"Method not found: {msg['method']}"}
+            )
+            return
+        if self.notifications.full():
+            self.notifications.get_nowait()
+        self.notifications.put_nowait(msg)
+
+    def _answer(self, req_id: Any, *, result: Any = None, error: Message | None = None) -> None:
+        reply: Message = {"jsonrpc": "2.0", "id": req_id}
+        if error is not None:
+            reply["error"] = error
+        else:
+            reply["result"] = result
+        task = asyncio.ensure_future(self._write_quietly(reply))
+        self._handler_tasks.add(task)
+        task.add_done_callback(self._handler_tasks.discard)
+
+    async def _write_quietly(self, message: Message) -> None:
+        with contextlib.suppress(TransportError, OSError):
+            await self._write(message)
+
+    async def _on_eof(self, proc: asyncio.subprocess.Process) -> None:
+        """stdout closed: the server is gone (or going). Fail whoever still waits."""
+        assert self._eof is not None
+        if self._stderr_done is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stderr_done.wait(), 1.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), 1.0)
+        self._dead = self._exit_error(proc.returncode)
+        self._eof.set()
+        self._fail_pending(self._dead)
+
+    def _exit_error(self, status: int | None, doing: str = "") -> ServerExited:
+        if self._closing:
+            return ServerExited(f"the stdio server {self._name} has been stopped")
+        if status is None:
+            how = "closed its stdout"
+        elif status < 0:
+            try:
+                how = f"was killed by {signal.Signals(-status).name}"
+            except ValueError:
+                how = f"was killed by signal {-status}"
+        else:
+            how = f"exited with status {status}"
+        tail = self._tail()
+        text = f"the stdio server {self._name} {how}{doing}"
+        text += f"; its last stderr lines: {tail}" if tail else " (it wrote nothing on stderr)"
+        return ServerExited(text)
+
+    def _fail_pending(self, exc: BaseException) -> None:
+        for queue in list(self._pending.values()):
+            queue.put_nowait(exc)
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    async def _write(self, message: Message) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and self._write_lock is not None
+        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
+        async with self._write_lock:
+            self._trace(f"> {json.dumps(redact.data(message), ensure_ascii=False)[:20000]}")
+            try:
+                proc.stdin.write(data.encode())
+                await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError, RuntimeError, OSError):
+                await self._wait_dead()
+                raise self._dead or ServerExited(
+                    f"the stdio server {self._name} stopped reading its stdin"
+                ) from None
+
+    async def _wait_dead(self) -> None:
+        if self._eof is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._eof.wait(), 3.0)
+
+    # -- the one operation ------------------------------------------------------------------------
+
+    async def send(
+        self,
+        message: Message,
+        *,
+        headers: Mapping[str, str] | None = None,
+        url: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[Message]:
+        """Write one message; for a request, yield what arrives for it up to its answer."""
+        await self._ensure_started()
+        is_request = "method" in message and "id" in message
+        if not is_request:
+            await self._write(message)
+            return
+        req_id = message["id"]
+        method = message.get("method")
+        queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()
+        self._pending[req_id] = queue
+        try:
+            await self._write(message)
+            wait = timeout if timeout is not None else self.options.read_timeout
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), wait)
+                except TimeoutError:
+                    raise TransportError(
+                        f"timed out waiting for the stdio server {self._name} to answer {method}"
+                    ) from None
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if _is_response(item):
+                    return
+        finally:
+            self._pending.pop(req_id, None)
+
+    # -- stopping ---------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop the server: close stdin, wait briefly, SIGTERM, wait, SIGKILL."""
+        self._closing = True
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            await self._stop(proc)
+        except BaseException:
+            self._kill(proc)  # cancelled or interrupted while stopping: no waiting now
+            raise
+        finally:
+            for task in [*self._tasks, *self._handler_tasks]:
+                task.cancel()
+            if self._pgid is not None:
+                _LIVE.discard(self._pgid)
+            self._fail_pending(ServerExited(f"the stdio server {self._name} has been stopped"))
+
+    async def _stop(self, proc: asyncio.subprocess.Process) -> None:
+        if proc.returncode is None and proc.stdin is not None:
+            with contextlib.suppress(OSError, RuntimeError):
+                proc.stdin.close()
+            if not await self._waited(proc, CLOSE_GRACE):
+                self._trace("> the server did not exit when its stdin closed: SIGTERM")
+                self._signal(proc, signal.SIGTERM)
+                if not await self._waited(proc, TERM_GRACE):
+                    self._trace("> the server ignored SIGTERM: SIGKILL")
+                    self._signal(proc, signal.SIGKILL)
+                    await self._waited(proc, TERM_GRACE)
+        # whatever it left in its group (a wrapper's children) goes too
+        if self._pgid is not None:
+            _signal_group(self._pgid, signal.SIGTERM)
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=1.0)
+
+    @staticmethod
+    async def _waited(proc: asyncio.subprocess.Process, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(proc.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+    def _signal(self, proc: asyncio.subprocess.Process, sig: int) -> None:
+        if self._pgid is not None and _signal_group(self._pgid, sig):
+            return
+        with contextlib.suppress(ProcessLookupError, OSError):
+            proc.send_signal(sig)
+
+    def _kill(self, proc: asyncio.subprocess.Process) -> None:
+        self._signal(proc, signal.SIGKILL)

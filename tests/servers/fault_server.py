@@ -1,0 +1,654 @@
+"""A scripted, hostile MCP 2025-11-25 server for fault-injection tests (standard library only).
+
+It runs on 127.0.0.1 on a free port, in a thread of the test process. Each test asks for a
+*scenario* and gets a URL of its own (``http://127.0.0.1:PORT/<id>/mcp``): the path selects the
+scenario, so one server serves many tests and every scenario keeps its own counters.
+
+A scenario says, per method, what to answer to the n-th request: a list of *answers*, the last
+one repeating. An answer is a task (a dict, sent as a JSON-RPC result), or one of the faults
+below (a callable that gets the request handler and the JSON-RPC request)::
+
+    with FaultServer() as fs:
+        url = fs.url(get=[task(status="working"), html(502), task(status="completed")])
+        url = fs.preset("html-502")
+
+`initialize` answers normally (with an ``Mcp-Session-Id``) unless the scenario gives ``init``;
+notifications get 202. Everything is recorded in ``fs.requests`` (scenario id, method, headers,
+arrival time), so tests can check pacing and which headers reached which origin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, cast
+
+Json = dict[str, Any]
+Answer = Callable[["FaultHandler", Json], None] | Json
+
+SESSION = "fault-session-1"
+TASK_ID = "t-1"
+MIB = 1024 * 1024
+INIT_RESULT: Json = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
+    "serverInfo": {"name": "fault-server", "version": "1"},
+}
+#: JSON-RPC method -> the scenario field holding its answers
+FIELDS = {
+    "initialize": "init",
+    "tasks/get": "get",
+    "tasks/result": "result",
+    "tasks/cancel": "cancel",
+    "tasks/list": "list",
+    "tools/list": "tools",
+    "tools/call": "call",
+}
+
+#: escape sequences and control bytes a hostile server might put in text, each followed by a
+#: marker word that must never appear right after the sequence in pretty output
+HOSTILE: dict[str, str] = {
+    "osc52": "\x1b]52;c;ZWNobyBwd25lZA==\x07",  # clipboard write
+    "title": "\x1b]0;pwned-title\x07",  # window title
+    "title_st": "\x1b]2;pwned-title2\x1b\\",  # window title, ST-terminated
+    "clear": "\x1b[2J\x1b[H",  # clear screen, cursor home
+    "csi8": "\x9b31m",  # 8-bit CSI
+    "dsr": "\x1b[6n",  # device status report (makes the terminal type back)
+    "dcs": "\x1bP+q544e\x1b\\",  # DCS request
+    "cr": "\r",  # overwrite the line
+    "bs": "\x08\x08\x08",  # backspaces
+    "bidi": "\u202e",  # right-to-left override
+    "nul": "\x00",
+    "bell": "\x07",
+}
+
+
+def hostile_text(prefix: str = "msg") -> str:
+    """Text with every hostile sequence, each followed by a marker ``<prefix>-<name>``."""
+    return " ".join(f"{seq}{prefix.upper()}{name.upper()}" for name, seq in HOSTILE.items())
+
+
+def task(**fields: Any) -> Json:
+    """A well-formed task; keyword arguments override or add fields (``None`` deletes)."""
+    out: Json = {
+        "taskId": TASK_ID,
+        "status": "working",
+        "statusMessage": "Working",
+        "createdAt": "2025-11-25T10:00:00.000Z",
+        "lastUpdatedAt": "2025-11-25T10:00:01.000Z",
+        "ttl": 60_000,
+        "pollInterval": 250,
+    }
+    for k, v in fields.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def tool_result(text: str = "all done", *, is_error: bool = False) -> Json:
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+# -- answers ------------------------------------------------------------------------------------
+
+
+def ok(result: Any) -> Answer:
+    """A JSON-RPC result that is not a dict (a dict alone is already a result)."""
+    return lambda h, msg: h.send_json({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+
+
+def rpc_error(code: int, message: str, *, status: int = 200, data: Any = None) -> Answer:
+    def answer(h: FaultHandler, msg: Json) -> None:
+        err: Json = {"code": code, "message": message}
+        if data is not None:
+            err["data"] = data
+        h.send_json({"jsonrpc": "2.0", "id": msg.get("id"), "error": err}, status=status)
+
+    return answer
+
+
+def raw(
+    status: int,
+    body: bytes,
+    ctype: str = "application/json",
+    headers: dict[str, str] | None = None,
+) -> Answer:
+    return lambda h, msg: h.send_raw(status, body, ctype, headers)
+
+
+def html(status: int = 200) -> Answer:
+    page = f"<html><body><h1>{status} nginx</h1></body></html>".encode()
+    return raw(status, page, "text/html")
+
+
+def truncated_json() -> Answer:
+    """A complete HTTP answer whose JSON body stops half way."""
+    return lambda h, msg: h.send_raw(200, b'{"jsonrpc": "2.0", "id": %d, "resu' % msg["id"])
+
+
+def short_body() -> Answer:
+    """Content-Length promises more than is sent, then the connection closes."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.send_head(200, "application/json", length=500)
+        h.write(b'{"jsonrpc": "2.0", "id": 1, "re')
+        h.close_connection = True
+
+    return answer
+
+
+def reset() -> Answer:
+    """Headers and part of the body, then a TCP reset."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.send_head(200, "application/json", length=1000)
+        h.write(b'{"jsonrpc": "2.0", "id": ')
+        h.reset()
+
+    return answer
+
+
+def reset_at_once() -> Answer:
+    """A TCP reset before any answer."""
+    return lambda h, msg: h.reset()
+
+
+def hang(*, after_headers: bool = False) -> Answer:
+    """Never answer (until the server stops)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        if after_headers:
+            h.send_head(200, "application/json", length=100)
+            h.wfile.flush()
+        h.fault_server.stopping.wait(120)
+        h.close_connection = True
+
+    return answer
+
+
+def sse(*messages: Any, truncate: bool = False, priming: bool = True) -> Answer:
+    """An SSE answer; `{"id": "$"}` inside a message is replaced by the request id. With
+    `truncate`, the last event stops half way and the connection closes."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.send_head(200, "text/event-stream", length=None)
+        if priming:
+            h.write(b"id: prime\ndata: \n\n")
+        for i, m in enumerate(messages):
+            if isinstance(m, dict) and m.get("id") == "$":
+                m = {**m, "id": msg.get("id")}
+            data = m if isinstance(m, str) else json.dumps(m)
+            event = f"event: message\ndata: {data}\n\n".encode()
+            if truncate and i == len(messages) - 1:
+                event = event[: len(event) // 2]
+            h.write(event)
+        h.close_connection = True
+
+    return answer
+
+
+def sse_result(result: Any, *, truncate: bool = False) -> Answer:
+    return sse({"jsonrpc": "2.0", "id": "$", "result": result}, truncate=truncate)
+
+
+def wrong_id(result: Any = None) -> Answer:
+    return lambda h, msg: h.send_json(
+        {"jsonrpc": "2.0", "id": int(msg.get("id") or 0) + 1000, "result": result or task()}
+    )
+
+
+def batch(*items: Any) -> Answer:
+    """A JSON array; `"$"` items become a response to the request with a working task."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        out = [
+            {"jsonrpc": "2.0", "id": msg.get("id"), "result": task()} if i == "$" else i
+            for i in items
+        ]
+        h.send_json(out)
+
+    return answer
+
+
+def huge(size: int = 100 * MIB, *, declared: bool = True, kind: str = "json") -> Answer:
+    """A body of `size` bytes, streamed 1 MiB at a time (never built in memory). `kind`:
+    ``json`` (a JSON-RPC answer padded with spaces), ``sse-line`` (one endless data line),
+    ``sse-events`` (valid notifications of 1 MiB each, never the answer)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        ctype = "application/json" if kind == "json" else "text/event-stream"
+        h.send_head(200, ctype, length=size if declared else None)
+        sent = 0
+        if kind == "json":
+            head = b'{"jsonrpc": "2.0", "id": %d, "result": ' % msg["id"]
+            h.write(head)
+            sent = len(head)
+            chunk = b" " * MIB
+        elif kind == "sse-line":
+            h.write(b"data: ")
+            sent = 6
+            chunk = b"a" * MIB
+        else:
+            pad = "x" * (MIB - 200)
+            note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"p": pad}}
+            chunk = f"data: {json.dumps(note)}\n\n".encode()
+        try:
+            while sent < size:
+                piece = chunk[: size - sent]
+                h.wfile.write(piece)
+                sent += len(piece)
+        except OSError:
+            pass  # the client hung up: the point of the test
+        h.fault_server.sent[h.sid] = sent
+        h.close_connection = True
+
+    return answer
+
+
+def redirect(location: str, status: int = 307) -> Answer:
+    return lambda h, msg: h.send_raw(status, b"", "text/plain", {"Location": location})
+
+
+def too_many(retry_after: str | None = None) -> Answer:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    return raw(429, b"slow down", "text/plain", headers)
+
+
+def deep(depth: int = 100_000) -> Answer:
+    """JSON nested `depth` levels deep (a parser's recursion limit)."""
+    return lambda h, msg: h.send_raw(200, b"[" * depth + b"]" * depth)
+
+
+def slow(seconds: float, then: Answer) -> Answer:
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.fault_server.stopping.wait(seconds)
+        h.answer(then, msg)
+
+    return answer
+
+
+# -- scenarios --------------------------------------------------------------------------------
+
+
+@dataclass
+class Scenario:
+    init: list[Answer] = field(default_factory=lambda: [dict(INIT_RESULT)])
+    get: list[Answer] = field(default_factory=lambda: [task()])
+    result: list[Answer] = field(default_factory=lambda: [tool_result()])
+    cancel: list[Answer] = field(default_factory=lambda: [task(status="cancelled")])
+    list: list[Answer] = field(default_factory=lambda: [{"tasks": [task()]}])
+    tools: list[Answer] = field(default_factory=lambda: [{"tools": []}])
+    call: list[Answer] = field(default_factory=lambda: [{"task": task()}])
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def next_answer(self, method_field: str) -> Answer:
+        answers: list[Answer] = getattr(self, method_field)
+        n = self.counts.get(method_field, 0)
+        self.counts[method_field] = n + 1
+        return answers[min(n, len(answers) - 1)]
+
+
+def _preset(name: str) -> dict[str, list[Answer]]:
+    """Named scenarios: the same fault on every task method (`initialize` answers normally)."""
+    one: dict[str, Callable[[], Answer]] = {
+        "html-200": lambda: html(200),
+        "html-502": lambda: html(502),
+        "truncated-json": truncated_json,
+        "short-body": short_body,
+        "truncated-sse": lambda: sse_result(task(), truncate=True),
+        "reset": reset,
+        "reset-at-once": reset_at_once,
+        "hang": hang,
+        "hang-after-headers": lambda: hang(after_headers=True),
+        "wrong-id": wrong_id,
+        "batch": lambda: batch("$"),
+        "batch-empty": lambda: batch(),
+        "batch-junk": lambda: batch(1, "two", None),
+        "huge": lambda: huge(declared=True),
+        "huge-chunked": lambda: huge(declared=False),
+        "huge-sse-line": lambda: huge(declared=False, kind="sse-line"),
+        "huge-sse-events": lambda: huge(declared=False, kind="sse-events"),
+        "429": lambda: too_many(),
+        "429-retry-after": lambda: too_many("1"),
+        "-32429": lambda: rpc_error(-32429, "rate limited"),
+        "deep-json": deep,
+        "null-result": lambda: ok(None),
+    }
+    if name not in one:
+        raise KeyError(f"no preset scenario {name!r}; known: {', '.join(sorted(one))}")
+    fault = one[name]()
+    return {f: [fault] for f in ("get", "result", "cancel", "list")}
+
+
+# -- the server -----------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    scenario: str
+    method: str | None
+    headers: dict[str, str]
+    at: float
+    message: Any
+
+
+class FaultServer:
+    """See the module docstring. `url(**answers)` and `preset(name)` make scenarios."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.port = 0
+        self.base = ""
+        self.requests: list[Request] = []
+        self.scenarios: dict[str, Scenario] = {}
+        #: bytes a `huge` answer managed to send before the client hung up, by scenario id
+        self.sent: dict[str, int] = {}
+        self.stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> FaultServer:
+        httpd = _HTTPServer((self.host, 0), FaultHandler)
+        httpd.fault_server = self
+        self._httpd = httpd
+        self.port = int(httpd.server_address[1])
+        self.base = f"http://{self.host}:{self.port}"
+        self._thread = threading.Thread(
+            target=lambda: httpd.serve_forever(poll_interval=0.05), name="fault", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        httpd, self._httpd = self._httpd, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FaultServer:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def url(self, name: str = "custom", **answers: list[Answer]) -> str:
+        """A fresh scenario; each keyword is a method field (`init`, `get`, `result`, `cancel`,
+        `list`, `tools`, `call`) with its answers."""
+        sid = f"s{next(self._ids)}-{name}"
+        with self._lock:
+            self.scenarios[sid] = Scenario(**answers)  # type: ignore[arg-type]
+        return f"{self.base}/{sid}/mcp"
+
+    def preset(self, name: str, **answers: list[Answer]) -> str:
+        return self.url(name, **{**_preset(name), **answers})
+
+    @staticmethod
+    def sid(url: str) -> str:
+        return url.split("/")[3]
+
+    def seen(self, url: str, method: str | None = None) -> list[Request]:
+        sid = self.sid(url)
+        with self._lock:
+            return [
+                r
+                for r in self.requests
+                if r.scenario == sid and (method is None or r.method == method)
+            ]
+
+    def _record(self, req: Request) -> None:
+        with self._lock:
+            self.requests.append(req)
+
+    def _scenario(self, sid: str) -> Scenario | None:
+        with self._lock:
+            return self.scenarios.get(sid)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    fault_server: FaultServer
+
+
+class FaultHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fault/1"
+    sid = ""
+
+    @property
+    def fault_server(self) -> FaultServer:
+        return cast(_HTTPServer, self.server).fault_server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def send_head(self, status: int, ctype: str, *, length: int | None, extra: Any = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Mcp-Session-Id", SESSION)
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def write(self, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            self.wfile.write(data)
+            self.wfile.flush()
+
+    def send_raw(
+        self,
+        status: int,
+        body: bytes,
+        ctype: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_head(status, ctype, length=len(body), extra=headers)
+        self.write(body)
+
+    def send_json(self, obj: Any, status: int = 200) -> None:
+        self.send_raw(status, json.dumps(obj).encode())
+
+    def reset(self) -> None:
+        """Close with a TCP RST (SO_LINGER 0)."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self.send_raw(405, b'{"error": "no GET stream"}')
+
+    def do_DELETE(self) -> None:
+        self.send_raw(200, b"")
+
+    def do_POST(self) -> None:
+        parts = self.path.split("?")[0].strip("/").split("/")
+        sid = self.sid = parts[0] if parts else ""
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            msg = json.loads(body)
+        except ValueError:
+            msg = None
+        method = msg.get("method") if isinstance(msg, dict) else None
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.fault_server._record(Request(sid, method, headers, time.monotonic(), msg))
+        scenario = self.fault_server._scenario(sid)
+        if scenario is None or not isinstance(msg, dict):
+            return self.send_raw(404, b'{"detail": "no such scenario"}')
+        if "id" not in msg or method is None:
+            return self.send_raw(202, b"")
+        fld = FIELDS.get(method)
+        if fld is None:
+            return rpc_error(-32601, f"Method not found: {method}")(self, msg)
+        with self.fault_server._lock:
+            answer = scenario.next_answer(fld)
+        self.answer(answer, msg)
+
+    def answer(self, answer: Answer, msg: Json) -> None:
+        if isinstance(answer, dict):
+            self.send_json({"jsonrpc": "2.0", "id": msg.get("id"), "result": answer})
+        else:
+            answer(self, msg)
+
+
+@contextlib.contextmanager
+def running() -> Iterator[FaultServer]:
+    with FaultServer() as fs:
+        yield fs
+
+
+@contextlib.contextmanager
+def listen_backlog_full() -> Iterator[str]:
+    """A URL whose TCP connects hang: a listening socket that never accepts, with its
+    accept queue already full (connect timeouts on loopback)."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    fillers: list[socket.socket] = []
+    try:
+        for _ in range(8):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            with contextlib.suppress(BlockingIOError, OSError):
+                s.connect(("127.0.0.1", port))
+            fillers.append(s)
+        time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        for s in fillers:
+            s.close()
+        srv.close()
+
+
+# -- running the CLI against it -------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float = 0.0
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def lines(self) -> list[Any]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def base_env(
+    state_dir: str | os.PathLike[str], extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPTASK_")}
+    env["MCPTASK_STATE_DIR"] = str(state_dir)
+    env["MCPTASK_CONFIG"] = os.path.join(str(state_dir), "no-config.toml")
+    env.update(extra or {})
+    return env
+
+
+def run_inprocess(
+    *args: str, state_dir: str | os.PathLike[str], env: dict[str, str] | None = None
+) -> Run:
+    """The real CLI entry point (`mcptask.cli.main`) in this process: much faster than a
+    subprocess, for scenario matrices. Output goes to StringIOs (so `auto` means json)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from mcptask.cli import main
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(base_env(state_dir, env))
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return Run(code, out.getvalue(), err.getvalue(), time.monotonic() - started)
+
+
+def run_pty(
+    *args: str,
+    state_dir: str | os.PathLike[str],
+    env: dict[str, str] | None = None,
+    timeout: float = 30.0,
+    columns: int = 160,
+) -> tuple[int, str]:
+    """The CLI in a subprocess whose stdin, stdout and stderr are a pseudo-terminal (so
+    `auto` output is pretty, with Rich's live view). Returns the exit status and every byte
+    the terminal received, decoded."""
+    import fcntl
+    import pty
+    import select
+    import subprocess
+    import sys
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    extra = {"TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": "50"}
+    extra.update(env or {})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=base_env(state_dir, extra),
+        close_fds=True,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: every writer has gone
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                # drained what was there; the child has exited
+                break
+        else:
+            proc.kill()
+            raise TimeoutError(f"mcptask {' '.join(args)} did not end in {timeout} s")
+        code = proc.wait(timeout=10)
+    finally:
+        os.close(master)
+    return code, b"".join(chunks).decode("utf-8", "replace")

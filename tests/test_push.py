@@ -1,0 +1,251 @@
+"""Push-first watch: updates the server pushes are applied at once; polling is the safety net."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from conftest import CliResult, RunCli
+from mcptask.demo_server import DemoServer
+from mcptask.model import Task
+from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
+from mcptask.watch import RELAXED_MIN, WatchConfig, Watcher
+from servers.common import ServerProcess
+
+
+def gets(trace: str) -> int:
+    return len(re.findall(r'^> .*"method":\s*"tasks/get"', trace, re.MULTILINE))
+
+
+def statuses(r: CliResult) -> list[dict[str, Any]]:
+    return [ln for ln in r.lines() if ln.get("event") == "status"]
+
+
+def iso_ts(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def test_push_on_server_everything_sees_every_stage_with_fewer_polls(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    url = everything_server.url
+    created = run_cli("call", "simulate-research-query", "topic=push", "--url", url, "-o", "json")
+    assert created.code == 0, created.stderr
+    tid = created.json()["taskId"]
+
+    started = time.time()
+    pushed = run_cli("watch", tid, "--url", url, "-o", "ndjson", "--trace")
+    ended = time.time()
+    assert pushed.code == 0, pushed.stderr
+    lines = statuses(pushed)
+    messages = [ln["statusMessage"] for ln in lines]
+    for stage in ("Analyzing content", "Synthesizing findings", "Generating report"):
+        assert any(m and m.startswith(stage) for m in messages), messages
+    assert lines[-1]["status"] == "completed"
+    assert lines[-1]["via"] == "push"
+    assert {ln["via"] for ln in lines[1:]} == {"push"}
+    # the server's completion time vs the end of the watch (same machine clock)
+    finished = iso_ts(lines[-1]["lastUpdatedAt"])
+    assert finished <= ended
+    assert ended - finished < 1.0, ended - finished
+    push_gets = gets(pushed.stderr)
+
+    created = run_cli("call", "simulate-research-query", "topic=poll", "--url", url, "-o", "json")
+    tid2 = created.json()["taskId"]
+    polled = run_cli("watch", tid2, "--url", url, "-o", "ndjson", "--trace", "--no-push")
+    assert polled.code == 0, polled.stderr
+    assert {ln["via"] for ln in statuses(polled)} == {"poll"}
+    assert "> GET" not in polled.stderr
+    assert push_gets < gets(polled.stderr), (push_gets, gets(polled.stderr))
+    assert started  # (timing figures live in bench/, not here)
+
+
+def test_a_dropped_stream_is_reopened_with_last_event_id(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=3.0, push_retry_ms=200, push_drop_after=1) as server:
+        r = run_cli("call", "build-report", "--watch", "--url", server.url, "-o", "ndjson")
+        assert r.code == 0, r.stderr
+        lines = statuses(r)
+        assert lines[-1]["status"] == "completed"
+        messages = [ln["statusMessage"] for ln in lines]
+        assert messages[-1] == "Report ready"
+        assert "push" in {ln["via"] for ln in lines}
+        # it reconnected, resuming from the last event it saw
+        assert len(server.stream_requests) >= 2
+        resumed = [h for h in server.stream_requests if "last-event-id" in h]
+        assert resumed, server.stream_requests
+        ids = [int(h["last-event-id"]) for h in resumed]
+        assert ids == sorted(ids)
+
+
+def test_409_falls_back_to_polling(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=2.0) as server:
+        created = run_cli("call", "build-report", "--url", server.url, "-o", "json")
+        tid = created.json()["taskId"]
+        session = server.requests[0]["headers"].get("mcp-session-id") or _session_of(server, tid)
+        # another client holds the session's only stream
+        holder = threading.Thread(target=_hold_stream, args=(server.url, session, 4.0), daemon=True)
+        holder.start()
+        time.sleep(0.3)
+        r = run_cli("watch", tid, "--url", server.url, "-o", "ndjson")
+        assert r.code == 0, r.stderr
+        assert {ln["via"] for ln in statuses(r)} == {"poll"}
+        holder.join()
+
+
+def test_405_means_polling(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=1.5, push=False) as server:
+        r = run_cli("call", "build-report", "--watch", "--url", server.url, "-o", "ndjson")
+        assert r.code == 0, r.stderr
+        assert {ln["via"] for ln in statuses(r)} == {"poll"}
+
+
+def _session_of(server: DemoServer, tid: str) -> str:
+    for req in server.requests:
+        if req["message"].get("method") == "tools/call":
+            return str(req["headers"]["mcp-session-id"])
+    raise AssertionError("no tools/call recorded")
+
+
+def _hold_stream(url: str, session: str, seconds: float) -> None:
+    headers = {"Mcp-Session-Id": session, "Accept": "text/event-stream"}
+    deadline = time.time() + seconds
+    try:
+        with httpx.stream("GET", url, headers=headers, timeout=seconds + 1) as resp:
+            for _ in resp.iter_bytes():
+                if time.time() > deadline:
+                    break
+    except httpx.HTTPError:
+        pass
+
+
+# -- the scheduler's push rules, with a fake clock ------------------------------------------------
+
+
+def task(tid: str, status: str = "working", msg: str | None = None) -> Task:
+    return Task(
+        taskId=tid,
+        status=status,  # type: ignore[arg-type]
+        statusMessage=msg,
+        pollInterval=1000,
+        protocol="test",
+        server="test",
+        raw={},
+    )
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        # fake time advances in small steps, letting the feed task run between them
+        end = self.now + seconds
+        while self.now < end - 1e-9:
+            await asyncio.sleep(0)
+            self.now = min(end, self.now + 0.05)
+
+
+class ScriptedFeed(PushFeed):
+    def __init__(self, clock: Clock, events: list[tuple[float, Any]]) -> None:
+        super().__init__({"a"})
+        self.clock = clock
+        self.events = events
+
+    async def run(self, deliver: Deliver, health: Health) -> None:
+        for at, what in self.events:
+            while self.clock.now < at:
+                await asyncio.sleep(0)
+            if isinstance(what, bool):
+                health(what)
+            else:
+                await deliver(what)
+        await asyncio.sleep(3600)
+
+
+def run_scenario(feed_events: list[tuple[float, Any]], server: list[Task]) -> tuple[Any, ...]:
+    clock = Clock()
+    polls: list[float] = []
+    vias: list[tuple[str, str, str | None]] = []
+    ends: list[str] = []
+
+    async def fetch(ref: TaskRef) -> Task:
+        polls.append(clock.now)
+        return server.pop(0) if len(server) > 1 else server[0]
+
+    async def fetch_result(ref: TaskRef, t: Task) -> TaskResult:
+        return TaskResult(task=t, payload={})
+
+    class Ev:
+        def update(self, w: Any, via: str) -> None:
+            vias.append((via, w.task.status, w.task.statusMessage))
+
+        def retry(self, w: Any, error: str, delay: float) -> None:
+            pass
+
+        def end(self, w: Any) -> None:
+            ends.append(w.outcome)
+
+    watcher = Watcher(
+        fetch=fetch,
+        fetch_result=fetch_result,
+        config=WatchConfig(timeout=120),
+        events=Ev(),
+        clock=clock,
+        sleep=clock.sleep,
+        rng=random.Random(0),
+        feeds=[ScriptedFeed(clock, feed_events)],
+    )
+    watcher.add(TaskRef("a"))
+    code = asyncio.run(watcher.run())
+    return code, polls, vias, ends
+
+
+def test_pushed_updates_apply_at_once_and_a_terminal_push_is_confirmed_by_a_poll() -> None:
+    code, polls, vias, ends = run_scenario(
+        [(0.0, True), (0.5, task("a", msg="half")), (0.7, task("other", "completed")),
+         (2.0, task("a", "completed", "done"))],
+        [task("a"), task("a", "completed", "done")],
+    )
+    assert code == 0
+    assert ends == ["completed"]
+    assert ("push", "working", "half") in vias
+    assert vias[-1] == ("push", "completed", "done")
+    # first poll at once; then relaxed while the feed is live; one confirming poll at the push
+    assert polls[0] == 0.0
+    assert len(polls) == 2
+    assert 2.0 <= polls[1] < RELAXED_MIN
+
+
+def test_when_the_feed_drops_polling_returns_to_its_normal_pace() -> None:
+    code, polls, vias, ends = run_scenario(
+        [(0.0, True), (0.5, False)],
+        [task("a")] * 4 + [task("a", "completed")],
+    )
+    assert code == 0
+    gaps = [round(b - a, 3) for a, b in zip(polls, polls[1:], strict=False)]
+    assert gaps and max(gaps) <= 1.5, gaps
+
+
+def test_a_stale_terminal_push_is_not_believed() -> None:
+    code, polls, vias, ends = run_scenario(
+        [(0.0, True), (0.5, task("a", "completed", "stale"))],
+        [task("a"), task("a", msg="still going"), task("a", "completed", "done")],
+    )
+    assert code == 0
+    assert ("poll", "working", "still going") in vias
+    assert ends == ["completed"]
+
+
+def _dump(r: CliResult) -> str:
+    return json.dumps(r.lines(), indent=1)
