@@ -158,7 +158,7 @@ def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__signature__ = sig.replace(parameters=own + _COMMON)  # type: ignore[attr-defined]
     annotations = {p.name: p.annotation for p in own + _COMMON}
     wrapper.__annotations__ = annotations
-    del wrapper.__wrapped__  # type: ignore[attr-defined]
+    del wrapper.__wrapped__
     return wrapper
 
 
@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     except click_exc.NoSuchOption as exc:
         name = exc.option_name
         # `-kE3x...` is parsed as the short option `-k`: find the whole word
-        words = [a for a in args if a.startswith(name) and not a.startswith("--") and len(a) > 2]
+        words = [a for a in args if a.startswith(name) and len(a) > 2]
         if words:
             word = words[0]
             exc.message = (

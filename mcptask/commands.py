@@ -287,7 +287,7 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return 0
     refs = [ctx.ref(t) for t in ctx.book.tasks(ctx.server)] if ctx.remembers else []
-    tasks = await proto.list(refs)
+    tasks = await proto.list_tasks(refs)
     for t in tasks:
         ctx.remember(t, ctx.ref(t.taskId))
     ctx.out.tasks(tasks)
@@ -400,7 +400,7 @@ async def _after_create(
     from .protocols.base import TaskRef, TaskResult
 
     if created.task is None:
-        ctx.out.note("the server answered without creating a task; this is the tool's result")
+        ctx.out.note("the server answered without creating a task; this is its answer")
         placeholder = Task(taskId="-", status="completed", protocol="?", server=ctx.server, raw={})
         ctx.out.result(TaskResult(task=placeholder, payload=created.result))
         return 0

@@ -325,6 +325,8 @@ class Watcher:
             delay = min(MAX_BACKOFF, base * 2 ** (w.failures - 1)) * self.rng.uniform(0.75, 1.25)
         delay = max(delay, interval_for(w.task, self.config) if retry_after is None else 0.0)
         now = self.clock()
+        # an origin-wide hold (HTTP 429 on another task) applies to this retry too
+        delay = max(delay, self._hold_until - now)
         w.due = now + delay
         if isinstance(exc, HttpStatusError) and exc.status == 429:
             # HTTP 429 speaks for the whole origin: every task waits

@@ -4,10 +4,9 @@ one line in `_MODULES` (and, if it can be recognised, a probe in `detect`)."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ServerError, UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..rpc import RpcClient
@@ -52,17 +51,11 @@ async def detect(rpc: RpcClient, url: str) -> str:
         found: str | None = await probe(rpc, url)
         if found is not None:
             return found
-    if not any(_has(m) for m in _PROBES):
-        return "mcp-2025-11-25"
-    raise ServerError(
-        f"cannot tell which protocol {url} speaks (not MCP, no A2A agent card); "
-        "choose one with -p"
-    )
+    # nothing recognised it (e.g. a stateless MCP server that answers 200 -32601 to the
+    # 2026 probe): MCP 2025-11-25's `initialize` will say clearly if that is wrong
+    return "mcp-2025-11-25"
 
 
 #: probes in order: URL shape first (free), then MCP (one request), then A2A agent cards
 _PROBES = ("mcptask.protocols.agno", "mcptask.protocols.mcp2026", "mcptask.protocols.a2a")
 
-
-def _has(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None

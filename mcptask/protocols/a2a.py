@@ -386,7 +386,7 @@ class _A2A(TaskProtocol):
             ) from None
         return self._task(data, "cancelled task")
 
-    async def list(self, refs: list[TaskRef]) -> list[Task]:
+    async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         if self.m_list is None:
             return []
         out: dict[str, Task] = {}

@@ -5,9 +5,7 @@ re-subscription (poll)."""
 
 from __future__ import annotations
 
-import json
 import re
-import time
 import uuid
 from typing import Any, ClassVar
 
@@ -20,7 +18,7 @@ from ..errors import (
     UsageError,
 )
 from ..model import Task
-from ..rpc import RpcClient, error_from
+from ..rpc import RpcClient
 from .a2a import classify, message_payload, normalize, result_payload
 from .base import Created, TaskProtocol, TaskRef, TaskResult
 
@@ -82,8 +80,6 @@ class Agno(TaskProtocol):
     async def _post(self, op: str, method: str, params: dict[str, Any], ref: TaskRef | None) -> Any:
         url = f"{self.base}/v1/{op}"
         try:
-            if op == "message:send":
-                return await self._post_accepting_202(url, method, params)
             return await self.rpc.request(method, params, url=url)
         except HttpStatusError as exc:
             raise self._error(exc, op, ref) from None
@@ -105,49 +101,6 @@ class Agno(TaskProtocol):
                 f"this {component} type (HTTP 501: {detail or 'Not Implemented'})"
             )
         return exc
-
-    async def _post_accepting_202(self, url: str, method: str, params: dict[str, Any]) -> Any:
-        """POST a request whose answer comes with HTTP 202 and a body: Agno's non-blocking
-        `message:send` answers 202 with the task. The HTTP transport reads 202 as "accepted,
-        no body" (right for MCP notifications), so this one request is made here, with the
-        transport's client, credentials, tracing and error mapping."""
-        from ..transports.http import HttpTransport
-
-        message = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
-        transport = self.rpc.transport
-        if not isinstance(transport, HttpTransport):
-            return await self.rpc.request(method, params, url=url)
-        import httpx
-
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            **transport.headers,
-        }
-        content = json.dumps(message, separators=(",", ":")).encode()
-        request = transport.client.build_request("POST", url, content=content, headers=headers)
-        transport._trace_request(request, message)
-        started = time.monotonic()
-        try:
-            response = await transport.client.send(request, stream=True)
-            try:
-                transport._trace_response(response, started)
-                body = await transport._read_body(response)
-            finally:
-                await response.aclose()
-        except httpx.TransportError as exc:
-            raise transport._connect_error(exc, url) from None
-        transport._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
-        if not response.is_success:
-            raise transport._error_for_status(response, body)
-        answer = transport._parse(body, response)
-        if not isinstance(answer, dict):
-            raise ProtocolError(f"the agent answered {method} with something that is not JSON-RPC")
-        if answer.get("error") is not None:
-            raise error_from(answer["error"])
-        if "result" not in answer:
-            raise ProtocolError(f"the agent's answer to {method} has no result")
-        return answer["result"]
 
     # -- operations -----------------------------------------------------------------------------
 
@@ -194,5 +147,5 @@ class Agno(TaskProtocol):
         # its answer is always `canceled`; the run stops when Agno next checks: poll to see it
         return None
 
-    async def list(self, refs: list[TaskRef]) -> list[Task]:
+    async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         return []

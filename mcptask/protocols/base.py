@@ -109,7 +109,7 @@ class TaskProtocol(ABC):
         server only acknowledged. A finished task: `NotApplicable`."""
 
     @abstractmethod
-    async def list(self, refs: list[TaskRef]) -> list[Task]:
+    async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         """The server's tasks (all pages). `refs` are the task book's tasks for this endpoint
         (session-bound protocols list once per known session)."""
 

@@ -290,7 +290,7 @@ class Mcp2025(TaskProtocol):
             ) from None
         return self._task(data, "cancelled task")
 
-    async def list(self, refs: list[TaskRef]) -> list[Task]:
+    async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         sessions: list[str | None] = []
         for ref in refs:
             if ref.session not in sessions:

@@ -324,7 +324,7 @@ class Mcp2026(TaskProtocol):
             return Created(task=None, result=data)
         raise ProtocolError(f"the server's tools/call answer has an unknown resultType {kind!r}")
 
-    async def list(self, refs: list[TaskRef]) -> list[Task]:
+    async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         """There is no list method: the given (task book) tasks, each fetched again."""
         out: list[Task] = []
         for ref in refs:

@@ -136,6 +136,9 @@ class HttpTransport:
         return self._client
 
     async def _credentials(self, request: httpx.Request) -> None:
+        self.apply_credentials(request)
+
+    def apply_credentials(self, request: httpx.Request) -> None:
         if origin(request.url) != self._origin:
             # a redirect to another origin: never carry credentials (nor the session) there
             for name in ["Authorization", "Mcp-Session-Id", *self.options.headers]:
@@ -161,6 +164,7 @@ class HttpTransport:
     def _trace_request(self, request: httpx.Request, body: Any) -> None:
         if self.options.trace is None:
             return
+        self.apply_credentials(request)
         self._trace(f"> {request.method} {request.url}")
         for k, v in redact.headers(request.headers.items()):
             self._trace(f"> {k}: {v}")
@@ -317,7 +321,7 @@ class HttpTransport:
         try:
             self._trace_response(response, started)
             sid = response.headers.get("mcp-session-id")
-            if sid:
+            if sid and response.is_success:
                 self.session_id = sid
             async for msg in self._messages(response, target):
                 yield msg
@@ -327,7 +331,7 @@ class HttpTransport:
             await response.aclose()
 
     async def _messages(self, response: httpx.Response, target: str) -> AsyncIterator[Message]:
-        if response.status_code == 202 or response.status_code == 204:
+        if response.status_code == 204:
             return
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.is_success and ctype == "text/event-stream":
@@ -339,8 +343,8 @@ class HttpTransport:
             self._trace(f"< {body[:2000].decode('utf-8', 'replace')}")
             raise self._error_for_status(response, body)
         self._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
-        if not body.strip() and response.status_code in (200, 201):
-            return
+        if not body.strip() and response.status_code in (200, 201, 202):
+            return  # 202: accepted (a notification); Agno's 202 carries a task, read below
         parsed = self._parse(body, response)
         for item in parsed if isinstance(parsed, list) else [parsed]:
             if not isinstance(item, dict):
