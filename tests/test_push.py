@@ -249,3 +249,20 @@ def test_a_stale_terminal_push_is_not_believed() -> None:
 
 def _dump(r: CliResult) -> str:
     return json.dumps(r.lines(), indent=1)
+
+
+def test_a2a_watch_follows_the_subscription(run_cli: RunCli, a2a_server: ServerProcess) -> None:
+    sent = run_cli("send", "hello push", "--url", a2a_server.url, "-o", "json")
+    assert sent.code == 0, sent.stderr
+    tid = sent.json()["taskId"]
+    r = run_cli("watch", tid, "--url", a2a_server.url, "-o", "ndjson", "--result")
+    assert r.code == 0, r.stderr
+    lines = statuses(r)
+    assert "push" in {ln["via"] for ln in lines}, lines
+    messages = [ln["statusMessage"] for ln in lines]
+    assert "step 3/3" in messages
+    assert lines[-1]["status"] == "completed"
+    assert "echo: hello push" in json.dumps(r.lines()[-1]["result"])
+    polled = run_cli("watch", tid, "--url", a2a_server.url, "-o", "ndjson", "--no-push")
+    assert polled.code == 0
+    assert {ln["via"] for ln in statuses(polled)} == {"poll"}

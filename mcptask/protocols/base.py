@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -65,6 +65,41 @@ class PushFeed(ABC):
     async def run(self, deliver: Deliver, health: Health) -> None: ...
 
 
+class SubscriptionFeed(PushFeed):
+    """One task's subscription (A2A `SubscribeToTask` / `tasks/resubscribe`), reopened when
+    it breaks while the task runs; a refusal (the agent cannot stream) ends pushing."""
+
+    def __init__(self, proto: TaskProtocol, ref: TaskRef) -> None:
+        super().__init__({ref.task_id})
+        self.proto = proto
+        self.ref = ref
+
+    async def run(self, deliver: Deliver, health: Health) -> None:
+        import asyncio
+
+        from ..errors import McptaskError, TransportError
+
+        failures = 0
+        while failures < 6:
+            live = False
+            try:
+                async for task in self.proto.subscribe(self.ref):
+                    if not live:
+                        live = True
+                        failures = 0
+                        health(True)
+                    await deliver(task)
+                    if task.terminal:
+                        return
+            except TransportError:
+                failures += 1
+            except McptaskError:
+                health(False)
+                return
+            health(False)
+            await asyncio.sleep(min(30.0, 0.5 * 2**failures))
+
+
 class TaskProtocol(ABC):
     name: ClassVar[str]
     #: seconds between polls when the server gives no hint
@@ -73,6 +108,8 @@ class TaskProtocol(ABC):
     session_bound: ClassVar[bool] = False
     #: the server has a list method (2026-07-28 has none: `list` shows the task book)
     can_list: ClassVar[bool] = True
+    #: the protocol can re-subscribe to a running task's event stream
+    can_subscribe: ClassVar[bool] = False
     #: `get --history N` (A2A `historyLength`); protocols without history ignore it
     history_length: int | None = None
 
@@ -114,8 +151,16 @@ class TaskProtocol(ABC):
         (session-bound protocols list once per known session)."""
 
     def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
-        """Feeds of pushed updates for these tasks; none where the protocol cannot push."""
-        return []
+        """Feeds of pushed updates for these tasks: one subscription per task where the
+        protocol can re-subscribe to a task (A2A), none where it cannot push."""
+        if not self.can_subscribe:
+            return []
+        return [SubscriptionFeed(self, ref) for ref in refs]
+
+    async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:
+        """Follow one task's event stream (protocols with `can_subscribe`)."""
+        raise NotImplementedError
+        yield  # pragma: no cover
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""
