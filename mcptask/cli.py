@@ -117,17 +117,144 @@ def _common_parameters() -> list[inspect.Parameter]:
         # MCPTASK_URL, MCPTASK_SERVER and MCPTASK_CONFIG are read by targets/config, not by Typer:
         # a target flag must beat a target variable of the other kind, and a missing --config
         # file is an error where a missing $MCPTASK_CONFIG file is not
-        opt("url", Annotated[str | None, typer.Option("--url", "-u", help="The endpoint: MCP Streamable HTTP, A2A JSON-RPC, or an Agno agent base. [env var: MCPTASK_URL]", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("server", Annotated[str | None, typer.Option("--server", "-s", help="A named target from the config file (see `mcptask servers`). [env var: MCPTASK_SERVER]", rich_help_panel=TARGET, autocompletion=_complete_servers)], None),  # noqa: E501
-        opt("config", Annotated[str | None, typer.Option("--config", help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("stdio", Annotated[str | None, typer.Option("--stdio", help="Spawn an MCP server and talk to it over stdio.", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("protocol", Annotated[str, typer.Option("--protocol", "-p", envvar="MCPTASK_PROTOCOL", help="auto, mcp-2025-11-25, mcp-2026-07-28, a2a-0.3, a2a-1.0 or agno.", rich_help_panel=TARGET)], "auto"),  # noqa: E501
-        opt("header", Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra HTTP header 'Name: Value' (repeatable).", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("token_file", Annotated[str | None, typer.Option("--token-file", help="Read the bearer token from this file (or set MCPTASK_TOKEN).", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("session", Annotated[str | None, typer.Option("--session", help="An MCP 2025-11-25 session to reuse.", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("context_id", Annotated[str | None, typer.Option("--context-id", help="The A2A context (Agno requires it).", rich_help_panel=TARGET)], None),  # noqa: E501
-        opt("output", Annotated[str, typer.Option("--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson.", rich_help_panel=OUTPUT)], "auto"),  # noqa: E501
-        opt("trace", Annotated[bool, typer.Option("--trace", help="Print every HTTP exchange and JSON-RPC message on stderr (secrets redacted).", rich_help_panel=OUTPUT)], False),  # noqa: E501
+        opt(
+            "url",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--url",
+                    "-u",
+                    help="The endpoint: MCP Streamable HTTP, A2A JSON-RPC, or an Agno agent base. [env var: MCPTASK_URL]",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "server",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--server",
+                    "-s",
+                    help="A named target from the config file (see `mcptask servers`). [env var: MCPTASK_SERVER]",
+                    rich_help_panel=TARGET,
+                    autocompletion=_complete_servers,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "config",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--config",
+                    help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "stdio",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--stdio",
+                    help="Spawn an MCP server and talk to it over stdio.",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "protocol",
+            Annotated[
+                str,
+                typer.Option(
+                    "--protocol",
+                    "-p",
+                    envvar="MCPTASK_PROTOCOL",
+                    help="auto, mcp-2025-11-25, mcp-2026-07-28, a2a-0.3, a2a-1.0 or agno.",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            "auto",
+        ),
+        opt(
+            "header",
+            Annotated[
+                list[str] | None,
+                typer.Option(
+                    "--header",
+                    "-H",
+                    help="Extra HTTP header 'Name: Value' (repeatable).",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "token_file",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--token-file",
+                    help="Read the bearer token from this file (or set MCPTASK_TOKEN).",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "session",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--session", help="An MCP 2025-11-25 session to reuse.", rich_help_panel=TARGET
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "context_id",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--context-id",
+                    help="The A2A context (Agno requires it).",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "output",
+            Annotated[
+                str,
+                typer.Option(
+                    "--output",
+                    "-o",
+                    envvar="MCPTASK_OUTPUT",
+                    help="auto, pretty, json or ndjson.",
+                    rich_help_panel=OUTPUT,
+                ),
+            ],
+            "auto",
+        ),
+        opt(
+            "trace",
+            Annotated[
+                bool,
+                typer.Option(
+                    "--trace",
+                    help="Print every HTTP exchange and JSON-RPC message on stderr (secrets redacted).",
+                    rich_help_panel=OUTPUT,
+                ),
+            ],
+            False,
+        ),
     ]
 
 
@@ -234,14 +361,29 @@ def _root(
     """Inspect, follow and collect long-running tasks on MCP servers and A2A agents."""
 
 
-TaskId = Annotated[str, typer.Argument(help="The task id (put -- before an id that starts with -).", autocompletion=_complete_task_ids)]  # noqa: E501
+TaskId = Annotated[
+    str,
+    typer.Argument(
+        help="The task id (put -- before an id that starts with -).",
+        autocompletion=_complete_task_ids,
+    ),
+]
 Interval = Annotated[
     float | None,
-    typer.Option("--interval", help="Poll no faster than every S seconds (a floor; never faster than the server asks)."),  # noqa: E501
+    typer.Option(
+        "--interval",
+        help="Poll no faster than every S seconds (a floor; never faster than the server asks).",
+    ),
 ]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Give up after S seconds (exit 7).")]
-WantResult = Annotated[bool, typer.Option("--result", help="Also print the result when the task ends.")]
-NoPush = Annotated[bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")]
+Timeout = Annotated[
+    float | None, typer.Option("--timeout", help="Give up after S seconds (exit 7).")
+]
+WantResult = Annotated[
+    bool, typer.Option("--result", help="Also print the result when the task ends.")
+]
+NoPush = Annotated[
+    bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
+]
 
 
 @app.command()
@@ -249,7 +391,9 @@ NoPush = Annotated[bool, typer.Option("--no-push", help="Poll only; ignore updat
 def get(
     g: GlobalOptions,
     task_id: TaskId,
-    history: Annotated[int | None, typer.Option("--history", help="A2A: include at most N history messages.")] = None,  # noqa: E501
+    history: Annotated[
+        int | None, typer.Option("--history", help="A2A: include at most N history messages.")
+    ] = None,
 ) -> None:
     """Fetch a task's status once."""
     from .commands import GetOptions, run_get
@@ -261,7 +405,9 @@ def get(
 @with_target
 def watch(
     g: GlobalOptions,
-    task_ids: Annotated[list[str], typer.Argument(help="Task ids to follow.", autocompletion=_complete_task_ids)],  # noqa: E501
+    task_ids: Annotated[
+        list[str], typer.Argument(help="Task ids to follow.", autocompletion=_complete_task_ids)
+    ],
     interval: Interval = None,
     timeout: Timeout = None,
     result: WantResult = False,
@@ -285,7 +431,9 @@ def watch(
 def result(
     g: GlobalOptions,
     task_id: TaskId,
-    no_wait: Annotated[bool, typer.Option("--no-wait", help="Fail at once if the task is still running.")] = False,  # noqa: E501
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Fail at once if the task is still running.")
+    ] = False,
     interval: Interval = None,
     timeout: Timeout = None,
 ) -> None:
@@ -300,7 +448,9 @@ def result(
 @with_target
 def list_(
     g: GlobalOptions,
-    local: Annotated[bool, typer.Option("--local", help="The tasks this machine created or saw.")] = False,  # noqa: E501
+    local: Annotated[
+        bool, typer.Option("--local", help="The tasks this machine created or saw.")
+    ] = False,
 ) -> None:
     """List the server's tasks (or, with --local, the task book's)."""
     from .commands import ListOptions, run_list
@@ -322,9 +472,13 @@ def cancel(g: GlobalOptions, task_id: TaskId) -> None:
 def call(
     g: GlobalOptions,
     tool: Annotated[str, typer.Argument(help="The tool to call.")],
-    arguments: Annotated[list[str] | None, typer.Argument(help="k=v (coerced to the schema's type) or k:=JSON.")] = None,  # noqa: E501
+    arguments: Annotated[
+        list[str] | None, typer.Argument(help="k=v (coerced to the schema's type) or k:=JSON.")
+    ] = None,
     args: Annotated[str | None, typer.Option("--args", help="Arguments as a JSON object.")] = None,
-    ttl: Annotated[int | None, typer.Option("--ttl", help="Ask for a ttl in ms (2025-11-25).")] = None,  # noqa: E501
+    ttl: Annotated[
+        int | None, typer.Option("--ttl", help="Ask for a ttl in ms (2025-11-25).")
+    ] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Then watch the task.")] = False,
     result: WantResult = False,
     interval: Interval = None,
@@ -370,8 +524,19 @@ def send(
 
 @app.command()
 def servers(
-    config: Annotated[str | None, typer.Option("--config", help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]")] = None,  # noqa: E501
-    output: Annotated[str, typer.Option("--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson.")] = "auto",  # noqa: E501
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]",
+        ),
+    ] = None,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson."
+        ),
+    ] = "auto",
 ) -> None:
     """List the named servers in the config file (never a secret)."""
     from .app import GlobalOptions
@@ -383,7 +548,12 @@ def servers(
 @app.command()
 def demo(
     seconds: Annotated[float, typer.Option("--seconds", help="How long the demo task runs.")] = 8.0,
-    output: Annotated[str, typer.Option("--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson.")] = "auto",  # noqa: E501
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson."
+        ),
+    ] = "auto",
     trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,
 ) -> None:
     """Run an embedded demo task server and watch a task on it."""

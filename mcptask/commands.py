@@ -73,7 +73,9 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     mode = ctx.out.mode
     events: NdjsonEvents | JsonEvents | LiveEvents
     if mode == "pretty":
-        events = LiveEvents(ctx.out, with_result=opts.want_result, clock=ctx.clock, title=opts.title)
+        events = LiveEvents(
+            ctx.out, with_result=opts.want_result, clock=ctx.clock, title=opts.title
+        )
     elif mode == "ndjson":
         events = NdjsonEvents(ctx.out, with_result=opts.want_result)
     else:
@@ -261,9 +263,7 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
         placeholder = Task(
             taskId=task_id, status="completed", protocol="?", server=ctx.server, raw={}
         )
-        ctx.out.result(
-            TaskResult(task=placeholder, payload=None if error else kept, error=error)
-        )
+        ctx.out.result(TaskResult(task=placeholder, payload=None if error else kept, error=error))
     else:
         ctx.out.line(rec["result"])
     return OUTCOME_EXIT.get(status, 0)
@@ -365,8 +365,15 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     schema = await proto.tool_schema(opts.tool) if arguments.needs_schema(opts.pairs) else None
     args = arguments.build(opts.pairs, opts.args_json, schema)
     created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
-    return await _after_create(ctx, created, watch=opts.watch, want_result=opts.want_result,
-                               interval=opts.interval, timeout=opts.timeout, push=opts.push)
+    return await _after_create(
+        ctx,
+        created,
+        watch=opts.watch,
+        want_result=opts.want_result,
+        interval=opts.interval,
+        timeout=opts.timeout,
+        push=opts.push,
+    )
 
 
 @dataclass
@@ -382,8 +389,15 @@ class SendOptions:
 async def run_send(opts: SendOptions, ctx: Context) -> int:
     proto = await ctx.protocol()
     created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
-    return await _after_create(ctx, created, watch=opts.watch, want_result=opts.want_result,
-                               interval=opts.interval, timeout=opts.timeout, push=opts.push)
+    return await _after_create(
+        ctx,
+        created,
+        watch=opts.watch,
+        want_result=opts.want_result,
+        interval=opts.interval,
+        timeout=opts.timeout,
+        push=opts.push,
+    )
 
 
 async def _after_create(

@@ -8,11 +8,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import CliResult, RunCli, assert_one_line_error
-from servers.a2a_plugin import A2AServerProcess, AgnoServerProcess
 
 from mcptask.protocols import a2a as a2a_mod
 from mcptask.protocols import agno as agno_mod
+
+from conftest import CliResult, RunCli, assert_one_line_error
+from servers.a2a_plugin import A2AServerProcess, AgnoServerProcess
 
 STEPS = ["step 1/3", "step 2/3", "step 3/3"]
 

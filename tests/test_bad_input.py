@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from conftest import RunCli, assert_one_line_error
 from mcptask.demo_server import DemoServer
+
+from conftest import RunCli, assert_one_line_error
 from servers.common import free_port
 
 

@@ -3,6 +3,7 @@ carries the session from one process to the next."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ def test_call_get_watch_result_list_through_the_remembered_session(
     assert {ln["via"] for ln in statuses} <= {"poll", "push"}
     # one line per observed change: no two consecutive identical (status, message)
     pairs = [(ln["status"], ln["statusMessage"]) for ln in statuses]
-    assert all(a != b for a, b in zip(pairs, pairs[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(pairs))
 
     res = run_cli("result", tid, "--url", url, "-o", "json")
     assert res.code == 0, res.stderr
@@ -94,8 +95,15 @@ def test_watch_result_prints_the_result_in_the_end_line(
 ) -> None:
     url = everything_server.url
     r = run_cli(
-        "call", "simulate-research-query", "topic=reefs", "--watch", "--result",
-        "--url", url, "-o", "ndjson",
+        "call",
+        "simulate-research-query",
+        "topic=reefs",
+        "--watch",
+        "--result",
+        "--url",
+        url,
+        "-o",
+        "ndjson",
     )
     assert r.code == 0, r.stderr
     end = r.lines()[-1]
@@ -147,8 +155,15 @@ def test_arguments_are_coerced_to_the_schema(
 ) -> None:
     # ambiguous is a boolean in the tool's schema: "false" must be sent as false, not "false"
     r = run_cli(
-        "call", "simulate-research-query", "topic=x", "ambiguous=false", "--trace",
-        "--url", everything_server.url, "-o", "json",
+        "call",
+        "simulate-research-query",
+        "topic=x",
+        "ambiguous=false",
+        "--trace",
+        "--url",
+        everything_server.url,
+        "-o",
+        "json",
     )
     assert r.code == 0, r.stderr
     assert '"ambiguous":false' in r.stderr.replace(" ", "")

@@ -22,9 +22,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import CliResult, RunCli, assert_one_line_error
-from servers.common import ServerProcess, free_port, start_server
-from servers.mcp_envs import fastmcp4_python
 
 from mcptask.errors import AuthError, ProtocolError, ServerError, TaskNotFound, TransportError
 from mcptask.protocols import mcp2026
@@ -32,6 +29,10 @@ from mcptask.protocols.base import TaskRef
 from mcptask.protocols.mcp2026 import Mcp2026, header_value, normalize, probe
 from mcptask.rpc import RpcClient
 from mcptask.transports.http import HttpOptions, HttpTransport
+
+from conftest import CliResult, RunCli, assert_one_line_error
+from servers.common import ServerProcess, free_port, start_server
+from servers.mcp_envs import fastmcp4_python
 
 pytestmark = pytest.mark.timeout(180)
 

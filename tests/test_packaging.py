@@ -12,9 +12,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, clean_env
 
 import mcptask
+
+from conftest import RunCli, clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import re
@@ -13,11 +14,12 @@ from typing import Any
 
 import httpx
 
-from conftest import CliResult, RunCli
 from mcptask.demo_server import DemoServer
 from mcptask.model import Task
 from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
 from mcptask.watch import RELAXED_MIN, WatchConfig, Watcher
+
+from conftest import CliResult, RunCli
 from servers.common import ServerProcess
 
 
@@ -213,8 +215,12 @@ def run_scenario(feed_events: list[tuple[float, Any]], server: list[Task]) -> tu
 
 def test_pushed_updates_apply_at_once_and_a_terminal_push_is_confirmed_by_a_poll() -> None:
     code, polls, vias, ends = run_scenario(
-        [(0.0, True), (0.5, task("a", msg="half")), (0.7, task("other", "completed")),
-         (2.0, task("a", "completed", "done"))],
+        [
+            (0.0, True),
+            (0.5, task("a", msg="half")),
+            (0.7, task("other", "completed")),
+            (2.0, task("a", "completed", "done")),
+        ],
         [task("a"), task("a", "completed", "done")],
     )
     assert code == 0
@@ -228,17 +234,17 @@ def test_pushed_updates_apply_at_once_and_a_terminal_push_is_confirmed_by_a_poll
 
 
 def test_when_the_feed_drops_polling_returns_to_its_normal_pace() -> None:
-    code, polls, vias, ends = run_scenario(
+    code, polls, _vias, _ends = run_scenario(
         [(0.0, True), (0.5, False)],
         [task("a")] * 4 + [task("a", "completed")],
     )
     assert code == 0
-    gaps = [round(b - a, 3) for a, b in zip(polls, polls[1:], strict=False)]
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(polls)]
     assert gaps and max(gaps) <= 1.5, gaps
 
 
 def test_a_stale_terminal_push_is_not_believed() -> None:
-    code, polls, vias, ends = run_scenario(
+    code, _polls, vias, ends = run_scenario(
         [(0.0, True), (0.5, task("a", "completed", "stale"))],
         [task("a"), task("a", msg="still going"), task("a", "completed", "done")],
     )

@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 import httpx
+
 from servers.a2a_plugin import (  # noqa: F401
     A2AServerProcess,
     AgnoServerProcess,

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from servers.common import ServerProcess
 
 # The fixtures are imported by name (the test functions' parameters then shadow them: F811).

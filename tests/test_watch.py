@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,10 +13,12 @@ import pytest
 from mcptask.errors import AuthError, HttpStatusError, RpcError, TaskNotFound, TransportError
 from mcptask.model import Task
 from mcptask.protocols.base import TaskRef, TaskResult
-from mcptask.watch import MIN_INTERVAL, Watched, WatchConfig, Watcher
+from mcptask.watch import MIN_INTERVAL, WatchConfig, Watched, Watcher
 
 
-def task(tid: str, status: str = "working", poll: int | None = 1000, msg: str | None = None) -> Task:
+def task(
+    tid: str, status: str = "working", poll: int | None = 1000, msg: str | None = None
+) -> Task:
     return Task(
         taskId=tid,
         status=status,  # type: ignore[arg-type]
@@ -82,9 +85,7 @@ class Script:
         return TaskResult(task=t, payload={"content": [{"type": "text", "text": "done"}]})
 
 
-def make(
-    script: Script, clock: FakeClock, rec: Recorder, **config: Any
-) -> Watcher:
+def make(script: Script, clock: FakeClock, rec: Recorder, **config: Any) -> Watcher:
     return Watcher(
         fetch=script.fetch,
         fetch_result=script.fetch_result,
@@ -101,12 +102,17 @@ def run(w: Watcher) -> int:
 
 
 def gaps(times: list[float]) -> list[float]:
-    return [round(b - a, 6) for a, b in zip(times, times[1:], strict=False)]
+    return [round(b - a, 6) for a, b in itertools.pairwise(times)]
 
 
 def test_honours_a_poll_interval_that_changes_mid_run() -> None:
     clock = FakeClock()
-    answers = [task("a", poll=1000), task("a", poll=3000), task("a", poll=500), task("a", "completed")]
+    answers = [
+        task("a", poll=1000),
+        task("a", poll=3000),
+        task("a", poll=500),
+        task("a", "completed"),
+    ]
     script = Script(clock, {"a": answers})
     rec = Recorder()
     w = make(script, clock, rec)
@@ -157,8 +163,14 @@ def test_default_interval_without_a_hint() -> None:
 
 @pytest.mark.parametrize(
     ("status", "code"),
-    [("completed", 0), ("failed", 5), ("cancelled", 8), ("rejected", 8),
-     ("input_required", 6), ("auth_required", 6)],
+    [
+        ("completed", 0),
+        ("failed", 5),
+        ("cancelled", 8),
+        ("rejected", 8),
+        ("input_required", 6),
+        ("auth_required", 6),
+    ],
 )
 def test_stops_at_every_terminal_or_interrupting_state(status: str, code: int) -> None:
     clock = FakeClock()
@@ -216,7 +228,12 @@ def test_initial_status_delays_the_first_poll_by_one_interval() -> None:
 
 def test_only_changes_are_reported() -> None:
     clock = FakeClock()
-    answers = [task("a", msg="x"), task("a", msg="x"), task("a", msg="y"), task("a", "completed", msg="y")]
+    answers = [
+        task("a", msg="x"),
+        task("a", msg="x"),
+        task("a", msg="y"),
+        task("a", "completed", msg="y"),
+    ]
     script = Script(clock, {"a": answers})
     rec = Recorder()
     w = make(script, clock, rec)
@@ -276,7 +293,11 @@ def test_retry_after_is_honoured_for_the_whole_origin_on_http_429() -> None:
     clock = FakeClock()
     limited = HttpStatusError("HTTP 429", status=429, retry_after=7.0)
     script = Script(
-        clock, {"a": [task("a"), limited, task("a", "completed")], "b": [task("b")] * 3 + [task("b", "completed")]}
+        clock,
+        {
+            "a": [task("a"), limited, task("a", "completed")],
+            "b": [task("b")] * 3 + [task("b", "completed")],
+        },
     )
     w = make(script, clock, Recorder())
     w.add(TaskRef("a"))
@@ -290,7 +311,13 @@ def test_retry_after_is_honoured_for_the_whole_origin_on_http_429() -> None:
 def test_rpc_rate_limit_backs_off_that_task_only() -> None:
     clock = FakeClock()
     limited = RpcError(-32429, "Too Many Requests")
-    script = Script(clock, {"a": [task("a"), limited, task("a", "completed")], "b": [task("b"), task("b", "completed")]})
+    script = Script(
+        clock,
+        {
+            "a": [task("a"), limited, task("a", "completed")],
+            "b": [task("b"), task("b", "completed")],
+        },
+    )
     w = make(script, clock, Recorder())
     w.add(TaskRef("a"))
     w.add(TaskRef("b"))

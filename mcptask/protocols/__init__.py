@@ -58,4 +58,3 @@ async def detect(rpc: RpcClient, url: str) -> str:
 
 #: probes in order: URL shape first (free), then MCP (one request), then A2A agent cards
 _PROBES = ("mcptask.protocols.agno", "mcptask.protocols.mcp2026", "mcptask.protocols.a2a")
-

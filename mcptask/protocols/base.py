@@ -127,7 +127,7 @@ class TaskProtocol(ABC):
         self.session = session
         self.context_id = context_id
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 (optional hook)
         """Release protocol resources; the RPC client is closed by its owner."""
 
     # -- what every protocol does -------------------------------------------------------------
@@ -168,9 +168,7 @@ class TaskProtocol(ABC):
 
     # -- what only some protocols do ------------------------------------------------------------
 
-    async def call_tool(
-        self, tool: str, arguments: dict[str, Any], *, ttl: int | None
-    ) -> Created:
+    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         raise UsageError(f"`call` starts MCP tool calls; {self.name} starts tasks with `send`")
 
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:

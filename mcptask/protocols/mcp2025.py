@@ -135,8 +135,9 @@ class SessionFeed(PushFeed):
             except ServerError:
                 failures += 1
             health(False)
-            await asyncio.sleep(min(self.retry * (2 ** min(failures, 5)), RECONNECT_MAX)
-                                if failures else self.retry)
+            await asyncio.sleep(
+                min(self.retry * (2 ** min(failures, 5)), RECONNECT_MAX) if failures else self.retry
+            )
 
     async def _handle(self, data: str, deliver: Deliver) -> None:
         import json
@@ -285,9 +286,7 @@ class Mcp2025(TaskProtocol):
                 raise
             # -32602 is both "unknown task" and "already terminal": ask which
             task = await self.get(ref)
-            raise NotApplicable(
-                f"task {ref.task_id} has already ended: {task.status}"
-            ) from None
+            raise NotApplicable(f"task {ref.task_id} has already ended: {task.status}") from None
         return self._task(data, "cancelled task")
 
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:

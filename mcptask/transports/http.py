@@ -130,7 +130,7 @@ class HttpTransport:
                 headers={"User-Agent": USER_AGENT},
                 event_hooks={"request": [self._credentials]},
                 # no CA bundle work for plain http endpoints (start-up cost)
-                verify=True if self.url.startswith("https") else False,
+                verify=bool(self.url.startswith("https")),
                 trust_env=False,
             )
         return self._client
@@ -238,8 +238,7 @@ class HttpTransport:
             snippet = one_line(body[:200].decode("utf-8", "replace"), 80)
             what = "an empty body" if not body.strip() else f"{ctype}: {snippet!r}"
             raise ProtocolError(
-                f"{self._where()} answered HTTP {response.status_code} with {what}, "
-                "not JSON-RPC"
+                f"{self._where()} answered HTTP {response.status_code} with {what}, not JSON-RPC"
             ) from None
 
     def _error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
