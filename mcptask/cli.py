@@ -406,8 +406,13 @@ def get(
 def watch(
     g: GlobalOptions,
     task_ids: Annotated[
-        list[str], typer.Argument(help="Task ids to follow.", autocompletion=_complete_task_ids)
-    ],
+        list[str] | None,
+        typer.Argument(help="Task ids to follow.", autocompletion=_complete_task_ids),
+    ] = None,
+    all_tasks: Annotated[
+        bool,
+        typer.Option("--all", help="Every unfinished task the server lists or the task book knows."),
+    ] = False,
     interval: Interval = None,
     timeout: Timeout = None,
     result: WantResult = False,
@@ -417,11 +422,12 @@ def watch(
     from .commands import WatchOptions, run_watch
 
     opts = WatchOptions(
-        task_ids=task_ids,
+        task_ids=task_ids or [],
         interval=interval,
         timeout=timeout,
         want_result=result,
         push=not no_push,
+        all_tasks=all_tasks,
     )
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
 

@@ -61,15 +61,30 @@ class WatchOptions:
     initial: dict[str, Task] = field(default_factory=dict)
     title: str | None = None
     push: bool = True
+    #: `--all`: every unfinished task the server lists, plus the task book's
+    all_tasks: bool = False
 
 
 async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     from .watch import WatchConfig, Watcher
 
-    if not opts.task_ids:
-        raise UsageError("watch needs at least one task id")
+    if opts.all_tasks and opts.task_ids:
+        raise UsageError("give task ids or --all, not both")
+    if not opts.task_ids and not opts.all_tasks:
+        raise UsageError("watch needs task ids (or --all)")
     ctx.require_reachable("watch", opts.task_ids)
     proto = await ctx.protocol()
+    if opts.all_tasks:
+        opts.task_ids = await _unfinished_tasks(ctx, proto)
+        if not opts.task_ids:
+            ctx.out.note("no unfinished tasks to watch")
+            if not ctx.out.pretty:
+                ctx.out.line(
+                    {"exitCode": 0, "tasks": []}
+                    if ctx.out.mode == "json"
+                    else {"event": "done", "exitCode": 0, "outcomes": {}}
+                )
+            return 0
     mode = ctx.out.mode
     events: NdjsonEvents | JsonEvents | LiveEvents
     if mode == "pretty":
@@ -117,6 +132,20 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     code = await _run_interruptibly(watcher)
     events.finish(watcher.watched, code)
     return code
+
+
+async def _unfinished_tasks(ctx: Context, proto: Any) -> list[str]:
+    """`watch --all`: the server's unfinished tasks (where it can list them) and the task
+    book's tasks for this endpoint that were last seen unfinished."""
+    ids: dict[str, None] = {}
+    book = ctx.book.tasks(ctx.server) if ctx.remembers else {}
+    if proto.can_list:
+        listed = await proto.list_tasks([ctx.ref(t) for t in book])
+        ids.update((t.taskId, None) for t in listed if not t.terminal)
+    for task_id, rec in book.items():
+        if str(rec.get("status", "working")) not in TERMINAL:
+            ids.setdefault(task_id, None)
+    return list(ids)
 
 
 class _EndHook:

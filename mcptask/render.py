@@ -422,18 +422,23 @@ class LiveEvents:
         table.add_column("elapsed", justify="right")
         table.add_column("next poll", justify="right")
         table.add_column("ttl left", justify="right")
+        table.add_column("via", style="dim")
         counts: dict[str, int] = {}
         for w in self.watched:
-            status = w.outcome if w.done and w.outcome not in (None,) else None
-            shown = status or (w.task.status if w.task else "submitted")
-            if w.done and w.task is not None and w.outcome in (w.task.status,):
-                shown = w.task.status
+            shown = w.outcome if w.done and w.outcome else None
+            shown = shown or (w.task.status if w.task else "submitted")
             counts[shown] = counts.get(shown, 0) + 1
             message = self.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
             nxt = "" if w.done else elapsed(w.due - now) if w.due > now else "now"
             ttl = ""
-            if w.task is not None and w.task.ttl is not None:
+            if w.task is not None and w.task.ttl is not None and abs(w.task.ttl) >= 10**15:
                 ttl = f"{seconds(w.task.ttl)}s"
+            elif w.task is not None and w.task.ttl is not None:
+                # the ttl runs from the terminal transition
+                left = w.task.ttl / 1000
+                if w.task.terminal and w.ended is not None:
+                    left -= now - w.ended
+                ttl = elapsed(left)
             short = w.task_id if len(w.task_id) <= 14 else w.task_id[:12] + "…"
             table.add_row(
                 safe_line(short),
@@ -442,6 +447,7 @@ class LiveEvents:
                 elapsed(now - w.started),
                 nxt,
                 ttl,
+                w.via if w.done else ("push" if w.push_live else "poll"),
             )
         summary = Text(
             "  ".join(f"{STYLE.get(k, ('', '·'))[1]} {v} {k}" for k, v in sorted(counts.items())),

@@ -80,6 +80,8 @@ class Watched:
     answered: float = 0.0
     #: the task's push feed is connected
     push_live: bool = False
+    #: when the task ended (clock time)
+    ended: float | None = None
 
     @property
     def task_id(self) -> str:
@@ -337,6 +339,7 @@ class Watcher:
 
     def _end(self, w: Watched, outcome: str, exit_code: int | None = None) -> None:
         w.outcome = outcome
+        w.ended = self.clock()
         w.exit_code = exit_code if exit_code is not None else OUTCOME_EXIT.get(outcome, 1)
         self.events.end(w)
 
