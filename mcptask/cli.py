@@ -411,7 +411,9 @@ def watch(
     ] = None,
     all_tasks: Annotated[
         bool,
-        typer.Option("--all", help="Every unfinished task the server lists or the task book knows."),
+        typer.Option(
+            "--all", help="Every unfinished task the server lists or the task book knows."
+        ),
     ] = False,
     interval: Interval = None,
     timeout: Timeout = None,

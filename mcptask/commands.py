@@ -3,7 +3,9 @@ clock) and returns the exit status; the CLI layer only parses and calls these.""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -121,15 +123,16 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         clock=ctx.clock,
         sleep=ctx.sleep,
     )
-    for task_id in dict.fromkeys(opts.task_ids):
-        refs[task_id] = ctx.ref(task_id)
-        watcher.add(refs[task_id], opts.initial.get(task_id))
-    if opts.push:
-        watcher.feeds = proto.push_feeds(list(refs.values()))
-    if isinstance(events, LiveEvents):
-        events.track(watcher.watched)
-        events.__enter__()
-    code = await _run_interruptibly(watcher)
+    with _signals(watcher):
+        for task_id in dict.fromkeys(opts.task_ids):
+            refs[task_id] = ctx.ref(task_id)
+            watcher.add(refs[task_id], opts.initial.get(task_id))
+        if opts.push:
+            watcher.feeds = proto.push_feeds(list(refs.values()))
+        if isinstance(events, LiveEvents):
+            events.track(watcher.watched)
+            events.__enter__()
+        code = await watcher.run()
     events.finish(watcher.watched, code)
     return code
 
@@ -166,8 +169,10 @@ class _EndHook:
         self.inner.end(w)
 
 
-async def _run_interruptibly(watcher: Watcher) -> int:
-    """Ctrl-C (130) and SIGTERM (143) end the watch cleanly: every task gets its end event."""
+@contextlib.contextmanager
+def _signals(watcher: Watcher) -> Iterator[None]:
+    """Ctrl-C (130) and SIGTERM (143) end the watch cleanly: every task gets its end event.
+    Installed before the first event is printed, so no signal can skip the end lines."""
     import asyncio
     import signal
 
@@ -180,7 +185,7 @@ async def _run_interruptibly(watcher: Watcher) -> int:
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     try:
-        return await watcher.run()
+        yield
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
@@ -230,8 +235,9 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
             clock=ctx.clock,
             sleep=ctx.sleep,
         )
-        w = watcher.add(ref, task)
-        await _run_interruptibly(watcher)
+        with _signals(watcher):
+            w = watcher.add(ref, task)
+            await watcher.run()
         if w.task is not None:
             task = w.task
             ctx.remember(task, ref)

@@ -159,6 +159,8 @@ class Watcher:
             for feed in (self.feeds if self.config.push else [])
         ]
         try:
+            if self._interrupt_code is not None:
+                raise asyncio.CancelledError  # a signal came before the loop began
             await self._loop()
         except asyncio.CancelledError:
             if self._interrupt_code is None:

@@ -272,3 +272,17 @@ def test_a2a_watch_follows_the_subscription(run_cli: RunCli, a2a_server: ServerP
     polled = run_cli("watch", tid, "--url", a2a_server.url, "-o", "ndjson", "--no-push")
     assert polled.code == 0
     assert {ln["via"] for ln in statuses(polled)} == {"poll"}
+
+
+def test_stdio_notifications_are_pushed(run_cli: RunCli, everything_stdio_cmd: list[str]) -> None:
+    import shlex
+
+    r = run_cli(
+        "call", "simulate-research-query", "topic=stdio", "--stdio", shlex.join(everything_stdio_cmd),
+        "-o", "ndjson",
+    )  # fmt: skip
+    assert r.code == 0, r.stderr
+    lines = statuses(r)
+    assert lines[-1]["status"] == "completed"
+    assert lines[-1]["via"] == "push"
+    assert "push" in {ln["via"] for ln in lines[1:-1]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
@@ -140,8 +141,6 @@ class SessionFeed(PushFeed):
             )
 
     async def _handle(self, data: str, deliver: Deliver) -> None:
-        import json
-
         if not data.strip():
             return
         try:
@@ -158,6 +157,34 @@ class SessionFeed(PushFeed):
         except ProtocolError:
             return  # a malformed push is ignored: polling is the safety net
         await deliver(task)
+
+
+class StdioFeed(PushFeed):
+    """Over stdio, `notifications/tasks/status` arrive on the server's stdout: the feed is
+    live for as long as the process runs."""
+
+    def __init__(self, proto: Mcp2025, task_ids: set[str]) -> None:
+        super().__init__(task_ids)
+        self.proto = proto
+
+    async def run(self, deliver: Deliver, health: Health) -> None:
+        transport = self.proto.rpc.transport
+        inbox: asyncio.Queue[str] = asyncio.Queue()
+
+        def on_notification(message: dict[str, Any]) -> None:
+            inbox.put_nowait(json.dumps(message))
+
+        backlog: asyncio.Queue[dict[str, Any]] | None = getattr(transport, "notifications", None)
+        while backlog is not None and not backlog.empty():
+            on_notification(backlog.get_nowait())
+        transport.on_notification = on_notification  # type: ignore[attr-defined]
+        health(True)
+        handler = SessionFeed(self.proto, "", self.task_ids)
+        try:
+            while True:
+                await handler._handle(await inbox.get(), deliver)
+        finally:
+            transport.on_notification = None  # type: ignore[attr-defined]
 
 
 class Mcp2025(TaskProtocol):
@@ -246,6 +273,8 @@ class Mcp2025(TaskProtocol):
         return normalize(data, protocol=self.name, server=self.server, what=what)
 
     def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
+        if hasattr(self.rpc.transport, "on_notification"):
+            return [StdioFeed(self, {ref.task_id for ref in refs})]
         sessions: dict[str, set[str]] = {}
         for ref in refs:
             session = ref.session or self.session

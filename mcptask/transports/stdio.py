@@ -151,6 +151,8 @@ class StdioTransport:
         self.session_id: str | None = None
         #: server requests and notifications go here when set (push watch: tasks/status)
         self.on_unsolicited: UnsolicitedHandler | None = None
+        #: notifications (no id) go here first when set (push watch: tasks/status)
+        self.on_notification: Callable[[Message], None] | None = None
         #: notifications that arrived while no request was open and no handler was set
         self.notifications: asyncio.Queue[Message] = asyncio.Queue(maxsize=NOTIFICATION_QUEUE)
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
@@ -336,6 +338,9 @@ class StdioTransport:
             return
         if "id" in msg and msg.get("method") == "ping":
             self._answer(msg["id"], result={})
+            return
+        if "id" not in msg and self.on_notification is not None:
+            self.on_notification(msg)
             return
         if self.on_unsolicited is not None:
             outcome = self.on_unsolicited(msg)
