@@ -40,6 +40,7 @@ from servers.fault_server import (
     truncated_json,
 )
 
+pytestmark = pytest.mark.timeout(60)
 P = ("-p", "mcp-2025-11-25")
 WORKING = task(status="working")
 DONE = task(status="completed", statusMessage="done")

@@ -27,6 +27,7 @@ from servers.fault_server import (
     tool_result,
 )
 
+pytestmark = pytest.mark.timeout(60)
 P = ("-p", "mcp-2025-11-25")
 MSG = hostile_text("msg")
 DONE_MSG = hostile_text("done")
@@ -40,8 +41,8 @@ RICH_OWN = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[[0-9]*[AK]|\r(?=\x1b
 UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def assert_terminal_safe(out: str, *markers: str) -> None:
-    for payload in PAYLOADS:
+def assert_terminal_safe(out: str, *markers: str, payloads: bool = True) -> None:
+    for payload in PAYLOADS if payloads else ():
         assert payload not in out, payload
     rest = RICH_OWN.sub("", out).replace("\r\n", "\n")
     found = sorted({repr(c) for c in UNSAFE.findall(rest)})
@@ -57,7 +58,7 @@ def fault() -> Iterator[FaultServer]:
         yield fs
 
 
-NGINX = b"<html>\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x9b2J\r bad gateway</html>"
+NGINX = "<html>\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x9b2J\r bad gateway</html>".encode()
 
 
 def hostile(fault: FaultServer, *, watch: bool = False) -> str:
@@ -65,8 +66,9 @@ def hostile(fault: FaultServer, *, watch: bool = False) -> str:
     task, a 502 with an HTML page, then the completed task."""
     done = task(status="completed", statusMessage=DONE_MSG)
     working = task(statusMessage=MSG)
+    finished = task(status="completed", statusMessage=MSG)
     return fault.url(
-        get=[working, raw(502, NGINX, "text/html"), done] if watch else [working],
+        get=[working, raw(502, NGINX, "text/html"), done] if watch else [finished],
         result=[tool_result(RESULT)],
         list=[{"tasks": [task(statusMessage=MSG), task(taskId=EVIL_ID, statusMessage=MSG)]}],
         cancel=[rpc_error(-32000, ERROR)],
@@ -118,7 +120,7 @@ def test_trace_lines(fault: FaultServer, tmp_path: Path) -> None:
     assert "< 200 OK" in out and '"statusMessage"' in out
     # JSON escapes C0 controls as text (\u001b: harmless); C1 and bidi come raw and are cut
     assert "\\u001b]0;pwned-title" in out
-    assert_terminal_safe(out.replace("pwned-title", ""), "res")
+    assert_terminal_safe(out, "res", payloads=False)
     # a body that is not JSON is traced as it came, cleaned
     url = fault.url(get=[raw(200, NGINX, "text/html")])
     code, out = run_pty("get", "t-1", "--trace", "--url", url, *P, state_dir=tmp_path)

@@ -278,8 +278,8 @@ def test_stdio_notifications_are_pushed(run_cli: RunCli, everything_stdio_cmd: l
     import shlex
 
     r = run_cli(
-        "call", "simulate-research-query", "topic=stdio", "--stdio", shlex.join(everything_stdio_cmd),
-        "-o", "ndjson",
+        "call", "simulate-research-query", "topic=stdio",
+        "--stdio", shlex.join(everything_stdio_cmd), "-o", "ndjson",
     )  # fmt: skip
     assert r.code == 0, r.stderr
     lines = statuses(r)

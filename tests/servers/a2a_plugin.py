@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import httpx
 import pytest
+
 from servers.a2a_envs import A2A_SERVER_SCRIPT, AGNO_SERVER_SCRIPT, ENVIRONMENTS
 from servers.common import ServerProcess, free_port, start_server
 

@@ -35,6 +35,8 @@ from typing import Any, cast
 
 Json = dict[str, Any]
 Answer = Callable[["FaultHandler", Json], None] | Json
+#: a method's answers in order (the last repeats), or such lists by task id
+Answers = list[Answer] | dict[str, list[Answer]]
 
 SESSION = "fault-session-1"
 TASK_ID = "t-1"
@@ -284,19 +286,23 @@ def slow(seconds: float, then: Answer) -> Answer:
 
 @dataclass
 class Scenario:
-    init: list[Answer] = field(default_factory=lambda: [dict(INIT_RESULT)])
-    get: list[Answer] = field(default_factory=lambda: [task()])
-    result: list[Answer] = field(default_factory=lambda: [tool_result()])
-    cancel: list[Answer] = field(default_factory=lambda: [task(status="cancelled")])
-    list: list[Answer] = field(default_factory=lambda: [{"tasks": [task()]}])
-    tools: list[Answer] = field(default_factory=lambda: [{"tools": []}])
-    call: list[Answer] = field(default_factory=lambda: [{"task": task()}])
-    counts: dict[str, int] = field(default_factory=dict)
+    init: Answers = field(default_factory=lambda: [dict(INIT_RESULT)])
+    get: Answers = field(default_factory=lambda: [task()])
+    result: Answers = field(default_factory=lambda: [tool_result()])
+    cancel: Answers = field(default_factory=lambda: [task(status="cancelled")])
+    list: Answers = field(default_factory=lambda: [{"tasks": [task()]}])
+    tools: Answers = field(default_factory=lambda: [{"tools": []}])
+    call: Answers = field(default_factory=lambda: [{"task": task()}])
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def next_answer(self, method_field: str) -> Answer:
-        answers: list[Answer] = getattr(self, method_field)
-        n = self.counts.get(method_field, 0)
-        self.counts[method_field] = n + 1
+    def next_answer(self, method_field: str, task_id: str = "") -> Answer:
+        """The answer to the next request; a field may also map task ids to their own
+        answers (`get={"a": [...], "b": [...]}`), for watching several tasks at once."""
+        answers: list[Answer] | dict[str, list[Answer]] = getattr(self, method_field)
+        if isinstance(answers, dict):
+            answers = answers.get(task_id) or [rpc_error(-32602, "Task not found")]
+        n = self.counts.get((method_field, task_id), 0)
+        self.counts[(method_field, task_id)] = n + 1
         return answers[min(n, len(answers) - 1)]
 
 
@@ -390,28 +396,32 @@ class FaultServer:
     ) -> None:
         self.stop()
 
-    def url(self, name: str = "custom", **answers: list[Answer]) -> str:
+    def url(self, name: str = "custom", **answers: Any) -> str:
         """A fresh scenario; each keyword is a method field (`init`, `get`, `result`, `cancel`,
         `list`, `tools`, `call`) with its answers."""
         sid = f"s{next(self._ids)}-{name}"
         with self._lock:
-            self.scenarios[sid] = Scenario(**answers)  # type: ignore[arg-type]
+            self.scenarios[sid] = Scenario(**answers)
         return f"{self.base}/{sid}/mcp"
 
-    def preset(self, name: str, **answers: list[Answer]) -> str:
+    def preset(self, name: str, **answers: Any) -> str:
         return self.url(name, **{**_preset(name), **answers})
 
     @staticmethod
     def sid(url: str) -> str:
         return url.split("/")[3]
 
-    def seen(self, url: str, method: str | None = None) -> list[Request]:
+    def seen(
+        self, url: str, method: str | None = None, task_id: str | None = None
+    ) -> list[Request]:
         sid = self.sid(url)
         with self._lock:
             return [
                 r
                 for r in self.requests
-                if r.scenario == sid and (method is None or r.method == method)
+                if r.scenario == sid
+                and (method is None or r.method == method)
+                and (task_id is None or _task_id(r.message) == task_id)
             ]
 
     def _record(self, req: Request) -> None:
@@ -421,6 +431,11 @@ class FaultServer:
     def _scenario(self, sid: str) -> Scenario | None:
         with self._lock:
             return self.scenarios.get(sid)
+
+
+def _task_id(message: Any) -> Any:
+    params = message.get("params") if isinstance(message, dict) else None
+    return params.get("taskId") if isinstance(params, dict) else None
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -470,7 +485,8 @@ class FaultHandler(BaseHTTPRequestHandler):
         self.write(body)
 
     def send_json(self, obj: Any, status: int = 200) -> None:
-        self.send_raw(status, json.dumps(obj).encode())
+        # raw UTF-8 (JSON must escape C0 controls, but C1 and bidi controls may come raw)
+        self.send_raw(status, json.dumps(obj, ensure_ascii=False).encode())
 
     def reset(self) -> None:
         """Close with a TCP RST (SO_LINGER 0)."""
@@ -507,8 +523,10 @@ class FaultHandler(BaseHTTPRequestHandler):
         fld = FIELDS.get(method)
         if fld is None:
             return rpc_error(-32601, f"Method not found: {method}")(self, msg)
+        params = msg.get("params")
+        task_id = params.get("taskId") if isinstance(params, dict) else None
         with self.fault_server._lock:
-            answer = scenario.next_answer(fld)
+            answer = scenario.next_answer(fld, task_id if isinstance(task_id, str) else "")
         self.answer(answer, msg)
 
     def answer(self, answer: Answer, msg: Json) -> None:

@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 import pytest
+
 from servers.common import ServerProcess
 from servers.mcp_envs import (
     everything_stdio_command,
