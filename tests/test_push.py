@@ -144,18 +144,29 @@ def task(tid: str, status: str = "working", msg: str | None = None) -> Task:
 
 
 class Clock:
+    """Fake time. Feed events scheduled with `at` run, in order, as the fake time passes them."""
+
     def __init__(self) -> None:
         self.now = 0.0
+        self.scheduled: list[tuple[float, Any]] = []
 
     def __call__(self) -> float:
         return self.now
 
+    def at(self, when: float, action: Any) -> None:
+        self.scheduled.append((when, action))
+        self.scheduled.sort(key=lambda x: x[0])
+
     async def sleep(self, seconds: float) -> None:
-        # fake time advances in small steps, letting the feed task run between them
         end = self.now + seconds
-        while self.now < end - 1e-9:
-            await asyncio.sleep(0)
-            self.now = min(end, self.now + 0.05)
+        await asyncio.sleep(0)
+        if self.scheduled and self.scheduled[0][0] <= end:
+            # the feed acts at that moment; the nap ends there (the watcher naps again)
+            when, action = self.scheduled.pop(0)
+            self.now = max(self.now, when)
+            await action()
+            return
+        self.now = max(self.now, end)
 
 
 class ScriptedFeed(PushFeed):
@@ -165,14 +176,22 @@ class ScriptedFeed(PushFeed):
         self.events = events
 
     async def run(self, deliver: Deliver, health: Health) -> None:
-        for at, what in self.events:
-            while self.clock.now < at:
-                await asyncio.sleep(0)
+        for when, what in self.events:
             if isinstance(what, bool):
-                health(what)
+
+                async def act(live: bool = what) -> None:
+                    health(live)
+
             else:
-                await deliver(what)
-        await asyncio.sleep(3600)
+
+                async def act(t: Task = what) -> None:
+                    await deliver(t)
+
+            if when <= self.clock.now:
+                await act()
+            else:
+                self.clock.at(when, act)
+        await asyncio.Event().wait()
 
 
 def run_scenario(feed_events: list[tuple[float, Any]], server: list[Task]) -> tuple[Any, ...]:
