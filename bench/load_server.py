@@ -18,6 +18,7 @@ Linux is one clock for every process of the machine:
 - `POST /admin/create` `{"n", "duration", "pollIntervalMs", "stagger"}`: a new session with n
   tasks, answering `{"session", "ids", "createdAt"}`; task i ends at
   `createdAt + duration + stagger * i / n` (spread completions over `stagger` seconds);
+- `POST /admin/restart` `{"session"}`: start that session's task clocks again from now;
 - `POST /admin/reset`: forget every session and task; `POST /admin/shutdown`: stop.
 
 Run it alone: `python bench/load_server.py [--port 8765] [--precreate 1000 --duration 10]`
@@ -400,6 +401,16 @@ class Conn(asyncio.Protocol):
             )
             now = st.tasks[ids[0]].created if ids else time.monotonic()
             data = json.dumps({"session": sid, "ids": ids, "createdAt": now}).encode()
+        elif method == b"POST" and path == b"/admin/restart":
+            # start a session's tasks' clocks again from now (same durations), forget their polls
+            sid = json.loads(body or b"{}").get("session")
+            now = time.monotonic()
+            for t in st.tasks.values():
+                if t.session == sid:
+                    t.terminal_at, t.created = now + (t.terminal_at - t.created), now
+                    t.created_iso, t.ended_iso = iso(now), ""
+                    t.gets, t.observed_at = [], None
+            data = json.dumps({"session": sid, "createdAt": now}).encode()
         elif method == b"POST" and path == b"/admin/reset":
             st.sessions.clear()
             st.tasks.clear()
@@ -487,6 +498,9 @@ class LoadServer:
     def create(self, n: int, duration: float, poll_ms: int, stagger: float = 0.0) -> Json:
         body = {"n": n, "duration": duration, "pollIntervalMs": poll_ms, "stagger": stagger}
         return dict(self._call("POST", "/admin/create", body))
+
+    def restart(self, session: str) -> Json:
+        return dict(self._call("POST", "/admin/restart", {"session": session}))
 
     def stats(self) -> Json:
         return dict(self._call("GET", "/stats"))

@@ -22,8 +22,12 @@ Figures (targets from issue #8 in brackets):
   [<= 1 s, i.e. 1 ms a poll] and in all;
 - peak RSS (ru_maxrss) [< 120 MiB].
 
+With `--warm-book`, `mcptask list` runs first in the same state directory, so every task is in
+the task book (as after `mcptask call`): this shows what reading and writing a large book costs
+(its wall and CPU are reported too).
+
     python bench/watch_scale.py [--tasks 1,200,1000] [--duration 10] [--poll-interval-ms 1000]
-                                [--mcptask PATH] [--json]
+                                [--warm-book] [--mcptask PATH] [--json]
 """
 
 from __future__ import annotations
@@ -97,6 +101,24 @@ class Sampler(threading.Thread):
         return before[-1] if before else 0.0
 
 
+def timed(cmd: list[str], env: dict[str, str]) -> Json:
+    """Run a command to the end: wall and CPU seconds, exit code."""
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    return {
+        "command": " ".join(cmd[1:2]),
+        "exitCode": proc.returncode,
+        "wallS": round(time.monotonic() - started, 3),
+        "cpuS": round(usage.ru_utime + usage.ru_stime, 3),
+        "stderrTail": err[-300:],
+    }
+
+
 def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
     server.reset()
     poll_s = args.poll_interval_ms / 1000
@@ -107,6 +129,14 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["MCPTASK_STATE_DIR"] = state
     env["MCPTASK_CONFIG"] = os.path.join(state, "no-config.toml")
+    book: Json = {}
+    if args.warm_book:
+        # as after `mcptask call` / `list`: every task is in the task book before the watch
+        book = timed(
+            [args.mcptask, "list", "-o", "json", "--url", server.url, "--session", made["session"]],
+            env,
+        )
+        server.restart(made["session"])  # the tasks' clocks start with the watch
     cmd = [args.mcptask, "watch", *made["ids"], "-o", "ndjson"]
     cmd += ["--url", server.url, "--session", made["session"], *args.extra]
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
@@ -213,8 +243,9 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
         },
         "cpuTotalS": round(cpu_total, 3),
         "cpuStartupS": round(cpu_startup, 3),
-        "cpuPer1000PollsS": round(cpu_watch / polls * 1000, 3) if polls else None,
-        "cpuPer1000PollsInAllS": round(cpu_total / polls * 1000, 3) if polls else None,
+        # too few polls (the 1-task run) and these are start-up and exit, not polling
+        "cpuPer1000PollsS": round(cpu_watch / polls * 1000, 3) if polls >= 100 else None,
+        "cpuPer1000PollsInAllS": round(cpu_total / polls * 1000, 3) if polls >= 100 else None,
         "peakRssMiB": round(usage.ru_maxrss / 1024, 1),
         "sampledPeakRssMiB": round(peak_rss / 1024, 1),
         "serverCpuS": round(server_cpu, 3),
@@ -222,6 +253,7 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
         "serverCpuMicrosPerRequest": (
             round(server_cpu / stats["requests"] * 1e6, 1) if stats["requests"] else None
         ),
+        "warmBook": book,
         "stderrTail": err_text[-600:] if (proc.returncode or err_text.strip()) else "",
     }
 
@@ -238,6 +270,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("CPU s / 1000 polls (watching)", "cpuPer1000PollsS", "<= 1.0"),
     ("CPU s / 1000 polls (in all)", "cpuPer1000PollsInAllS", ""),
     ("CPU s: start-up / total", "cpu", ""),
+    ("warm book: `list` wall/CPU s", "book", ""),
     ("peak RSS MiB", "peakRssMiB", "< 120"),
     ("wall s", "wallS", ""),
     ("server CPU us / request", "serverCpuMicrosPerRequest", ""),
@@ -250,9 +283,14 @@ def cell(r: Json, key: str) -> str:
         return f"{r['exitCode']} {outs}"
     if key == "polls":
         return f"{r['polls']} ({r['idealPolls']})"
+    if key == "book":
+        b = r["warmBook"]
+        return f"{b['wallS']:.2f} / {b['cpuS']:.2f}" if b else "-"
     if key == "cpu":
         return f"{r['cpuStartupS']:.2f} / {r['cpuTotalS']:.2f}"
     v = r[key]
+    if v is None:
+        return "-"
     if isinstance(v, dict):
         return "/".join(f"{x:g}" for x in v.values())
     return str(v)
@@ -283,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--poll-interval-ms", type=int, default=1000)
     p.add_argument("--stagger", type=float, default=None, help="spread ends (default 1 interval)")
     p.add_argument("--mcptask", default=default_mcptask(), help="the mcptask console script")
+    p.add_argument(
+        "--warm-book",
+        action="store_true",
+        help="first `mcptask list` the session, so every task is in the task book",
+    )
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more watch arguments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)

@@ -4,6 +4,7 @@ types the tool's `inputSchema` declares (so `ambiguous=true` sends a boolean).""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from .errors import UsageError
@@ -24,6 +25,15 @@ def _types(prop: Any) -> list[str]:
     return []
 
 
+def _loads(text: str) -> Any:
+    """JSON as the standard defines it: NaN and Infinity are refused."""
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=constant)
+
+
 def coerce(key: str, value: str, prop: Any) -> Any:
     types = _types(prop)
     if not types or "string" in types:
@@ -42,15 +52,17 @@ def coerce(key: str, value: str, prop: Any) -> Any:
                 pass
         elif t == "number":
             try:
-                return int(value) if value.lstrip("-").isdigit() else float(value)
+                number = int(value) if value.lstrip("-").isdigit() else float(value)
             except ValueError:
-                pass
+                continue
+            if math.isfinite(number):  # nan and inf are not JSON
+                return number
         elif t == "null" and value == "null":
             return None
         elif t in ("array", "object"):
             try:
-                parsed = json.loads(value)
-            except ValueError:
+                parsed = _loads(value)
+            except (ValueError, RecursionError):
                 continue
             if isinstance(parsed, list if t == "array" else dict):
                 return parsed
@@ -61,19 +73,21 @@ def build(pairs: list[str], args_json: str | None, schema: dict[str, Any] | None
     out: dict[str, Any] = {}
     if args_json:
         try:
-            base = json.loads(args_json)
-        except ValueError as exc:
+            base = _loads(args_json)
+        except (ValueError, RecursionError) as exc:
             raise UsageError(f"--args is not valid JSON: {exc}") from None
         if not isinstance(base, dict):
             raise UsageError("--args must be a JSON object")
         out.update(base)
     props = (schema or {}).get("properties") or {}
+    if not isinstance(props, dict):  # the server's schema: anything may be there
+        props = {}
     for pair in pairs:
         if ":=" in pair and ("=" not in pair or pair.index(":=") < pair.index("=")):
             key, raw = pair.split(":=", 1)
             try:
-                out[key] = json.loads(raw)
-            except ValueError as exc:
+                out[key] = _loads(raw)
+            except (ValueError, RecursionError) as exc:
                 raise UsageError(f"argument {key}:= is not valid JSON: {exc}") from None
         elif "=" in pair:
             key, value = pair.split("=", 1)

@@ -477,6 +477,42 @@ def cancel(g: GlobalOptions, task_id: TaskId) -> None:
 
 @app.command()
 @with_target
+def answer(
+    g: GlobalOptions,
+    task_id: TaskId,
+    json_content: Annotated[
+        str | None,
+        typer.Option(
+            "--json", help="The answer: a JSON object of the form's fields (checked against it)."
+        ),
+    ] = None,
+    decline: Annotated[
+        bool, typer.Option("--decline", help="Decline what the server asks (MCP).")
+    ] = False,
+    cancel: Annotated[
+        bool, typer.Option("--cancel", help="Dismiss the question without a choice (MCP).")
+    ] = False,
+    text: Annotated[
+        str | None,
+        typer.Option("--text", help="The answer as text (A2A; or a form with one text field)."),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option("--key", help="Which input request to answer when several wait (MCP 2026)."),
+    ] = None,
+) -> None:
+    """Answer a task that waits for input: a form on a terminal, else --json, --decline,
+    --cancel or --text; then confirm that the task moved on."""
+    from .commands import AnswerOptions, run_answer
+
+    opts = AnswerOptions(
+        task_id, json=json_content, decline=decline, cancel=cancel, text=text, key=key
+    )
+    execute(g, lambda ctx: run_answer(opts, ctx))
+
+
+@app.command()
+@with_target
 def call(
     g: GlobalOptions,
     tool: Annotated[str, typer.Argument(help="The tool to call.")],
@@ -528,6 +564,71 @@ def send(
         text, watch=watch, want_result=result, interval=interval, timeout=timeout, push=not no_push
     )
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch)
+
+
+@app.command()
+@with_target
+def check(
+    g: GlobalOptions,
+    arguments: Annotated[
+        list[str] | None,
+        typer.Argument(help="The task tool's arguments: k=v (coerced to its schema) or k:=JSON."),
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Option(
+            "--tool",
+            help="The tool whose tasks are examined (default: the first that allows tasks; required on MCP 2026-07-28).",
+        ),
+    ] = None,
+    failing_tool: Annotated[
+        str | None,
+        typer.Option(
+            "--failing-tool",
+            help="A tool known to fail, for the failed-task checks (default: one named fail/error).",
+        ),
+    ] = None,
+    failing_args: Annotated[
+        str | None,
+        typer.Option("--failing-args", help="The failing tool's arguments as a JSON object."),
+    ] = None,
+    check_ids: Annotated[
+        list[str] | None,
+        typer.Option("--check", help="Run only this check (repeatable; a prefix selects several)."),
+    ] = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--category",
+            help="Run only this category (repeatable): capability, creation, status, result, cancel, list, errors, session, wire, card, update, stream, security.",
+        ),
+    ] = None,
+    rpc: Annotated[
+        bool, typer.Option("--rpc", help="Show the messages each check exchanged.")
+    ] = False,
+    junit: Annotated[
+        str | None, typer.Option("--junit", help="Also write the results as JUnit XML to FILE.")
+    ] = None,
+    task_timeout: Annotated[
+        float, typer.Option("--task-timeout", help="How long to wait for a task to end (seconds).")
+    ] = 60.0,
+) -> None:
+    """Check the target's task support against the spec: PASS/WARN/FAIL/INFO/SKIP per check
+    (exit 0 passed, 5 a check failed, 10 incomplete)."""
+    from .check import CheckOptions, run_check
+
+    opts = CheckOptions(
+        tool=tool,
+        pairs=arguments or [],
+        failing_tool=failing_tool,
+        failing_args=failing_args,
+        checks=check_ids or [],
+        categories=category or [],
+        rpc=rpc,
+        junit=junit,
+        task_timeout=task_timeout,
+    )
+    execute(g, lambda ctx: run_check(opts, ctx))
 
 
 @app.command()

@@ -9,14 +9,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import OUTCOME_EXIT, NotApplicable, TaskEnded, TaskNotFound, UsageError
+from .errors import (
+    OUTCOME_EXIT,
+    Interrupted,
+    NotApplicable,
+    TaskEnded,
+    TaskNotFound,
+    UsageError,
+)
 from .model import INTERRUPTED, TERMINAL, Task
 from .render import JsonEvents, LiveEvents, NdjsonEvents
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from .app import Context
-    from .protocols.base import TaskRef, TaskResult
-    from .watch import Watcher
+    from .protocols.base import Answered, InputRequest, TaskProtocol, TaskRef, TaskResult
+    from .watch import OnInput, Watched, Watcher
 
 
 # -- get --------------------------------------------------------------------------------------
@@ -118,6 +127,9 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
             timeout=opts.timeout,
             want_result=opts.want_result,
             push=opts.push,
+            on_input=_inline_answers(ctx, proto, events)
+            if isinstance(events, LiveEvents) and proto.can_answer and _terminal_io()
+            else None,
         ),
         events=_EndHook(events, on_end),
         clock=ctx.clock,
@@ -302,6 +314,312 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
     else:
         ctx.out.line(rec["result"])
     return OUTCOME_EXIT.get(status, 0)
+
+
+# -- answer -----------------------------------------------------------------------------------
+
+#: how long `answer` (and the form in `watch`) looks for the task to leave `input_required`
+CONFIRM_SECONDS = 5.0
+#: answered input-request keys kept per task in the task book
+ANSWERED_KEPT = 50
+
+
+@dataclass
+class AnswerOptions:
+    task_id: str
+    json: str | None = None
+    decline: bool = False
+    cancel: bool = False
+    text: str | None = None
+    key: str | None = None
+
+
+class _Responder:
+    """Turns one input request into an answer: from the command line (`--json`, `--text`,
+    `--decline`, `--cancel`) or, on a terminal, a form. In `watch` the form is serialised by
+    `lock` and the live view paused around it."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        *,
+        content: Any = None,
+        text: str | None = None,
+        action: str | None = None,
+        console: Console | None = None,
+        interrupt_dismisses: bool = True,
+        around: Any = None,
+    ) -> None:
+        self.ctx = ctx
+        self.content = content
+        self.text = text
+        self.action = action
+        self.console = console
+        self.interrupt_dismisses = interrupt_dismisses
+        #: an async context manager factory wrapped around the form (`watch`: pause the view)
+        self.around = around
+
+    async def __call__(self, request: InputRequest) -> dict[str, Any] | None:
+        from . import forms
+
+        if self.console is not None:
+            if self.around is None:
+                return await forms.ask(
+                    request, self.console, interrupt_dismisses=self.interrupt_dismisses
+                )
+            async with self.around():
+                return await forms.ask(
+                    request, self.console, interrupt_dismisses=self.interrupt_dismisses
+                )
+        self.ctx.out.note(f"task {request.task_id} asks: {request.message or '(no message)'}")
+        if self.action is not None:
+            if not request.can_decline:
+                raise UsageError(
+                    f"an A2A agent takes an answer (--text TEXT), not --{self.action}; "
+                    f"`mcptask cancel {request.task_id}` cancels the task"
+                )
+            return {"action": self.action}
+        try:
+            if self.text is not None:
+                content = forms.text_content(request.schema, self.text)
+            else:
+                content = forms.validate(request.schema, self.content)
+        except forms.Invalid as exc:
+            option = "--text" if self.text is not None else "--json"
+            raise UsageError(f"{option}: {exc}; {_form_summary(request)}") from None
+        if request.params.get("mode") == "url":
+            return {"action": "accept"}
+        return {"action": "accept", "content": content}
+
+
+def _form_summary(request: InputRequest) -> str:
+    """`the form: name* (text), size (one of s, m, l)`: what `--json` must hold."""
+    from . import forms
+
+    parts = []
+    for f in forms.fields(request.schema):
+        what = f.kind if f.kind not in ("string", "any") else "text"
+        if f.choices:
+            values = ", ".join(forms._show(c.value) for c in f.choices[:8])
+            what = ("one of " if f.kind == "choice" else "any of ") + values
+        parts.append(f"{f.name}{'*' if f.required else ''} ({what})")
+    return "the form: " + (", ".join(parts) if parts else "no fields")
+
+
+def _check_waiting(task: Task) -> None:
+    if task.status == "input_required":
+        return
+    if task.status == "auth_required":
+        raise NotApplicable(
+            f"task {task.taskId} waits for authentication (auth-required), not for an answer: "
+            "mcptask cannot give it"
+        )
+    raise NotApplicable(f"task {task.taskId} is not waiting for input: it is {task.status}")
+
+
+def _answered_keys(ctx: Context, task_id: str) -> frozenset[str]:
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    keys = rec.get("answered") if rec else None
+    return (
+        frozenset(k for k in keys if isinstance(k, str)) if isinstance(keys, list) else frozenset()
+    )
+
+
+def _keep_answered(
+    ctx: Context, task: Task, ref: TaskRef, old: frozenset[str], new: list[str]
+) -> None:
+    if new:
+        keys = list(dict.fromkeys([*sorted(old), *new]))[-ANSWERED_KEPT:]
+        ctx.remember(task, ref, answered=keys)
+
+
+def _moved_on(before: Task, after: Task, done: Answered) -> bool:
+    """Whether the task took the answer: it left `input_required`, or (still asking) none of
+    the requests answered is pending any more (2026-07-28 keys), or it asks something else."""
+    if after.status != "input_required":
+        return True
+    keys = set(done.keys)
+    if after.inputRequests is not None or before.inputRequests is not None:
+        return not (keys & set(after.inputRequests or {}))
+    return not after.same_state(before)
+
+
+async def _confirm(
+    ctx: Context, proto: TaskProtocol, ref: TaskRef, before: Task, done: Answered
+) -> tuple[Task, bool]:
+    """Servers acknowledge answers they ignore: poll (at the task's pace) for up to
+    CONFIRM_SECONDS until it moved on. The last task seen, and whether it moved on."""
+    from .watch import WatchConfig, interval_for
+
+    pace = interval_for(before, WatchConfig(default_interval=proto.default_interval))
+    deadline = ctx.clock() + CONFIRM_SECONDS
+    task = done.task
+    if task is not None and task.taskId == ref.task_id and _moved_on(before, task, done):
+        return task, True
+    while True:
+        task = await proto.get(ref)
+        if _moved_on(before, task, done):
+            return task, True
+        if ctx.clock() + pace > deadline:
+            return task, False
+        await ctx.sleep(pace)
+
+
+def _how_to_answer(task: Task, requests: list[InputRequest] | None) -> str:
+    tid = task.taskId
+    if requests is None:
+        return (
+            f"task {tid} waits for input: answer with --json CONTENT, --decline or --cancel, or "
+            "run `mcptask answer` on a terminal for a form (an MCP 2025-11-25 server shows its "
+            "question only to the client that answers it)"
+        )
+    asks = "; ".join(
+        f"{r.key + ': ' if r.key and len(requests) > 1 else ''}{r.message or r.method} "
+        f"({_form_summary(r)})"
+        for r in requests
+    )
+    how = (
+        "--text TEXT"
+        if requests and not requests[0].can_decline
+        else ("--json CONTENT, --decline or --cancel")
+    )
+    return f"task {tid} asks: {asks}; answer with {how}, or run `mcptask answer` on a terminal"
+
+
+async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
+    import json
+
+    from .app import stdout_is_terminal
+
+    given = [
+        name
+        for name, on in (
+            ("--json", opts.json is not None),
+            ("--text", opts.text is not None),
+            ("--decline", opts.decline),
+            ("--cancel", opts.cancel),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
+    content: Any = None
+    if opts.json is not None:
+        try:
+            content = json.loads(opts.json)
+        except (ValueError, RecursionError) as exc:
+            raise UsageError(f"--json is not valid JSON: {exc}") from None
+        if not isinstance(content, dict):
+            raise UsageError("--json must be a JSON object of the form's fields")
+    interactive = not given and stdin_is_terminal() and stdout_is_terminal()
+    ctx.require_reachable("answer", [opts.task_id])
+    proto = await ctx.protocol()
+    ref = ctx.ref(opts.task_id)
+    try:
+        task = await proto.get(ref)
+    except TaskNotFound as exc:
+        raise _gone(ctx, opts.task_id, exc) from None
+    ctx.remember(task, ref)
+    _check_waiting(task)
+    requests = proto.input_requests(task)
+    if not given and not interactive:
+        raise UsageError(_how_to_answer(task, requests))
+    answered = _answered_keys(ctx, task.taskId)
+    if requests is not None and not interactive and opts.key is None:
+        open_ = [r for r in requests if r.answerable and r.key not in answered]
+        if len(open_) > 1:
+            keys = ", ".join(str(r.key) for r in open_)
+            raise UsageError(
+                f"task {task.taskId} asks {len(open_)} questions: pick one with --key "
+                f"(keys: {keys})"
+            )
+    console = None
+    if interactive:
+        console = ctx.out.console if ctx.out.pretty else ctx.out.err_console()
+    action = "decline" if opts.decline else "cancel" if opts.cancel else None
+    responder = _Responder(ctx, content=content, text=opts.text, action=action, console=console)
+    try:
+        done = await proto.answer(ref, task, responder, key=opts.key, answered=answered)
+    except Interrupted as exc:  # Ctrl-C in the form
+        exc.hint = exc.hint or f"nothing was sent: task {task.taskId} still waits for input"
+        raise
+    for note in done.notes:
+        ctx.out.note(note)
+    _keep_answered(ctx, task, ref, answered, done.keys)
+    if not done.sent:
+        raise TaskEnded(
+            f"the form was dismissed; nothing was sent: task {task.taskId} still waits for input",
+            6,
+        )
+    if done.dismissed:
+        ctx.out.note(
+            "the form was dismissed: mcptask answered `cancel` (a question read from an MCP "
+            "2025-11-25 server cannot be put back)"
+        )
+    after, moved = await _confirm(ctx, proto, ref, task, done)
+    ctx.remember(after, ref)
+    if not moved:
+        raise TaskEnded(
+            f"task {task.taskId} still waits for input {CONFIRM_SECONDS:g} s after the answer: "
+            "the server did not take it",
+            6,
+        )
+    actions = ", ".join(str(response.get("action")) for _, response in done.sent)
+    ctx.out.note(f"task {task.taskId} took the answer ({actions}); it is {after.status} now")
+    ctx.out.task(after)
+    return 0
+
+
+def _inline_answers(ctx: Context, proto: TaskProtocol, events: LiveEvents) -> OnInput:
+    """`watch` on a terminal: a task that asks for input gets the form inline (the live view
+    paused, one form at a time); the other tasks are polled meanwhile."""
+    import asyncio
+
+    lock = asyncio.Lock()
+    sent: dict[str, set[str]] = {}
+
+    @contextlib.asynccontextmanager
+    async def paused() -> Any:
+        async with lock:
+            events.pause()
+            try:
+                yield
+            finally:
+                events.resume()
+
+    async def say(message: str) -> None:
+        async with paused():
+            ctx.out.note(message)
+
+    async def on_input(w: Watched) -> Task | None:
+        from .errors import McptaskError
+
+        task, ref = w.task, w.ref
+        if task is None:
+            return None
+        answered = _answered_keys(ctx, ref.task_id) | sent.get(ref.task_id, set())
+        responder = _Responder(
+            ctx, console=ctx.out.console, interrupt_dismisses=False, around=paused
+        )
+        try:
+            done = await proto.answer(ref, task, responder, answered=frozenset(answered))
+            for note in done.notes:
+                await say(f"{ref.task_id}: {note}")
+            if not done.sent:
+                return None
+            sent.setdefault(ref.task_id, set()).update(done.keys)
+            _keep_answered(ctx, task, ref, frozenset(answered), done.keys)
+            after, moved = await _confirm(ctx, proto, ref, task, done)
+        except McptaskError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            await say(f"{ref.task_id}: not answered: {exc.message}{hint}")
+            return None
+        if not moved:
+            await say(f"{ref.task_id} still waits for input: the server did not take the answer")
+            return None
+        return after
+
+    return on_input
 
 
 # -- list -------------------------------------------------------------------------------------
@@ -516,3 +834,10 @@ async def run_demo(opts: DemoOptions, ctx: Context) -> int:
 
 def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
+
+
+def _terminal_io() -> bool:
+    """A run is interactive only when stdin and stdout are terminals."""
+    from .app import stdout_is_terminal
+
+    return stdin_is_terminal() and stdout_is_terminal()

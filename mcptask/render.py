@@ -293,6 +293,13 @@ def end_record(w: Watched, *, with_result: bool) -> dict[str, Any]:
     return rec
 
 
+def input_hints(out: Output, watched: list[Watched]) -> None:
+    """One line on stderr per task that ended waiting for input, naming `answer`."""
+    for w in watched:
+        if w.outcome in ("input_required", "auth_required"):
+            out.note(f"{w.task_id} needs input: answer it with `mcptask answer {w.task_id}`")
+
+
 class NdjsonEvents:
     def __init__(self, out: Output, *, with_result: bool) -> None:
         self.out = out
@@ -314,6 +321,7 @@ class NdjsonEvents:
             for w in watched:
                 outcomes[w.outcome or "unknown"] = outcomes.get(w.outcome or "unknown", 0) + 1
             self.out.line({"event": "done", "exitCode": code, "outcomes": outcomes})
+        input_hints(self.out, watched)
 
 
 class JsonEvents:
@@ -343,6 +351,7 @@ class JsonEvents:
                 rec["error"] = w.last_error
             tasks.append(rec)
         self.out.line({"exitCode": code, "tasks": tasks})
+        input_hints(self.out, watched)
 
 
 class LiveEvents:
@@ -378,6 +387,15 @@ class LiveEvents:
             self._live.refresh()
             self._live.__exit__(None, None, None)
             self._live = None
+
+    def pause(self) -> None:
+        """Stop redrawing (its last frame stays) while a form asks on the terminal."""
+        if self._live is not None and self._live.is_started:
+            self._live.stop()
+
+    def resume(self) -> None:
+        if self._live is not None and not self._live.is_started:
+            self._live.start(refresh=True)
 
     def track(self, watched: list[Watched]) -> None:
         self.watched = watched

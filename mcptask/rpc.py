@@ -108,14 +108,22 @@ class RpcClient:
             async for _ in stream:
                 pass
 
-    async def respond(self, req_id: Any, result: Any = None, error: Message | None = None) -> None:
-        """Answer a request the server sent us (e.g. `elicitation/create`)."""
+    async def respond(
+        self,
+        req_id: Any,
+        result: Any = None,
+        error: Message | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Answer a request the server sent us (e.g. `elicitation/create`). The id is echoed
+        as received (0 is a valid id)."""
         msg: Message = {"jsonrpc": "2.0", "id": req_id}
         if error is not None:
             msg["error"] = error
         else:
             msg["result"] = result
-        stream = self.transport.send(msg)
+        stream = self.transport.send(msg, headers=headers)
         async with aclosing(stream):  # type: ignore[type-var]
             async for _ in stream:
                 pass

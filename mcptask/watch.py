@@ -21,7 +21,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from .errors import (
     OUTCOME_EXIT,
@@ -46,6 +46,9 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 Fetch = Callable[[TaskRef], Awaitable[Task]]
 FetchResult = Callable[[TaskRef, Task], Awaitable[TaskResult]]
+#: answers a task that asks for input (the inline form on a terminal): returns the task as the
+#: server shows it once it took the answer, or None when it was not answered
+OnInput = Callable[["Watched"], Awaitable[Task | None]]
 
 
 @dataclass
@@ -60,6 +63,9 @@ class WatchConfig:
     stop_on_input: bool = True
     #: use the server's push feeds (`--no-push` turns it off)
     push: bool = True
+    #: answer tasks that ask for input instead of ending them (`input_required` only); the
+    #: task is not polled while it is being answered, the others are
+    on_input: OnInput | None = None
 
 
 @dataclass
@@ -80,6 +86,8 @@ class Watched:
     answered: float = 0.0
     #: the task's push feed is connected
     push_live: bool = False
+    #: `on_input` is answering the task (it is not polled meanwhile)
+    asking: bool = False
     #: when the task ended (clock time)
     ended: float | None = None
 
@@ -106,8 +114,8 @@ class Events(Protocol):
 def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
     hint = config.default_interval
     if task is not None and task.pollInterval is not None:
-        # min() first: a huge integer from a server must not overflow the float division
-        hint = min(task.pollInterval, int(MAX_INTERVAL * 1000)) / 1000.0
+        # clamp first: a huge integer from a server must not overflow the float division
+        hint = min(max(task.pollInterval, 0), int(MAX_INTERVAL * 1000)) / 1000.0
     hint = max(min(max(hint, MIN_INTERVAL), MAX_INTERVAL), config.floor)
     if relaxed:
         return max(hint * RELAX_FACTOR, RELAXED_MIN)
@@ -131,6 +139,8 @@ class Watcher:
     #: HTTP 429 holds every task of the origin until this time
     _hold_until: float = 0.0
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    #: `on_input` calls in progress
+    _answering: set[asyncio.Task[None]] = field(default_factory=set)
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -168,10 +178,10 @@ class Watcher:
             for w in self._active():
                 self._end(w, "interrupted", self._interrupt_code)
         finally:
-            for t in feeds:
+            for t in [*feeds, *self._answering]:
                 t.cancel()
-            if feeds:
-                await asyncio.gather(*feeds, return_exceptions=True)
+            if feeds or self._answering:
+                await asyncio.gather(*feeds, *self._answering, return_exceptions=True)
         return max((w.exit_code or 0 for w in self.watched), default=0)
 
     # -- push ---------------------------------------------------------------------------------
@@ -214,17 +224,19 @@ class Watcher:
 
         return health
 
-    async def _nap(self, seconds: float) -> None:
-        """Sleep, unless a push wakes the loop first."""
+    async def _nap(self, seconds: float | None) -> None:
+        """Sleep, unless a push (or an answer) wakes the loop first; None: until woken."""
         if self._wake.is_set():
             self._wake.clear()
             return
-        waker = asyncio.ensure_future(self._wake.wait())
-        sleeper = asyncio.ensure_future(self.sleep(seconds))
+        waker: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
+        naps = {waker}
+        if seconds is not None:
+            naps.add(asyncio.ensure_future(self.sleep(seconds)))
         try:
-            await asyncio.wait({waker, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(naps, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in (waker, sleeper):
+            for t in naps:
                 t.cancel()
             self._wake.clear()
 
@@ -246,12 +258,12 @@ class Watcher:
                 for w in active:
                     self._end(w, "timeout")
                 return
-            due = [w for w in active if w.due <= now]
+            due = [w for w in active if w.due <= now and not w.asking]
             if not due:
-                wake = min(w.due for w in active)
+                dues = [w.due for w in active if not w.asking]
                 if deadline is not None:
-                    wake = min(wake, deadline)
-                await self._nap(max(0.0, wake - now))
+                    dues.append(deadline)
+                await self._nap(max(0.0, min(dues) - now) if dues else None)
                 continue
             batch = asyncio.gather(*(poll(w) for w in due))
             if deadline is None:
@@ -309,11 +321,41 @@ class Watcher:
                 except McptaskError as exc:
                     w.result_error = exc.message
             self._end(w, task.status)
+        elif task.status == "input_required" and self.config.on_input is not None:
+            self._ask(w)
         elif task.status in INTERRUPTED and self.config.stop_on_input:
             self._end(w, task.status)
         else:
             pace = interval_for(task, self.config, relaxed=w.push_live)
             w.due = max(self.clock() + pace, self._hold_until)
+
+    def _ask(self, w: Watched) -> None:
+        """Hand a task that asks for input to `on_input`, without holding up the others."""
+        if w.asking:
+            return
+        w.asking = True
+        job = asyncio.ensure_future(self._answer(w))
+        self._answering.add(job)
+        job.add_done_callback(self._answering.discard)
+
+    async def _answer(self, w: Watched) -> None:
+        assert self.config.on_input is not None
+        after: Task | None = None
+        try:
+            after = await self.config.on_input(w)
+        except Exception as exc:  # `on_input` reports its own failures: this is a safety net
+            w.last_error = str(exc)
+        finally:
+            w.asking = False
+        if not w.done:
+            if after is not None:
+                w.answered = self.clock()
+                await self._seen(w, after, "poll")  # a new question is asked in turn
+            elif w.task is not None and w.task.status in INTERRUPTED:
+                self._end(w, w.task.status)  # not answered: as without `on_input`
+            else:
+                w.due = self.clock()  # it moved on meanwhile (a push said so): look again
+        self._wake.set()
 
     def _failed(self, w: Watched, exc: McptaskError) -> None:
         w.failures += 1

@@ -155,6 +155,9 @@ def test_a_huge_body_is_refused_early_not_read_to_the_end(
         r = run_inprocess("get", TASK_ID, "--url", url, *P, state_dir=tmp_path, env=CALM)
         one_line_error(r)
         # the client hung up soon after the limit (socket buffers hold a few MiB more)
+        deadline = time.monotonic() + 10
+        while FaultServer.sid(url) not in fault.sent and time.monotonic() < deadline:
+            time.sleep(0.02)  # the server thread notices the hang-up on its next write
         assert fault.sent[FaultServer.sid(url)] < 48 * MIB, scenario
 
 

@@ -24,10 +24,22 @@ from ..errors import (
     RpcError,
     ServerError,
     TaskNotFound,
+    UsageError,
 )
 from ..model import Status, Task, normalize_status
 from ..rpc import RpcClient, error_from
-from .base import Created, TaskProtocol, TaskRef, TaskResult, lenient_str, parse_wire
+from .base import (
+    TEXT_FORM,
+    Answered,
+    Created,
+    InputRequest,
+    Responder,
+    TaskProtocol,
+    TaskRef,
+    TaskResult,
+    lenient_str,
+    parse_wire,
+)
 
 # -- normalization (shared with Agno) ---------------------------------------------------------
 
@@ -349,6 +361,56 @@ class _A2A(TaskProtocol):
 
     async def get(self, ref: TaskRef) -> Task:
         return await self._get(ref, self.history_length)
+
+    # -- answering ------------------------------------------------------------------------------
+
+    can_answer: ClassVar[bool] = True
+
+    def input_requests(self, task: Task) -> list[InputRequest] | None:
+        """An `input-required` task asks in its status message; the answer is text."""
+        if task.status != "input_required":
+            return []
+        question = task.statusMessage or "the agent asks for input (it sent no message)"
+        params = {"message": question, "requestedSchema": TEXT_FORM}
+        return [InputRequest(task.taskId, "message", params, can_decline=False)]
+
+    async def answer(
+        self,
+        ref: TaskRef,
+        task: Task,
+        responder: Responder,
+        *,
+        key: str | None = None,
+        answered: frozenset[str] = frozenset(),
+    ) -> Answered:
+        """The answer is the next message of the task: sent with its `taskId` and
+        `contextId`, non-blocking like `send`."""
+        if key is not None:
+            raise UsageError("--key picks among MCP 2026-07-28 input requests; A2A has none")
+        requests = self.input_requests(task) or []
+        if not requests:
+            raise NotApplicable(f"task {ref.task_id} is {task.status}: it does not wait for input")
+        request = requests[0]
+        done = Answered()
+        response = await responder(request)
+        if response is None:
+            done.dismissed = True
+            return done
+        content = response.get("content")
+        text = content.get("text") if isinstance(content, dict) else None
+        if response.get("action") != "accept" or not isinstance(text, str):
+            raise UsageError(
+                "an A2A agent takes an answer (--text TEXT), not a decline or cancel; "
+                f"`mcptask cancel {ref.task_id}` cancels the task"
+            )
+        message = self.user_message(text, ref.context_id or task.contextId or self.context_id)
+        message["taskId"] = ref.task_id
+        params = {"message": message, "configuration": dict(self.send_configuration)}
+        kind, body = classify(await self._call(self.m_send, params, ref))
+        if kind == "task":
+            done.task = self._task(body, "task")
+        done.sent.append((request, response))
+        return done
 
     async def _get(self, ref: TaskRef, history_length: int | None) -> Task:
         params: dict[str, Any] = {"id": ref.task_id}

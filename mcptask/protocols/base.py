@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ProtocolError, UsageError
+from ..errors import NotApplicable, ProtocolError, UsageError
 from ..model import Task
 from ..rpc import RpcClient
 
@@ -47,6 +47,71 @@ class Created:
     result: Any = None
     ref: TaskRef | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: the schema of a form with one free-text field (A2A questions, which carry no schema)
+TEXT_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "title": "Answer"}},
+    "required": ["text"],
+}
+
+
+@dataclass
+class InputRequest:
+    """One thing a task asks of its client, as the server sent it: an `elicitation/create`
+    (MCP; `params` holds `message` and `requestedSchema`) or an A2A question (the agent's
+    status message, with the one-field `TEXT_FORM`)."""
+
+    task_id: str
+    method: str
+    params: dict[str, Any]
+    #: how the server names it: the 2026-07-28 `inputRequests` key, the 2025-11-25 JSON-RPC
+    #: request id (as text); None for A2A
+    key: str | None = None
+    #: the answer may be `decline` or `cancel` (MCP); an A2A agent only takes an answer
+    can_decline: bool = True
+
+    @property
+    def message(self) -> str:
+        text = self.params.get("message")
+        return text if isinstance(text, str) else ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        schema = self.params.get("requestedSchema")
+        return schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
+
+    @property
+    def answerable(self) -> bool:
+        """mcptask answers elicitations (forms, and URL ones by accept/decline/cancel)."""
+        return self.method == "elicitation/create"
+
+
+#: turns one input request into its answer: `{"action": "accept", "content": {...}}`,
+#: `{"action": "decline"}` or `{"action": "cancel"}`; None when the person dismissed the
+#: question without choosing (Ctrl-C, end of input)
+Responder = Callable[[InputRequest], Awaitable[dict[str, Any] | None]]
+
+
+@dataclass
+class Answered:
+    """What `answer` did."""
+
+    #: the requests answered, each with the answer sent
+    sent: list[tuple[InputRequest, dict[str, Any]]] = field(default_factory=list)
+    #: the person dismissed a question (nothing was sent, or `cancel` where a question that
+    #: has been read cannot be left unanswered: MCP 2025-11-25)
+    dismissed: bool = False
+    #: the task as the server showed it in its answer, when it sent one (A2A)
+    task: Task | None = None
+    #: remarks for the person (requests skipped or refused), one line each
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def keys(self) -> list[str]:
+        """Keys of the requests answered, for the task book (never sent twice)."""
+        return [req.key for req, _ in self.sent if req.key is not None]
 
 
 Deliver = Callable[[Task], Awaitable[None]]
@@ -176,6 +241,31 @@ class TaskProtocol(ABC):
 
     async def send_message(self, text: str, *, context_id: str | None) -> Created:
         raise UsageError(f"`send` starts A2A tasks; {self.name} starts tasks with `call`")
+
+    #: the protocol can answer tasks that wait for input (`answer`, the form in `watch`)
+    can_answer: ClassVar[bool] = False
+
+    def input_requests(self, task: Task) -> list[InputRequest] | None:
+        """What an `input_required` task asks, when the protocol shows it before answering
+        (2026-07-28 `inputRequests`, the A2A status message); None when the question only
+        comes while answering (2025-11-25: on the `tasks/result` stream, read once)."""
+        return []
+
+    async def answer(
+        self,
+        ref: TaskRef,
+        task: Task,
+        responder: Responder,
+        *,
+        key: str | None = None,
+        answered: frozenset[str] = frozenset(),
+    ) -> Answered:
+        """Answer what `task` (seen `input_required`) asks: each pending request goes through
+        `responder` and its answer to the server. `key` picks one request where several are
+        pending; `answered` are keys the task book says were answered already (never sent
+        twice). Whether the server took the answer is for the caller to confirm (servers
+        acknowledge answers they ignore)."""
+        raise NotApplicable(f"{self.name} tasks never ask for input: there is nothing to answer")
 
 
 def parse_wire(model: type[BaseModel], data: Any, what: str) -> Any:

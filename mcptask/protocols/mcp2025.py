@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any, ClassVar
 
@@ -11,20 +12,25 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 from .. import __version__
 from ..errors import (
     HttpStatusError,
+    McptaskError,
     NotApplicable,
     ProtocolError,
     RpcError,
     ServerError,
+    TaskEnded,
     TaskNotFound,
     UsageError,
 )
 from ..model import Task, normalize_status
-from ..rpc import RpcClient
+from ..rpc import Message, RpcClient, ServerMessageHandler
 from .base import (
+    Answered,
     Created,
     Deliver,
     Health,
+    InputRequest,
     PushFeed,
+    Responder,
     TaskProtocol,
     TaskRef,
     TaskResult,
@@ -89,6 +95,24 @@ def describe_capabilities(caps: Any) -> str:
 
 
 STATUS_NOTIFICATION = "notifications/tasks/status"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+#: how long `answer` waits for the server to deliver its question on `tasks/result`
+QUESTION_WAIT = 15.0
+
+
+def related_task(params: Any) -> str | None:
+    """The task a server request belongs to (`_meta` `related-task`), when it says."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    return task_id if isinstance(task_id, str) else None
+
+
+class _Answered(Exception):
+    """Raised out of the `tasks/result` message handler once the question is answered: it
+    ends the call (which would otherwise block until the task finishes)."""
+
+
 RECONNECT_MIN = 0.5
 RECONNECT_MAX = 30.0
 
@@ -243,11 +267,18 @@ class Mcp2025(TaskProtocol):
             return self.session
         return await self.open_session()
 
-    async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None) -> Any:
+    async def _call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        ref: TaskRef | None,
+        *,
+        on_message: ServerMessageHandler | None = None,
+    ) -> Any:
         session = await self._session_for(ref)
         headers = {"Mcp-Session-Id": session} if session else {}
         try:
-            return await self.rpc.request(method, params, headers=headers)
+            return await self.rpc.request(method, params, headers=headers, on_message=on_message)
         except HttpStatusError as exc:
             if exc.status == 404 and session and ref is not None:
                 raise TaskNotFound(
@@ -299,13 +330,159 @@ class Mcp2025(TaskProtocol):
         return task
 
     async def result(self, ref: TaskRef, task: Task) -> TaskResult:
+        """`tasks/result` of a finished task. A server may first deliver questions that nobody
+        waits for any more (the reference server keeps an unanswered question in the task's
+        queue after its 60 s timeout and delivers it, stale, to the next reader): they are
+        skipped, unanswered; pings are answered."""
+        session = await self._session_for(ref)
+        headers = {"Mcp-Session-Id": session} if session else {}
+
+        async def skip_stale(message: Message) -> None:
+            if message.get("method") == "ping" and "id" in message:
+                await self.rpc.respond(message["id"], {}, headers=headers)
+
         try:
-            payload = await self._call("tasks/result", {"taskId": ref.task_id}, ref)
+            payload = await self._call(
+                "tasks/result", {"taskId": ref.task_id}, ref, on_message=skip_stale
+            )
         except RpcError as exc:
             if exc.code == -32602 and "not found" in exc.rpc_message.lower():
                 raise self._not_found(ref, exc) from None
             return TaskResult(task=task, error=exc.to_json())
         return TaskResult(task=task, payload=payload)
+
+    # -- answering ------------------------------------------------------------------------------
+
+    can_answer: ClassVar[bool] = True
+
+    def input_requests(self, task: Task) -> list[InputRequest] | None:
+        return None  # the question only comes on the `tasks/result` stream
+
+    async def answer(
+        self,
+        ref: TaskRef,
+        task: Task,
+        responder: Responder,
+        *,
+        key: str | None = None,
+        answered: frozenset[str] = frozenset(),
+    ) -> Answered:
+        """The server queues its question for the session and delivers it once, on the first
+        `tasks/result` stream opened for the task (from any process): read it, answer it (a
+        POST of the JSON-RPC response with the request's id, which may be 0), and stop reading
+        at once, so that a later question stays queued for the next reader.
+
+        Read but not answered: requests for another task (their `related-task` names it; they
+        cannot be put back: a note says so) and ids the task book says were answered (stale).
+        Sampling and any other request get a JSON-RPC error (mcptask does not do them); pings
+        are answered. A question that has been read cannot be left unanswered without being
+        lost, so when the person dismisses it, or the answer given does not fit its form, or
+        the run is interrupted, `cancel` is sent. While no question has come, the task is
+        polled: the read ends when it stops waiting (`NotApplicable`) or after QUESTION_WAIT
+        seconds (`TaskEnded`, 6)."""
+        if key is not None:
+            raise UsageError(
+                "--key picks one of several MCP 2026-07-28 input requests; an MCP 2025-11-25 "
+                "server asks one question at a time"
+            )
+        session = await self._session_for(ref)
+        headers = {"Mcp-Session-Id": session} if session else {}
+        done = Answered()
+        asking = False
+
+        async def dismiss(req_id: Any) -> None:
+            with contextlib.suppress(McptaskError, OSError):
+                await asyncio.wait_for(
+                    self.rpc.respond(req_id, {"action": "cancel"}, headers=headers), 5.0
+                )
+
+        async def on_message(message: Message) -> None:
+            nonlocal asking
+            if "id" not in message:
+                return  # a notification
+            req_id = message["id"]
+            method = str(message.get("method"))
+            params = message.get("params")
+            params = params if isinstance(params, dict) else {}
+            if method == "ping":
+                await self.rpc.respond(req_id, {}, headers=headers)
+                return
+            if method != "elicitation/create":
+                error = {"code": -32601, "message": f"{method} is not supported by mcptask"}
+                await self.rpc.respond(req_id, error=error, headers=headers)
+                done.notes.append(
+                    f"the server sent a {method} request, which mcptask does not support: refused"
+                )
+                return
+            related = related_task(params)
+            if related is not None and related != ref.task_id:
+                done.notes.append(
+                    f"skipped a question for task {related} that came on the stream of task "
+                    f"{ref.task_id} (it cannot be delivered again)"
+                )
+                return
+            if str(req_id) in answered:
+                done.notes.append(f"skipped question {req_id}: answered before (stale)")
+                return
+            request = InputRequest(ref.task_id, method, params, key=str(req_id))
+            asking = True
+            try:
+                response = await responder(request)
+            except BaseException as exc:  # a bad answer, Ctrl-C, the watch ending
+                await dismiss(req_id)
+                if isinstance(exc, McptaskError):
+                    exc.hint = (
+                        "the question was dismissed (cancel sent): an MCP 2025-11-25 question "
+                        "is delivered once"
+                    )
+                raise
+            if response is None:
+                response = {"action": "cancel"}
+                done.dismissed = True
+            await self.rpc.respond(req_id, response, headers=headers)
+            done.sent.append((request, response))
+            raise _Answered
+
+        reader = asyncio.ensure_future(
+            self._call("tasks/result", {"taskId": ref.task_id}, ref, on_message=on_message)
+        )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + QUESTION_WAIT
+        pace = min(max(task.pollInterval or 1000, 500), 5000) / 1000.0  # clamped first
+        try:
+            while not reader.done():
+                await asyncio.wait({reader}, timeout=pace)
+                if reader.done() or asking:
+                    continue  # a question came: the person takes the time they need
+                now = await self.get(ref)
+                if now.status != "input_required":
+                    raise NotApplicable(
+                        f"task {ref.task_id} no longer waits for input: it is {now.status}"
+                    )
+                if loop.time() >= deadline:
+                    raise TaskEnded(
+                        f"task {ref.task_id} waits for input, but the server delivered no "
+                        f"question on tasks/result within {QUESTION_WAIT:g} s (an MCP "
+                        "2025-11-25 question is delivered once: another client may have read it)",
+                        6,
+                    )
+        finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
+        try:
+            reader.result()
+        except _Answered:
+            return done
+        except RpcError as exc:
+            if exc.code == -32602 and "not found" in exc.rpc_message.lower():
+                raise self._not_found(ref, exc) from None
+            raise
+        raise NotApplicable(
+            f"task {ref.task_id} no longer waits for input: the server sent its result "
+            "instead of a question"
+        )
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:

@@ -28,7 +28,18 @@ from ..errors import (
 )
 from ..model import Task, normalize_status
 from ..rpc import RpcClient
-from .base import Created, TaskProtocol, TaskRef, TaskResult, lenient_int, lenient_str, parse_wire
+from .base import (
+    Answered,
+    Created,
+    InputRequest,
+    Responder,
+    TaskProtocol,
+    TaskRef,
+    TaskResult,
+    lenient_int,
+    lenient_str,
+    parse_wire,
+)
 
 VERSION = "2026-07-28"
 NAME = "mcp-2026-07-28"
@@ -232,8 +243,11 @@ class Mcp2026(TaskProtocol):
             raise
 
     async def _task_request(self, method: str, ref: TaskRef) -> Any:
+        return await self._task_request_params(method, ref, {"taskId": ref.task_id})
+
+    async def _task_request_params(self, method: str, ref: TaskRef, params: dict[str, Any]) -> Any:
         try:
-            return await self._request(method, {"taskId": ref.task_id}, name=ref.task_id)
+            return await self._request(method, params, name=ref.task_id)
         except RpcError as exc:
             if exc.code == -32602:
                 raise TaskNotFound(
@@ -278,6 +292,91 @@ class Mcp2026(TaskProtocol):
             raise NotApplicable(f"task {ref.task_id} has already ended: {task.status}")
         await self._task_request("tasks/cancel", ref)
         return None
+
+    # -- answering ------------------------------------------------------------------------------
+
+    can_answer: ClassVar[bool] = True
+
+    def input_requests(self, task: Task) -> list[InputRequest] | None:
+        """The task's `inputRequests`, keyed as the server sent them (fastmcp-tasks rewrites
+        them as `<taskId>:<hex>`: they are used as received)."""
+        out = []
+        for key, embedded in (task.inputRequests or {}).items():
+            embedded = embedded if isinstance(embedded, dict) else {}
+            params = embedded.get("params")
+            out.append(
+                InputRequest(
+                    task.taskId,
+                    str(embedded.get("method", "?")),
+                    params if isinstance(params, dict) else {},
+                    key=str(key),
+                )
+            )
+        return out
+
+    async def answer(
+        self,
+        ref: TaskRef,
+        task: Task,
+        responder: Responder,
+        *,
+        key: str | None = None,
+        answered: frozenset[str] = frozenset(),
+    ) -> Answered:
+        """One `tasks/update` with an `inputResponses` entry per pending request answered.
+        Without `key`, every pending request not answered before; with it, that one (even
+        if it was: the person asks for it). Requests mcptask cannot answer (sampling, ...)
+        are left pending. A dismissed question sends nothing: it stays pending."""
+        pending = self.input_requests(task) or []
+        if not pending:
+            raise NotApplicable(
+                f"task {ref.task_id} is {task.status} but lists no input requests; "
+                "there is nothing to answer"
+            )
+        keys = [r.key for r in pending]
+        if key is not None:
+            chosen = [r for r in pending if r.key == key]
+            if not chosen:
+                raise UsageError(
+                    f"--key {key!r}: task {ref.task_id} has no pending input request with that "
+                    f"key; its keys: {', '.join(str(k) for k in keys)}"
+                )
+        else:
+            chosen = [r for r in pending if r.key not in answered]
+            if not chosen:
+                raise TaskEnded(
+                    f"task {ref.task_id} still waits for answers mcptask already sent "
+                    f"({', '.join(str(k) for k in keys)}): the server has not taken them "
+                    "(send one again with --key KEY)",
+                    6,
+                )
+        done = Answered()
+        unanswerable = [r for r in chosen if not r.answerable]
+        for r in unanswerable:
+            done.notes.append(
+                f"input request {r.key} is a {r.method} request, which mcptask cannot answer: "
+                "left pending"
+            )
+        chosen = [r for r in chosen if r.answerable]
+        if not chosen:
+            methods = ", ".join(sorted({r.method for r in unanswerable}))
+            raise NotApplicable(
+                f"task {ref.task_id} asks for {methods}, which mcptask cannot answer"
+            )
+        responses: dict[str, Any] = {}
+        for request in chosen:
+            response = await responder(request)
+            if response is None:  # dismissed: nothing is sent, every request stays pending
+                done.dismissed = True
+                done.sent.clear()
+                return done
+            assert request.key is not None
+            responses[request.key] = response
+            done.sent.append((request, response))
+        await self._task_request_params(
+            "tasks/update", ref, {"taskId": ref.task_id, "inputResponses": responses}
+        )
+        return done
 
     async def tools(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

@@ -1,0 +1,48 @@
+"""The least possible `get` on mcptask's stack: a Typer app with one command that makes one httpx
+request (MCP `tasks/get` with the session header), validates the answer with one pydantic
+model and prints it as JSON. `bench/startup.py` times `mcptask get` against this.
+
+    python bench/floor_get.py TASK_ID --url URL --session SID
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import typer
+from pydantic import BaseModel
+
+app = typer.Typer()
+
+
+class Task(BaseModel):
+    taskId: str
+    status: str
+    statusMessage: str | None = None
+    createdAt: str | None = None
+    lastUpdatedAt: str | None = None
+    ttl: int | None = None
+    pollInterval: int | None = None
+
+
+@app.command()
+def get(
+    task_id: str,
+    url: str = typer.Option(..., "--url"),
+    session: str = typer.Option(..., "--session"),
+) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": task_id}}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Session-Id": session,
+    }
+    response = httpx.post(url, json=message, headers=headers)
+    response.raise_for_status()
+    task = Task.model_validate(response.json()["result"])
+    print(json.dumps(task.model_dump()))
+
+
+if __name__ == "__main__":
+    app()

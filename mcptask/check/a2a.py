@@ -1,0 +1,681 @@
+"""Checks for A2A agents over JSON-RPC (1.0, and 0.3 where that is what the agent speaks).
+
+The agent card is read and judged first; then one message starts a task that is followed by
+subscription and polling until it ends, a second task is cancelled while it runs, and the finished
+task must refuse a cancel. Version handling is probed with requests that leave out or misstate
+`A2A-Version`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import uuid
+from contextlib import aclosing
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import ProtocolError, RpcError
+from ..protocols.a2a import _A2A, A2A03, A2A10, _card_urls, classify
+from ..protocols.base import TaskProtocol
+from ..rpc import error_from
+from .suite import (
+    FAIL,
+    PASS,
+    WARN,
+    BadAnswer,
+    CheckDef,
+    CheckFn,
+    Clock,
+    Outcome,
+    Suite,
+    could_not_run,
+    describe,
+    keys,
+    not_applicable,
+    rpc_error_text,
+    short,
+)
+
+A = "A2A 1.0"
+STATES_10 = {
+    "TASK_STATE_SUBMITTED",
+    "TASK_STATE_WORKING",
+    "TASK_STATE_INPUT_REQUIRED",
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_REJECTED",
+    "TASK_STATE_AUTH_REQUIRED",
+}
+STATES_03 = {
+    "submitted",
+    "working",
+    "input-required",
+    "completed",
+    "canceled",
+    "failed",
+    "rejected",
+    "auth-required",
+    "unknown",
+}
+TERMINAL_WORDS = {"completed", "canceled", "failed", "rejected"}
+TEXT = "mcptask check: hello"
+POLL = 1.0
+
+
+def _d(id_: str, category: str, requirement: str, section: str) -> CheckDef:
+    return CheckDef(f"a2a.{id_}", category, requirement, section)
+
+
+C = {
+    d.id.removeprefix("a2a."): d
+    for d in (
+        _d(
+            "card.fields",
+            "card",
+            "the agent card carries the required fields",
+            f"{A} §4.4.1 AgentCard, §4.4.5 AgentSkill",
+        ),
+        _d(
+            "card.interfaces",
+            "card",
+            "the card's interfaces name an absolute url, a binding and a Major.Minor version, "
+            "and include the endpoint checked",
+            f"{A} §4.4.6 AgentInterface, §3.6 Versioning",
+        ),
+        _d(
+            "wire.unsupported-version",
+            "wire",
+            "a request with an A2A-Version the agent does not support is -32009",
+            f"{A} §3.6.2 Server Responsibilities, §5.4 Error Code Mappings",
+        ),
+        _d(
+            "wire.version-header",
+            "wire",
+            "a 1.0 method without A2A-Version (meaning 0.3) is -32009",
+            f"{A} §3.2.6 Service Parameters, §3.6.2 Server Responsibilities",
+        ),
+        _d(
+            "creation.send",
+            "creation",
+            "a non-blocking SendMessage answers a Task at once, with a generated contextId",
+            f"{A} §3.1.1 Send Message, §3.4.1 Context Identifier Semantics",
+        ),
+        _d(
+            "stream.subscribe",
+            "stream",
+            "SubscribeToTask starts with the Task (or is -32004 when the card says no streaming)",
+            f"{A} §3.1.6 Subscribe to Task, §3.3.4 Capability Validation",
+        ),
+        _d(
+            "wire.v03-compat",
+            "wire",
+            "a card that lists JSON-RPC 0.3 at this URL gets 0.3 answers there",
+            f"{A} §5.2 Protocol Selection; A2A 0.3 tasks/get",
+        ),
+        _d(
+            "cancel.running",
+            "cancel",
+            "CancelTask of a running task answers it canceled",
+            f"{A} §3.1.5 Cancel Task",
+        ),
+        _d(
+            "status.lifecycle",
+            "status",
+            "states start at submitted or working and never leave a terminal state",
+            f"{A} §4.1.3 TaskState",
+        ),
+        _d(
+            "status.states",
+            "status",
+            "every state is spelled as this version spells it",
+            f"{A} §4.1.3 TaskState (0.3: kebab-case words)",
+        ),
+        _d(
+            "list.includes-task",
+            "list",
+            "ListTasks lists the task and always carries nextPageToken",
+            f"{A} §3.1.4 List Tasks",
+        ),
+        _d(
+            "cancel.terminal",
+            "cancel",
+            "CancelTask of a finished task is -32002",
+            f"{A} §3.1.5 Cancel Task, §5.4 Error Code Mappings",
+        ),
+        _d(
+            "errors.unknown-task",
+            "errors",
+            "GetTask and CancelTask of an unknown id are -32001",
+            f"{A} §3.3.2 Error Handling, §5.4 Error Code Mappings",
+        ),
+    )
+}
+CHECKS: list[CheckDef] = list(C.values())
+
+
+def _state(task: Any) -> str | None:
+    status = task.get("status") if isinstance(task, dict) else None
+    state = status.get("state") if isinstance(status, dict) else None
+    return state if isinstance(state, str) else None
+
+
+def _word(state: str) -> str:
+    """`TASK_STATE_INPUT_REQUIRED` / `input-required` -> `input-required`."""
+    word = state.removeprefix("TASK_STATE_").lower().replace("_", "-")
+    return "canceled" if word == "cancelled" else word
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _same_url(a: str, b: str) -> bool:
+    def norm(u: str) -> tuple[str, str, str]:
+        s = urlsplit(u)
+        return (s.scheme.lower(), s.netloc.lower(), s.path.rstrip("/"))
+
+    return norm(a) == norm(b)
+
+
+class A2ATrack:
+    def __init__(self, task: dict[str, Any]) -> None:
+        self.task_id = str(task["id"])
+        self.context_id = task.get("contextId")
+        self.created = task
+        self.states: list[str] = []
+        self.last = task
+        self.see(task)
+
+    def see(self, task: dict[str, Any]) -> None:
+        state = _state(task)
+        if state is not None:
+            self.states.append(state)
+        self.last = task
+
+    @property
+    def word(self) -> str:
+        return _word(self.states[-1]) if self.states else "?"
+
+    @property
+    def terminal(self) -> bool:
+        return self.word in TERMINAL_WORDS
+
+
+class A2ASuite(Suite):
+    protocol = "a2a"
+
+    def __init__(self, *args: Any, proto: TaskProtocol, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.protocol = proto.name
+        self.agno = not isinstance(proto, _A2A)
+        self.v: type[_A2A] = A2A03 if isinstance(proto, A2A03) else A2A10
+        self.proto = proto
+        self.card = self.lazy("the agent card", self._card)
+        self.main = self.lazy("the task", self._send_main)
+        self.main_done = self.lazy("waiting for the task to end", self._main_done)
+        self.all_states: list[tuple[str, str]] = []
+
+    @property
+    def v10(self) -> bool:
+        return self.v is A2A10
+
+    def plan(self) -> list[tuple[CheckDef, CheckFn]]:
+        order: list[tuple[str, CheckFn]] = [
+            ("card.fields", self.c_card_fields),
+            ("card.interfaces", self.c_interfaces),
+            ("wire.unsupported-version", self.c_unsupported_version),
+            ("wire.version-header", self.c_version_header),
+            ("creation.send", self.c_send),
+            ("stream.subscribe", self.c_subscribe),
+            ("wire.v03-compat", self.c_v03),
+            ("cancel.running", self.c_cancel_running),
+            ("status.lifecycle", self.c_lifecycle),
+            ("status.states", self.c_states),
+            ("list.includes-task", self.c_list),
+            ("cancel.terminal", self.c_cancel_terminal),
+            ("errors.unknown-task", self.c_unknown),
+        ]
+        if self.agno:
+            return [(C[name], self._agno) for name, _ in order]
+        return [(C[name], fn) for name, fn in order]
+
+    async def _agno(self) -> Outcome:
+        raise could_not_run(
+            "mcptask check speaks A2A JSON-RPC; Agno's per-operation routes are not covered yet"
+        )
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def headers(self) -> dict[str, str]:
+        return dict(self.v.headers)
+
+    async def request(
+        self, method: str, params: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> Any:
+        return await self.rpc.request(
+            method, params, headers=self.headers() if headers is None else headers
+        )
+
+    async def attempt(
+        self, method: str, params: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> tuple[Any, RpcError | None]:
+        try:
+            return await self.request(method, params, headers), None
+        except RpcError as exc:
+            return None, exc
+
+    def task_of(self, data: Any, what: str) -> dict[str, Any]:
+        try:
+            kind, body = classify(data)
+        except ProtocolError as exc:
+            raise BadAnswer(f"{what} answered {short(data, 100)}: {exc.message}") from None
+        if kind != "task" or not isinstance(body.get("id"), str):
+            raise BadAnswer(f"{what} answered a {kind}, not a task: {short(body, 100)}")
+        state = _state(body)
+        if state is not None:
+            self.all_states.append((what, state))
+        return body
+
+    async def send(self) -> A2ATrack:
+        params = {"message": self.proto_message(), "configuration": dict(self.v.send_configuration)}
+        data = await self.request(self.v.m_send, params)
+        return A2ATrack(self.task_of(data, self.v.m_send))
+
+    def proto_message(self) -> dict[str, Any]:
+        assert isinstance(self.proto, _A2A)
+        message = self.proto.user_message(TEXT, None)
+        message["messageId"] = str(uuid.uuid4())
+        return message
+
+    async def get(self, track: A2ATrack) -> dict[str, Any]:
+        data = await self.request(self.v.m_get, {"id": track.task_id, "historyLength": 0})
+        task = self.task_of(data, self.v.m_get)
+        track.see(task)
+        return task
+
+    async def wait_terminal(self, track: A2ATrack) -> None:
+        clock = Clock()
+        while not track.terminal:
+            if clock.elapsed() > self.opts.task_timeout:
+                raise could_not_run(
+                    f"task {track.task_id} was still {track.word} after "
+                    f"{self.opts.task_timeout:g} s (--task-timeout)"
+                )
+            await asyncio.sleep(POLL)
+            await self.get(track)
+
+    # -- fixtures -------------------------------------------------------------------------------
+
+    async def _card(self) -> tuple[str, dict[str, Any]]:
+        tried: list[str] = []
+        for url in _card_urls(self.recorder.url):
+            response = await self.recorder.get(url)
+            tried.append(f"{url}: HTTP {response.status_code}")
+            if response.status_code != 200:
+                continue
+            try:
+                card = response.json()
+            except ValueError:
+                raise BadAnswer(f"{url} is not JSON") from None
+            if isinstance(card, dict):
+                return url, card
+            raise BadAnswer(f"{url} is not a JSON object")
+        raise BadAnswer("no agent card: " + "; ".join(tried))
+
+    async def _send_main(self) -> A2ATrack:
+        return await self.send()
+
+    async def _main_done(self) -> A2ATrack:
+        track = await self.main.get()
+        await self.wait_terminal(track)
+        return track
+
+    # -- card -----------------------------------------------------------------------------------
+
+    async def c_card_fields(self) -> Outcome:
+        found, error = await self.card.attempt()
+        if error is not None:
+            return FAIL, describe(error)
+        assert found is not None
+        url, card = found
+        self.facts["serverInfo"] = {"name": card.get("name"), "version": card.get("version")}
+        if self.v10:
+            required = [
+                "name",
+                "description",
+                "supportedInterfaces",
+                "version",
+                "capabilities",
+                "defaultInputModes",
+                "defaultOutputModes",
+                "skills",
+            ]
+        else:
+            required = [
+                "name",
+                "description",
+                "url",
+                "version",
+                "capabilities",
+                "defaultInputModes",
+                "defaultOutputModes",
+                "skills",
+            ]
+        missing = [k for k in required if card.get(k) in (None, "")]
+        raw_skills = card.get("skills")
+        skills: list[Any] = raw_skills if isinstance(raw_skills, list) else []
+        for i, skill in enumerate(skills):
+            lacks = [
+                k
+                for k in ("id", "name", "description", "tags")
+                if not isinstance(skill, dict) or skill.get(k) in (None, "")
+            ]
+            if lacks:
+                missing.append(f"skills[{i}].{'/'.join(lacks)}")
+        if missing:
+            return FAIL, f"{url} lacks {', '.join(missing)}"
+        return PASS, (
+            f"{url}: {short(card.get('name'), 60)!r} version {short(card.get('version'))},"
+            f" {len(skills)} skill(s), capabilities {keys(card.get('capabilities'))}"
+        )
+
+    async def c_interfaces(self) -> Outcome:
+        _, card = await self.card.get()
+        endpoint = self.recorder.url
+        if not self.v10:
+            url = card.get("url")
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                return FAIL, f"the 0.3 card's url {short(url)} is not an absolute http(s) URL"
+            extra = _list(card.get("additionalInterfaces"))
+            listed = [url] + [i.get("url") for i in extra if isinstance(i, dict)]
+            if not any(isinstance(u, str) and _same_url(u, endpoint) for u in listed):
+                return WARN, f"the card does not list {endpoint} (it lists {short(listed)})"
+            return PASS, f"url {url}, preferredTransport {short(card.get('preferredTransport'))}"
+        interfaces = card.get("supportedInterfaces")
+        if not isinstance(interfaces, list) or not interfaces:
+            return FAIL, "supportedInterfaces is missing or empty"
+        problems: list[str] = []
+        notes: list[str] = []
+        described: list[str] = []
+        mine = False
+        for i, item in enumerate(interfaces):
+            if not isinstance(item, dict):
+                problems.append(f"supportedInterfaces[{i}] is not an object")
+                continue
+            url, binding, version = (
+                item.get("url"),
+                item.get("protocolBinding"),
+                item.get("protocolVersion"),
+            )
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                problems.append(f"[{i}].url {short(url)} is not an absolute http(s) URL")
+            if not isinstance(binding, str) or not binding:
+                problems.append(f"[{i}].protocolBinding is missing")
+            if not isinstance(version, str) or not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
+                problems.append(f"[{i}].protocolVersion {short(version)} is not Major.Minor")
+            elif version.count(".") == 2:
+                notes.append(f"[{i}].protocolVersion {version} has a patch number (SHOULD NOT)")
+            described.append(f"{binding} {version}")
+            if (
+                isinstance(url, str)
+                and _same_url(url, endpoint)
+                and str(binding).upper() == "JSONRPC"
+                and version == self.v.version
+            ):
+                mine = True
+        if problems:
+            return FAIL, "; ".join(problems)
+        if not mine:
+            notes.append(f"no JSONRPC {self.v.version} interface at {endpoint}")
+        text = f"{len(interfaces)} interfaces: {', '.join(described)}"
+        if notes:
+            return WARN, f"{text}; {'; '.join(notes)}"
+        return PASS, text
+
+    # -- version handling -----------------------------------------------------------------------
+
+    async def c_unsupported_version(self) -> Outcome:
+        if not self.v10:
+            raise not_applicable("A2A 0.3 has no version header")
+        _, error = await self.attempt(
+            self.v.m_get,
+            {"id": f"mcptask-check-{uuid.uuid4().hex}"},
+            headers={"A2A-Version": "99.0"},
+        )
+        if error is not None and error.code == -32009:
+            return PASS, f"A2A-Version 99.0: {rpc_error_text(error)}"
+        what = rpc_error_text(error) if error is not None else "a result"
+        return FAIL, f"A2A-Version 99.0 got {what}, not -32009 VersionNotSupported"
+
+    async def c_version_header(self) -> Outcome:
+        if not self.v10:
+            raise not_applicable("A2A 0.3 has no version header")
+        _, error = await self.attempt(
+            self.v.m_get, {"id": f"mcptask-check-{uuid.uuid4().hex}"}, headers={}
+        )
+        if error is not None and error.code == -32009:
+            return PASS, f"{self.v.m_get} without A2A-Version: {rpc_error_text(error)}"
+        if error is not None and error.code == -32601:
+            return WARN, (
+                f"{self.v.m_get} without A2A-Version: {rpc_error_text(error)} (read as "
+                "0.3, where the method does not exist); -32009 says why"
+            )
+        what = rpc_error_text(error) if error is not None else "a result"
+        return WARN, (
+            f"{self.v.m_get} without A2A-Version was processed as 1.0 ({what}); a "
+            "missing header means 0.3"
+        )
+
+    # -- the task -------------------------------------------------------------------------------
+
+    async def c_send(self) -> Outcome:
+        track, error = await self.main.attempt()
+        if error is not None:
+            if isinstance(error, RpcError | BadAnswer):
+                return FAIL, f"{self.v.m_send}: {describe(error)}"
+            await self.main.get()
+        assert track is not None
+        self.cite(self.main)
+        task = track.created
+        if not task.get("contextId"):
+            return FAIL, "the task has no contextId (the agent MUST generate one)"
+        state = _state(task)
+        if state is None:
+            return FAIL, f"the task has no status.state: {short(task.get('status'))}"
+        text = f"task {track.task_id} in context {task['contextId']}, state {state}"
+        if track.terminal:
+            return WARN, f"{text}: already finished, so the non-blocking send waited"
+        return PASS, text
+
+    async def c_subscribe(self) -> Outcome:
+        _, card = await self.card.get()
+        track = await self.main.get()
+        raw_caps = card.get("capabilities")
+        caps: dict[str, Any] = raw_caps if isinstance(raw_caps, dict) else {}
+        streaming = caps.get("streaming") is True
+        message = {
+            "jsonrpc": "2.0",
+            "id": f"check-{uuid.uuid4().hex[:8]}",
+            "method": self.v.m_subscribe,
+            "params": {"id": track.task_id},
+        }
+        first: dict[str, Any] | None = None
+        error: RpcError | None = None
+        try:
+            async with aclosing(self.recorder.send(message, headers=self.headers())) as stream:
+                async for incoming in stream:
+                    if "method" in incoming:
+                        continue
+                    if incoming.get("error") is not None:
+                        error = error_from(incoming["error"])
+                    else:
+                        first = incoming
+                    break
+        except RpcError as exc:
+            error = exc
+        if not streaming:
+            if error is not None and error.code == -32004:
+                return (
+                    PASS,
+                    f"the card says no streaming; {self.v.m_subscribe}: {rpc_error_text(error)}",
+                )
+            what = rpc_error_text(error) if error else "a stream"
+            return (
+                FAIL,
+                f"the card says no streaming, yet {self.v.m_subscribe} gave {what}, not -32004",
+            )
+        if error is not None:
+            if error.code == -32004 and track.terminal:
+                raise could_not_run("the task ended before the subscription")
+            return FAIL, f"the card says streaming, {self.v.m_subscribe}: {rpc_error_text(error)}"
+        if first is None:
+            return FAIL, f"{self.v.m_subscribe} closed without an event"
+        try:
+            kind, body = classify(first.get("result"))
+        except ProtocolError as exc:
+            return FAIL, f"the first event is not A2A: {exc.message}"
+        if kind != "task":
+            return FAIL, f"the first event is a {kind}; it MUST be the Task"
+        if body.get("id") != track.task_id:
+            return FAIL, f"the first event is task {short(body.get('id'))}, not {track.task_id}"
+        state = _state(body)
+        if state is not None:
+            self.all_states.append((self.v.m_subscribe, state))
+            track.see(body)
+        return PASS, f"the first event is the Task ({state})"
+
+    async def c_v03(self) -> Outcome:
+        if not self.v10:
+            raise not_applicable("the agent is spoken to in 0.3 already")
+        _, card = await self.card.get()
+        listed = [
+            i
+            for i in _list(card.get("supportedInterfaces"))
+            if isinstance(i, dict)
+            and str(i.get("protocolBinding", "")).upper() == "JSONRPC"
+            and i.get("protocolVersion") == "0.3"
+            and isinstance(i.get("url"), str)
+            and _same_url(i["url"], self.recorder.url)
+        ]
+        if not listed:
+            raise not_applicable("the card lists no JSON-RPC 0.3 interface at this URL")
+        track = await self.main.get()
+        data, error = await self.attempt(
+            A2A03.m_get, {"id": track.task_id, "historyLength": 0}, headers={}
+        )
+        if error is not None:
+            return FAIL, f"0.3 tasks/get of the task: {rpc_error_text(error)}"
+        task = data if isinstance(data, dict) else {}
+        state = _state(task)
+        if task.get("kind") != "task" or state is None:
+            return FAIL, f"0.3 tasks/get answered no 0.3 task (kind {short(task.get('kind'))})"
+        if state not in STATES_03:
+            return FAIL, f"0.3 tasks/get spells the state {state!r}"
+        return PASS, f"0.3 tasks/get answers kind task, state {state!r}"
+
+    async def c_cancel_running(self) -> Outcome:
+        track = await self.send()
+        data, error = await self.attempt(self.v.m_cancel, {"id": track.task_id})
+        if error is not None:
+            now = await self.get(track)
+            if error.code == -32002 and _word(_state(now) or "") in TERMINAL_WORDS:
+                raise could_not_run(f"the task was {_state(now)} before the cancel arrived")
+            return FAIL, f"{self.v.m_cancel} of a {track.word} task: {rpc_error_text(error)}"
+        task = self.task_of(data, self.v.m_cancel)
+        track.see(task)
+        if track.word == "canceled":
+            return PASS, f"{self.v.m_cancel} answered the task {_state(task)}"
+        return WARN, (
+            f"{self.v.m_cancel} answered the task {_state(task)}, not canceled "
+            "(cancellation is not guaranteed)"
+        )
+
+    async def c_lifecycle(self) -> Outcome:
+        track = await self.main_done.get()
+        await asyncio.sleep(POLL / 2)
+        await self.get(track)
+        words = [_word(s) for s in track.states]
+        path: list[str] = []
+        for word in words:
+            if not path or path[-1] != word:
+                path.append(word)
+        if path[0] not in ("submitted", "working"):
+            return FAIL, f"the task began {path[0]} ({' → '.join(path)})"
+        for before, after in itertools.pairwise(path):
+            if before in TERMINAL_WORDS:
+                return FAIL, f"left the terminal state {before} for {after} ({' → '.join(path)})"
+        return PASS, f"{' → '.join(path)} over {len(words)} answers; stays {path[-1]}"
+
+    async def c_states(self) -> Outcome:
+        await self.main_done.get()
+        valid = STATES_10 if self.v10 else STATES_03
+        wrong = sorted({f"{s!r} ({where})" for where, s in self.all_states if s not in valid})
+        if wrong:
+            return (
+                FAIL,
+                f"states not spelled as A2A {self.v.version} spells them: {', '.join(wrong)}",
+            )
+        seen = sorted({s for _, s in self.all_states})
+        return (
+            PASS,
+            f"{len(self.all_states)} states, all {self.v.version} spellings: {', '.join(seen)}",
+        )
+
+    async def c_list(self) -> Outcome:
+        if self.v.m_list is None:
+            raise not_applicable(f"A2A {self.v.version} has no ListTasks")
+        track = await self.main.get()
+        params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
+        if track.context_id:
+            params["contextId"] = track.context_id
+        data, error = await self.attempt(self.v.m_list, params)
+        if error is not None:
+            return FAIL, f"{self.v.m_list}: {rpc_error_text(error)}"
+        if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+            return FAIL, f"{self.v.m_list} answered no `tasks` list: {short(data, 100)}"
+        ids = [t.get("id") for t in data["tasks"] if isinstance(t, dict)]
+        if "nextPageToken" not in data or not isinstance(data["nextPageToken"], str):
+            return FAIL, f"{self.v.m_list} answered without nextPageToken (MUST always be present)"
+        if track.task_id not in ids:
+            return (
+                WARN,
+                f"{self.v.m_list} in the task's context does not list it ({len(ids)} tasks)",
+            )
+        return PASS, (
+            f"{self.v.m_list} lists the task ({len(ids)} in its context), "
+            f"nextPageToken {data['nextPageToken']!r}"
+        )
+
+    async def c_cancel_terminal(self) -> Outcome:
+        track = await self.main_done.get()
+        before = track.word
+        data, error = await self.attempt(self.v.m_cancel, {"id": track.task_id})
+        if error is not None:
+            if error.code == -32002:
+                return PASS, f"{self.v.m_cancel} of the {before} task: {rpc_error_text(error)}"
+            return (
+                FAIL,
+                f"{self.v.m_cancel} of the {before} task: {rpc_error_text(error)}, not -32002",
+            )
+        answered = _state(data.get("task", data)) if isinstance(data, dict) else None
+        now = await self.get(track)
+        return FAIL, (
+            f"{self.v.m_cancel} of the {before} task was accepted (answered "
+            f"{short(answered)}); {self.v.m_get} now says {short(_state(now))}"
+        )
+
+    async def c_unknown(self) -> Outcome:
+        no_such = f"mcptask-check-no-such-task-{uuid.uuid4().hex}"
+        bad: list[str] = []
+        for method in (self.v.m_get, self.v.m_cancel):
+            _, error = await self.attempt(method, {"id": no_such})
+            if error is None:
+                bad.append(f"{method} answered a result")
+            elif error.code != -32001:
+                bad.append(f"{method}: {rpc_error_text(error)}")
+        if bad:
+            return FAIL, "unknown task id: " + "; ".join(bad)
+        return PASS, f"{self.v.m_get} and {self.v.m_cancel} of an unknown id: -32001 TaskNotFound"

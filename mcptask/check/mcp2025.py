@@ -1,0 +1,1062 @@
+"""Checks for MCP 2025-11-25 tasks (the core protocol's experimental `tasks`, SEP-1686).
+
+The session is opened by hand (raw `initialize`), so what the server declares can be judged rather
+than refused. One task made with the chosen tool is observed working, waited for through
+`tasks/result`, then examined finished (result, list, cancel, another session); a second task is
+cancelled while it runs; a failing task (when one is known) is examined for its error payload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import __version__
+from ..errors import RpcError, UsageError
+from .suite import (
+    FAIL,
+    INFO,
+    PASS,
+    WARN,
+    BadAnswer,
+    CheckDef,
+    CheckFn,
+    Clock,
+    Outcome,
+    Suite,
+    build_arguments,
+    could_not_run,
+    describe,
+    entropy_bits,
+    is_number,
+    keys,
+    looks_failing,
+    not_applicable,
+    poll_interval,
+    rpc_error_text,
+    short,
+    timestamp,
+)
+
+VERSION = "2025-11-25"
+RELATED = "io.modelcontextprotocol/related-task"
+#: the ttl every task made here asks for (ms)
+REQUESTED_TTL = 60_000
+STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
+TERMINAL = ("completed", "failed", "cancelled")
+S = "MCP 2025-11-25 tasks"
+
+
+def _d(id_: str, category: str, requirement: str, section: str) -> CheckDef:
+    return CheckDef(f"mcp2025.{id_}", category, requirement, section)
+
+
+C = {
+    d.id.removeprefix("mcp2025."): d
+    for d in (
+        _d(
+            "wire.protocol-version",
+            "wire",
+            "initialize settles on protocol version 2025-11-25",
+            "MCP 2025-11-25 lifecycle §Version Negotiation",
+        ),
+        _d(
+            "capability.tasks",
+            "capability",
+            "the server declares the tasks capability",
+            f"{S} §Capabilities",
+        ),
+        _d(
+            "capability.tools",
+            "capability",
+            "tasks.requests.tools.call agrees with the tools' execution.taskSupport",
+            f"{S} §Tool-Level Negotiation",
+        ),
+        _d(
+            "creation.forbidden-tool",
+            "creation",
+            "a tool whose taskSupport is forbidden refuses a task-augmented call (-32601)",
+            f"{S} §Tool-Level Negotiation (SHOULD)",
+        ),
+        _d(
+            "creation.required-tool",
+            "creation",
+            "a tool whose taskSupport is required refuses a call without params.task (-32601)",
+            f"{S} §Tool-Level Negotiation (MUST)",
+        ),
+        _d(
+            "creation.shape",
+            "creation",
+            "a task-augmented tools/call answers CreateTaskResult {task: {...}} in status working",
+            f"{S} §Creating Tasks, §Task Status Lifecycle",
+        ),
+        _d(
+            "creation.ttl",
+            "creation",
+            "ttl is present (integer ms or null); pollInterval, when present, is positive ms",
+            f"{S} §TTL and Resource Management",
+        ),
+        _d(
+            "creation.ttl-honoured",
+            "creation",
+            "the requested ttl is kept (a receiver MAY override it)",
+            f"{S} §TTL and Resource Management",
+        ),
+        _d(
+            "status.get",
+            "status",
+            "tasks/get answers the task itself, flat, with its own taskId",
+            f"{S} §Getting Tasks",
+        ),
+        _d(
+            "status.message",
+            "status",
+            "a working task says what it is doing (statusMessage)",
+            f"{S} §Data Types: Task (optional field)",
+        ),
+        _d(
+            "result.waits",
+            "result",
+            "tasks/result on a working task holds the answer until the task is terminal",
+            f"{S} §Result Retrieval (MUST block)",
+        ),
+        _d(
+            "status.lifecycle",
+            "status",
+            "statuses start at working, follow the allowed paths, and stay terminal",
+            f"{S} §Task Status Lifecycle",
+        ),
+        _d(
+            "status.timestamps",
+            "status",
+            "createdAt and lastUpdatedAt are ISO 8601 in every task answer",
+            f"{S} §TTL and Resource Management",
+        ),
+        _d(
+            "result.related-task",
+            "result",
+            "tasks/result's answer carries _meta io.modelcontextprotocol/related-task",
+            f"{S} §Related Task Metadata (MUST)",
+        ),
+        _d(
+            "result.payload",
+            "result",
+            "tasks/result returns what tools/call would have returned (a CallToolResult)",
+            f"{S} §Result Retrieval",
+        ),
+        _d(
+            "list.includes-task",
+            "list",
+            "a task reachable with tasks/get is listed by tasks/list",
+            f"{S} §Task Listing (MUST)",
+        ),
+        _d(
+            "list.bad-cursor",
+            "list",
+            "tasks/list with an invalid cursor is -32602",
+            f"{S} §Error Handling: Protocol Errors",
+        ),
+        _d(
+            "session.binding",
+            "session",
+            "whether a task is reachable from another session (a fact; unbound ids must be "
+            "unguessable)",
+            f"{S} §Security Considerations: Task Isolation",
+        ),
+        _d(
+            "cancel.terminal",
+            "cancel",
+            "cancelling a task in a terminal status is -32602",
+            f"{S} §Task Cancellation (MUST reject)",
+        ),
+        _d(
+            "cancel.running",
+            "cancel",
+            "tasks/cancel answers the task already cancelled, and it stays cancelled",
+            f"{S} §Task Cancellation",
+        ),
+        _d(
+            "errors.failed-status",
+            "errors",
+            "a failing tool call ends failed, with a statusMessage saying why",
+            f"{S} §Task Execution Errors",
+        ),
+        _d(
+            "result.failed-payload",
+            "result",
+            "tasks/result of a failed task returns its error payload (isError result or the "
+            "JSON-RPC error)",
+            f"{S} §Result Retrieval, §Task Execution Errors",
+        ),
+        _d(
+            "errors.unknown-task",
+            "errors",
+            "tasks/get, tasks/result and tasks/cancel of an unknown taskId are -32602",
+            f"{S} §Error Handling: Protocol Errors",
+        ),
+    )
+}
+CHECKS: list[CheckDef] = list(C.values())
+
+
+@dataclass
+class Session:
+    id: str | None
+    result: dict[str, Any]
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        caps = self.result.get("capabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    @property
+    def tasks(self) -> dict[str, Any] | None:
+        tasks = self.capabilities.get("tasks")
+        return tasks if isinstance(tasks, dict) else None
+
+
+@dataclass
+class Track:
+    """One task as this run saw it: the creation answer and every task object since."""
+
+    task_id: str
+    tool: str
+    created: dict[str, Any]
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.seen[-1]
+
+    @property
+    def status(self) -> str:
+        return str(self.last.get("status"))
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+
+def _support(tool: dict[str, Any]) -> str:
+    execution = tool.get("execution")
+    value = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return value if isinstance(value, str) else "forbidden"
+
+
+def _read_only(tool: dict[str, Any]) -> bool:
+    annotations = tool.get("annotations")
+    return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+
+
+class Mcp2025Suite(Suite):
+    protocol = "mcp-2025-11-25"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.session = self.lazy("initialize", self._initialize)
+        self.tools = self.lazy("tools/list", self._tools)
+        self.probe = self.lazy("choosing the task tool", self._probe)
+        self.main = self.lazy("the task", self._create_main)
+        self.main_done = self.lazy("waiting for the task to end", self._main_done)
+        self.failing = self.lazy("the failing task", self._failing)
+        self.no_such = f"mcptask-check-no-such-task-{uuid.uuid4().hex}"
+
+    def plan(self) -> list[tuple[CheckDef, CheckFn]]:
+        order: list[tuple[str, CheckFn]] = [
+            ("wire.protocol-version", self.c_protocol_version),
+            ("capability.tasks", self.c_capability),
+            ("capability.tools", self.c_tools),
+            ("creation.forbidden-tool", self.c_forbidden_tool),
+            ("creation.required-tool", self.c_required_tool),
+            ("creation.shape", self.c_creation),
+            ("creation.ttl", self.c_ttl),
+            ("creation.ttl-honoured", self.c_ttl_honoured),
+            ("status.get", self.c_get),
+            ("status.message", self.c_message),
+            ("result.waits", self.c_result_waits),
+            ("status.lifecycle", self.c_lifecycle),
+            ("status.timestamps", self.c_timestamps),
+            ("result.related-task", self.c_related_task),
+            ("result.payload", self.c_payload),
+            ("list.includes-task", self.c_list),
+            ("list.bad-cursor", self.c_bad_cursor),
+            ("session.binding", self.c_binding),
+            ("cancel.terminal", self.c_cancel_terminal),
+            ("cancel.running", self.c_cancel_running),
+            ("errors.failed-status", self.c_failed_status),
+            ("result.failed-payload", self.c_failed_payload),
+            ("errors.unknown-task", self.c_unknown),
+        ]
+        return [(C[name], fn) for name, fn in order]
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def headers(self, session: str | None) -> dict[str, str]:
+        out = {"MCP-Protocol-Version": VERSION}
+        if session:
+            out["Mcp-Session-Id"] = session
+        return out
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        session: str | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        sid = session if session is not None else (await self.session.get()).id
+        return await self.rpc.request(method, params, headers=self.headers(sid), timeout=timeout)
+
+    async def attempt(
+        self, method: str, params: dict[str, Any], **kwargs: Any
+    ) -> tuple[Any, RpcError | None]:
+        try:
+            return await self.request(method, params, **kwargs), None
+        except RpcError as exc:
+            return None, exc
+
+    async def get_task(self, track: Track) -> dict[str, Any]:
+        data = await self.request("tasks/get", {"taskId": track.task_id})
+        if not isinstance(data, dict) or not isinstance(data.get("status"), str):
+            raise BadAnswer(f"tasks/get answered something that is not a task: {short(data)}")
+        track.seen.append(data)
+        return data
+
+    async def wait_terminal(self, track: Track) -> None:
+        clock = Clock()
+        while not track.terminal:
+            if clock.elapsed() > self.opts.task_timeout:
+                raise could_not_run(
+                    f"task {track.task_id} was still {track.status} after "
+                    f"{self.opts.task_timeout:g} s (--task-timeout)"
+                )
+            await asyncio.sleep(poll_interval(track.last))
+            await self.get_task(track)
+
+    async def new_session(self) -> Session:
+        params = {
+            "protocolVersion": VERSION,
+            "capabilities": {
+                "tasks": {"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}},
+                "elicitation": {"form": {}},
+            },
+            "clientInfo": {"name": "mcptask-check", "version": __version__},
+        }
+        before = self.recorder.session_id
+        self.recorder.session_id = None
+        try:
+            result = await self.rpc.request(
+                "initialize", params, headers={"MCP-Protocol-Version": VERSION}
+            )
+            sid = self.recorder.session_id
+        finally:
+            self.recorder.session_id = before
+        if not isinstance(result, dict):
+            raise BadAnswer(f"initialize answered something that is not an object: {short(result)}")
+        await self.rpc.notify("notifications/initialized", headers=self.headers(sid))
+        return Session(sid, result)
+
+    async def create(self, tool: str, arguments: dict[str, Any]) -> Track:
+        data = await self.request(
+            "tools/call", {"name": tool, "arguments": arguments, "task": {"ttl": REQUESTED_TTL}}
+        )
+        task = data.get("task") if isinstance(data, dict) else None
+        if not isinstance(task, dict):
+            what = (
+                "a tool result (no task)"
+                if isinstance(data, dict) and "content" in data
+                else short(data)
+            )
+            raise BadAnswer(f"tools/call with params.task answered {what}")
+        if not isinstance(task.get("taskId"), str) or not task["taskId"]:
+            raise BadAnswer(f"the created task has no string taskId: {short(task)}")
+        return Track(task["taskId"], tool, data, seen=[task])
+
+    # -- fixtures -------------------------------------------------------------------------------
+
+    async def _initialize(self) -> Session:
+        return await self.new_session()
+
+    async def _tools(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(100):
+            data = await self.request("tools/list", {"cursor": cursor} if cursor else {})
+            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+                raise BadAnswer("tools/list answered no `tools` list")
+            out.extend(t for t in data["tools"] if isinstance(t, dict))
+            nxt = data.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt or nxt == cursor:
+                break
+            cursor = nxt
+        return out
+
+    async def tasks_capability(self) -> dict[str, Any]:
+        session = await self.session.get()
+        tasks = session.tasks
+        if tasks is None:
+            raise not_applicable("the server declares no tasks capability")
+        return tasks
+
+    async def _probe(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        await self.tasks_capability()
+        tools = await self.tools.get()
+        if self.opts.tool:
+            for tool in tools:
+                if tool.get("name") == self.opts.tool:
+                    break
+            else:
+                names = ", ".join(str(t.get("name")) for t in tools) or "none"
+                raise UsageError(
+                    f"--tool: the server has no tool {self.opts.tool!r}; its tools: {names}"
+                )
+            if _support(tool) == "forbidden":
+                raise could_not_run(
+                    f"--tool {self.opts.tool} does not run as a task (taskSupport: forbidden)"
+                )
+            args = build_arguments(tool.get("inputSchema"), self.opts.pairs)
+            if args is None:
+                raise UsageError(f"--tool {self.opts.tool}: give its required arguments as k=v")
+            self.facts["tool"] = {"name": tool["name"], "arguments": args, "chosen": "--tool"}
+            return tool, args
+        if self.opts.pairs:
+            raise UsageError("k=v arguments need --tool NAME")
+        for tool in tools:
+            if _support(tool) in ("optional", "required"):
+                args = build_arguments(tool.get("inputSchema"), [])
+                if args is not None:
+                    self.facts["tool"] = {"name": tool["name"], "arguments": args, "chosen": "auto"}
+                    self.note(
+                        f"task tool: {tool['name']} {short(args)} (the first that allows "
+                        "tasks; choose another with --tool NAME k=v)"
+                    )
+                    return tool, args
+        raise could_not_run(
+            "no tool allows tasks with arguments mcptask can fill in; pass --tool NAME k=v"
+        )
+
+    async def _create_main(self) -> Track:
+        tool, args = await self.probe.get()
+        return await self.create(str(tool["name"]), args)
+
+    async def _main_done(self) -> Track:
+        track = await self.main.get()
+        await self.wait_terminal(track)
+        return track
+
+    async def _failing(self) -> Track:
+        await self.tasks_capability()
+        tools = await self.tools.get()
+        if self.opts.failing_tool:
+            chosen = [t for t in tools if t.get("name") == self.opts.failing_tool]
+            if not chosen:
+                raise UsageError(
+                    f"--failing-tool: the server has no tool {self.opts.failing_tool!r}"
+                )
+            tool, how = chosen[0], "--failing-tool"
+        else:
+            candidates = [
+                t
+                for t in tools
+                if isinstance(t.get("name"), str)
+                and looks_failing(t["name"])
+                and _support(t) != "forbidden"
+                and build_arguments(t.get("inputSchema"), [], self.opts.failing_args) is not None
+            ]
+            if not candidates:
+                raise not_applicable("not applicable: no tool known to fail (--failing-tool NAME)")
+            tool, how = candidates[0], "its name"
+            self.note(
+                f"failing tool: {tool['name']} (picked by its name; choose another with "
+                "--failing-tool NAME)"
+            )
+        args = build_arguments(tool.get("inputSchema"), [], self.opts.failing_args)
+        if args is None:
+            raise UsageError(
+                f"--failing-tool {tool['name']}: give its arguments with --failing-args"
+            )
+        self.facts["failingTool"] = {"name": tool["name"], "arguments": args, "chosen": how}
+        track = await self.create(str(tool["name"]), args)
+        await self.wait_terminal(track)
+        return track
+
+    # -- capability and wire --------------------------------------------------------------------
+
+    async def c_protocol_version(self) -> Outcome:
+        session = await self.session.get()
+        info = session.result.get("serverInfo")
+        if isinstance(info, dict):
+            self.facts["serverInfo"] = info
+        version = session.result.get("protocolVersion")
+        if version == VERSION:
+            return PASS, f"initialize answered protocolVersion {VERSION}"
+        return WARN, (
+            f"asked for {VERSION}, the server answered protocolVersion {short(version)}: "
+            "tasks are defined for 2025-11-25"
+        )
+
+    async def c_capability(self) -> Outcome:
+        session, error = await self.session.attempt()
+        if error is not None:
+            return FAIL, f"initialize failed: {describe(error)}"
+        assert session is not None
+        tasks = session.tasks
+        if tasks is None:
+            return FAIL, (
+                "initialize declares no tasks capability; it declares: "
+                f"{keys(session.capabilities)}"
+            )
+        requests = tasks.get("requests") if isinstance(tasks.get("requests"), dict) else {}
+        declared = [name for name in ("list", "cancel") if name in tasks]
+        kinds = [
+            f"{k}.{m}"
+            for k, v in (requests or {}).items()
+            for m in (v if isinstance(v, dict) else {})
+        ]
+        text = (
+            f"tasks: {', '.join(declared) or 'neither list nor cancel'}; "
+            f"requests: {', '.join(kinds) or 'none'}"
+        )
+        extra = [k for k in kinds if k != "tools.call"]
+        if extra:
+            text += f" ({', '.join(extra)} are not request types 2025-11-25 defines for servers)"
+        return PASS, text
+
+    async def c_tools(self) -> Outcome:
+        tasks = await self.tasks_capability()
+        tools = await self.tools.get()
+        requests = tasks.get("requests")
+        tools_req = requests.get("tools") if isinstance(requests, dict) else None
+        has_call = isinstance(tools_req, dict) and "call" in tools_req
+        invalid = []
+        for tool in tools:
+            execution = tool.get("execution")
+            value = execution.get("taskSupport") if isinstance(execution, dict) else None
+            if value is not None and value not in ("forbidden", "optional", "required"):
+                invalid.append(f"{tool.get('name')}: {short(value)}")
+        allowing = [
+            f"{t.get('name')} ({_support(t)})"
+            for t in tools
+            if _support(t) in ("optional", "required")
+        ]
+        if invalid:
+            return FAIL, f"execution.taskSupport values that are not allowed: {', '.join(invalid)}"
+        if allowing and not has_call:
+            return FAIL, (
+                f"{len(allowing)} tools allow tasks ({', '.join(allowing[:5])}) but "
+                "tasks.requests.tools.call is not declared: clients MUST NOT use tasks"
+            )
+        if has_call and not allowing:
+            return WARN, "tasks.requests.tools.call is declared but no tool allows tasks"
+        if not allowing:
+            return PASS, "no tool allows tasks and tasks.requests.tools.call is not declared"
+        return PASS, (
+            f"tasks.requests.tools.call declared; {len(allowing)} of {len(tools)} tools "
+            f"allow tasks: {', '.join(allowing[:6])}"
+        )
+
+    # -- creation -------------------------------------------------------------------------------
+
+    async def c_forbidden_tool(self) -> Outcome:
+        await self.tasks_capability()
+        tools = await self.tools.get()
+        for tool in tools:
+            if _support(tool) == "forbidden" and _read_only(tool):
+                args = build_arguments(tool.get("inputSchema"), [])
+                if args is not None:
+                    break
+        else:
+            raise not_applicable(
+                "no read-only tool (annotations.readOnlyHint) that forbids tasks, to probe safely"
+            )
+        name = tool["name"]
+        data, error = await self.attempt(
+            "tools/call", {"name": name, "arguments": args, "task": {"ttl": REQUESTED_TTL}}
+        )
+        if error is not None:
+            if error.code == -32601:
+                return PASS, f"{name} (taskSupport forbidden) as a task: {rpc_error_text(error)}"
+            return WARN, (
+                f"{name} (taskSupport forbidden) as a task: {rpc_error_text(error)}; "
+                "the spec asks for -32601"
+            )
+        if isinstance(data, dict) and "task" in data:
+            return WARN, f"{name} (taskSupport forbidden) was run as a task: {short(data['task'])}"
+        return WARN, f"{name} (taskSupport forbidden) ran as a normal call instead of -32601"
+
+    async def c_required_tool(self) -> Outcome:
+        tool, args = await self.probe.get()
+        name = tool["name"]
+        if _support(tool) != "required":
+            raise not_applicable(
+                f"the task tool {name} does not require tasks (taskSupport: {_support(tool)})"
+            )
+        data, error = await self.attempt("tools/call", {"name": name, "arguments": args})
+        if error is not None:
+            if error.code == -32601:
+                return PASS, f"{name} without params.task: {rpc_error_text(error)}"
+            return WARN, (
+                f"{name} without params.task: {rpc_error_text(error)}; the spec asks "
+                "for -32601 (its Error Handling section also allows -32600)"
+            )
+        if isinstance(data, dict) and "task" in data:
+            return FAIL, f"{name} without params.task created a task anyway: {short(data['task'])}"
+        if isinstance(data, dict) and data.get("isError") is True:
+            return WARN, (
+                f"{name} without params.task was refused inside a tool result "
+                f"(isError: {short(_text(data), 100)}), not as a JSON-RPC -32601 error"
+            )
+        return FAIL, f"{name} (taskSupport required) ran without params.task: {short(data, 100)}"
+
+    async def c_creation(self) -> Outcome:
+        track, error = await self.main.attempt()
+        if error is not None:
+            if isinstance(error, (RpcError, BadAnswer)):
+                tool = self.facts.get("tool", {}).get("name", "the tool")
+                return FAIL, f"tools/call {tool} with params.task: {describe(error)}"
+            await self.main.get()  # the fixture's skip, as it was raised
+        assert track is not None
+        self.cite(self.main)
+        task = track.created["task"]
+        others = [k for k in track.created if k not in ("task", "_meta")]
+        status = task.get("status")
+        if status != "working":
+            return FAIL, f"the task was created in status {short(status)}; it MUST begin working"
+        text = f"{{task: {{taskId: {track.task_id!r}, status: working, ...}}}} from {track.tool}"
+        if others:
+            return WARN, f"{text}; CreateTaskResult also carries {', '.join(others)}"
+        return PASS, text
+
+    async def c_ttl(self) -> Outcome:
+        track = await self.main.get()
+        self.cite(self.main)
+        problems: list[str] = []
+        for where, task in (
+            ("creation", track.created["task"]),
+            *(("tasks/get", t) for t in track.seen[1:]),
+        ):
+            if "ttl" not in task:
+                problems.append(f"{where}: no ttl (MUST be the actual ttl or null)")
+            elif task["ttl"] is not None and (not is_number(task["ttl"]) or task["ttl"] < 0):
+                problems.append(f"{where}: ttl {short(task['ttl'])} is not a duration in ms")
+            poll = task.get("pollInterval")
+            if poll is not None and (not is_number(poll) or poll <= 0):
+                problems.append(f"{where}: pollInterval {short(poll)} is not a positive duration")
+        if problems:
+            return FAIL, "; ".join(dict.fromkeys(problems))
+        task = track.created["task"]
+        return (
+            PASS,
+            f"ttl {short(task.get('ttl'))} ms, pollInterval {short(task.get('pollInterval'))}",
+        )
+
+    async def c_ttl_honoured(self) -> Outcome:
+        track = await self.main.get()
+        self.cite(self.main)
+        ttl = track.created["task"].get("ttl")
+        if ttl == REQUESTED_TTL:
+            return PASS, f"asked for ttl {REQUESTED_TTL} ms and got it"
+        if ttl is None and "ttl" in track.created["task"]:
+            return WARN, f"asked for ttl {REQUESTED_TTL} ms, got null (unlimited)"
+        return WARN, (
+            f"asked for ttl {REQUESTED_TTL} ms, got {short(ttl)}: allowed (MAY override), "
+            "but the client's retention wish is ignored"
+        )
+
+    # -- status ---------------------------------------------------------------------------------
+
+    async def c_get(self) -> Outcome:
+        track = await self.main.get()
+        data = await self.request("tasks/get", {"taskId": track.task_id})
+        if not isinstance(data, dict):
+            return FAIL, f"tasks/get answered {short(data)}"
+        if "task" in data and "taskId" not in data:
+            return FAIL, "tasks/get wrapped the task in {task: ...}; the Task is the result itself"
+        if data.get("taskId") != track.task_id:
+            return (
+                FAIL,
+                f"asked for {track.task_id!r}, tasks/get answered {short(data.get('taskId'))}",
+            )
+        status = data.get("status")
+        if status not in STATUSES:
+            return (
+                FAIL,
+                f"tasks/get answered status {short(status)}, not one of {', '.join(STATUSES)}",
+            )
+        track.seen.append(data)
+        meta = data.get("_meta")
+        if isinstance(meta, dict) and RELATED in meta:
+            return WARN, f"status {status}; the answer carries related-task _meta (SHOULD NOT)"
+        return PASS, f"tasks/get answered the task flat, status {status}"
+
+    async def c_message(self) -> Outcome:
+        track = await self.main.get()
+        for _ in range(3):
+            messages = [
+                t.get("statusMessage")
+                for t in track.seen
+                if t.get("status") == "working"
+                and isinstance(t.get("statusMessage"), str)
+                and t["statusMessage"].strip()
+            ]
+            if messages or track.terminal:
+                break
+            await asyncio.sleep(0.3)
+            await self.get_task(track)
+        working = [t for t in track.seen if t.get("status") == "working"]
+        if messages:
+            return PASS, f"statusMessage while working: {short(messages[-1], 80)!r}"
+        if not working:
+            raise could_not_run("the task was never seen working")
+        return WARN, (
+            f"no statusMessage in {len(working)} answers while working (optional, but "
+            "it is what a user sees)"
+        )
+
+    # -- result ---------------------------------------------------------------------------------
+
+    async def c_result_waits(self) -> Outcome:
+        track = await self.main.get()
+        if track.terminal:
+            raise could_not_run(
+                f"the task was already {track.status} before tasks/result was "
+                "sent; use a longer task (--tool NAME k=v)"
+            )
+        clock = Clock()
+        waiting = asyncio.create_task(
+            self.attempt(
+                "tasks/result", {"taskId": track.task_id}, timeout=self.opts.task_timeout + 10
+            )
+        )
+        while not waiting.done():
+            await asyncio.wait({waiting}, timeout=poll_interval(track.last))
+            if not waiting.done() and not track.terminal:
+                await self.get_task(track)
+        _data, error = waiting.result()
+        took = clock.elapsed()
+        after = await self.get_task(track)
+        status = after.get("status")
+        if error is not None:
+            if status not in TERMINAL:
+                return FAIL, (
+                    f"tasks/result answered {rpc_error_text(error)} after {took:.1f} s "
+                    f"while the task was {status}, instead of waiting"
+                )
+            if status == "failed":
+                return PASS, f"tasks/result waited {took:.1f} s, then the task's error"
+            return FAIL, (
+                f"tasks/result answered {rpc_error_text(error)} after {took:.1f} s; "
+                f"the task is {status}"
+            )
+        if status not in TERMINAL:
+            return (
+                FAIL,
+                f"tasks/result answered after {took:.1f} s while the task was still {status}",
+            )
+        return PASS, f"tasks/result held its answer {took:.1f} s, until the task was {status}"
+
+    async def c_lifecycle(self) -> Outcome:
+        track = await self.main_done.get()
+        await asyncio.sleep(poll_interval(track.last) / 2)
+        await self.get_task(track)
+        return _judge_lifecycle([str(t.get("status")) for t in track.seen])
+
+    async def c_timestamps(self) -> Outcome:
+        track = await self.main.get()
+        return _judge_timestamps(track.seen)
+
+    async def c_related_task(self) -> Outcome:
+        track = await self.main_done.get()
+        data, error = await self.attempt("tasks/result", {"taskId": track.task_id})
+        if error is not None:
+            if track.status == "failed":
+                raise not_applicable(
+                    f"the task failed and tasks/result answered its JSON-RPC "
+                    f"error ({rpc_error_text(error)}), which has no _meta"
+                )
+            return FAIL, f"tasks/result of the {track.status} task: {rpc_error_text(error)}"
+        track.created["_result"] = data
+        meta = data.get("_meta") if isinstance(data, dict) else None
+        related = meta.get(RELATED) if isinstance(meta, dict) else None
+        if isinstance(related, dict) and related.get("taskId") == track.task_id:
+            return PASS, f"_meta[{RELATED!r}] = {{taskId: {track.task_id!r}}}"
+        if isinstance(related, dict):
+            return FAIL, f"related-task names {short(related.get('taskId'))}, not {track.task_id!r}"
+        return FAIL, (
+            f"the {track.status} task's result has no {RELATED} in _meta (_meta keys: {keys(meta)})"
+        )
+
+    async def c_payload(self) -> Outcome:
+        track = await self.main_done.get()
+        data = track.created.get("_result")
+        if data is None:
+            data, error = await self.attempt("tasks/result", {"taskId": track.task_id})
+            if error is not None:
+                raise could_not_run(f"tasks/result: {rpc_error_text(error)}")
+        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+            return (
+                FAIL,
+                f"tasks/result answered something that is not a CallToolResult: {short(data)}",
+            )
+        flag = data.get("isError")
+        if flag is not None and not isinstance(flag, bool):
+            return FAIL, f"isError is {short(flag)}, not a boolean"
+        return PASS, (
+            f"a CallToolResult with {len(data['content'])} content item(s)"
+            f"{', isError true' if flag else ''}: {short(_text(data), 80)!r}"
+        )
+
+    # -- list -----------------------------------------------------------------------------------
+
+    async def c_list(self) -> Outcome:
+        tasks = await self.tasks_capability()
+        if "list" not in tasks:
+            raise not_applicable("the server does not declare tasks.list")
+        track = await self.main.get()
+        ids: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        for pages in range(1, 101):  # noqa: B007
+            data, error = await self.attempt("tasks/list", {"cursor": cursor} if cursor else {})
+            if error is not None:
+                return FAIL, f"tasks/list: {rpc_error_text(error)}"
+            if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+                return FAIL, f"tasks/list answered no `tasks` list: {short(data)}"
+            ids.extend(str(t.get("taskId")) for t in data["tasks"] if isinstance(t, dict))
+            nxt = data.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt or nxt == cursor:
+                break
+            cursor = nxt
+        if track.task_id in ids:
+            return PASS, f"tasks/list lists the task ({len(ids)} tasks in {pages} page(s))"
+        return FAIL, (
+            f"tasks/list does not list task {track.task_id} although tasks/get returns "
+            f"it (it listed {len(ids)} tasks)"
+        )
+
+    async def c_bad_cursor(self) -> Outcome:
+        tasks = await self.tasks_capability()
+        if "list" not in tasks:
+            raise not_applicable("the server does not declare tasks.list")
+        data, error = await self.attempt("tasks/list", {"cursor": "mcptask-check-invalid-cursor"})
+        if error is None:
+            count = (
+                len(data["tasks"])
+                if isinstance(data, dict) and isinstance(data.get("tasks"), list)
+                else "?"
+            )
+            return FAIL, f"tasks/list accepted an invalid cursor (answered {count} tasks)"
+        if error.code == -32602:
+            return PASS, f"tasks/list with an invalid cursor: {rpc_error_text(error)}"
+        return FAIL, f"tasks/list with an invalid cursor: {rpc_error_text(error)}, not -32602"
+
+    # -- session --------------------------------------------------------------------------------
+
+    async def c_binding(self) -> Outcome:
+        if not self.recorder.http:
+            raise not_applicable("over stdio there is one connection, so one session")
+        track = await self.main.get()
+        other = await self.new_session()
+        if other.id is None:
+            other_text = "a second initialize (the server gives no session ids)"
+        else:
+            other_text = "a second session"
+        _data, error = await self.attempt("tasks/get", {"taskId": track.task_id}, session=other.id)
+        bits = entropy_bits(track.task_id)
+        if error is not None:
+            return INFO, (
+                f"tasks are bound to their session: from {other_text}, tasks/get of the "
+                f"task answered {rpc_error_text(error)}"
+            )
+        text = (
+            f"tasks are not bound to a session: {other_text} can read task "
+            f"{track.task_id} (~{bits:.0f} random bits in its id)"
+        )
+        if bits < 64:
+            return WARN, text + "; unbound task ids MUST be unguessable"
+        return INFO, text
+
+    # -- cancel ---------------------------------------------------------------------------------
+
+    async def c_cancel_terminal(self) -> Outcome:
+        tasks = await self.tasks_capability()
+        if "cancel" not in tasks:
+            raise not_applicable("the server does not declare tasks.cancel")
+        track = await self.main_done.get()
+        before = track.status
+        data, error = await self.attempt("tasks/cancel", {"taskId": track.task_id})
+        if error is not None:
+            if error.code == -32602:
+                return PASS, f"cancelling the {before} task: {rpc_error_text(error)}"
+            return FAIL, f"cancelling the {before} task: {rpc_error_text(error)}, not -32602"
+        answered = data.get("status") if isinstance(data, dict) else short(data)
+        now = await self.get_task(track)
+        return FAIL, (
+            f"cancelling the {before} task was accepted (answered status "
+            f"{short(answered)}); tasks/get now says {short(now.get('status'))}"
+        )
+
+    async def c_cancel_running(self) -> Outcome:
+        tasks = await self.tasks_capability()
+        if "cancel" not in tasks:
+            raise not_applicable("the server does not declare tasks.cancel")
+        tool, args = await self.probe.get()
+        track = await self.create(str(tool["name"]), args)
+        data, error = await self.attempt("tasks/cancel", {"taskId": track.task_id})
+        if error is not None:
+            now = await self.get_task(track)
+            if now.get("status") in ("completed", "failed"):
+                raise could_not_run(
+                    f"the task was {now.get('status')} before the cancel arrived; use a longer task"
+                )
+            return FAIL, f"tasks/cancel of the working task: {rpc_error_text(error)}"
+        answered = data.get("status") if isinstance(data, dict) else None
+        if answered != "cancelled":
+            return FAIL, (
+                f"tasks/cancel answered status {short(answered)}; the task MUST be "
+                "cancelled before the answer is sent"
+            )
+        first = await self.get_task(track)
+        await asyncio.sleep(poll_interval(first))
+        later = await self.get_task(track)
+        if first.get("status") != "cancelled" or later.get("status") != "cancelled":
+            return FAIL, (
+                f"answered cancelled, then tasks/get said {short(first.get('status'))}, "
+                f"then {short(later.get('status'))}"
+            )
+        result, rerror = await self.attempt("tasks/result", {"taskId": track.task_id})
+        after = rpc_error_text(rerror) if rerror else f"a result: {short(_text(result), 60)!r}"
+        return PASS, f"answered cancelled and stayed cancelled; tasks/result then gives {after}"
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    async def c_failed_status(self) -> Outcome:
+        track, error = await self.failing.attempt()
+        if error is not None:
+            if isinstance(error, RpcError | BadAnswer):
+                return FAIL, f"creating the failing task: {describe(error)}"
+            await self.failing.get()
+        assert track is not None
+        self.cite(self.failing)
+        picked = self.facts.get("failingTool", {})
+        if track.status != "failed":
+            data, _ = await self.attempt("tasks/result", {"taskId": track.task_id})
+            if isinstance(data, dict) and data.get("isError") is True:
+                return WARN, (
+                    f"{track.tool} returned isError: true but the task is "
+                    f"{track.status}; such a task should reach failed"
+                )
+            if picked.get("chosen") == "--failing-tool":
+                raise could_not_run(f"--failing-tool {track.tool} ended {track.status}, not failed")
+            raise not_applicable(
+                f"not applicable: {track.tool} (guessed by its name) ended "
+                f"{track.status}; no tool known to fail"
+            )
+        message = track.last.get("statusMessage")
+        if not isinstance(message, str) or not message.strip():
+            return WARN, f"{track.tool} ended failed without a statusMessage (SHOULD say why)"
+        return PASS, f"{track.tool} ended failed: {short(message, 80)!r}"
+
+    async def c_failed_payload(self) -> Outcome:
+        track = await self.failing.get()
+        if track.status != "failed":
+            raise not_applicable(f"the failing tool's task ended {track.status}")
+        data, error = await self.attempt("tasks/result", {"taskId": track.task_id})
+        if error is not None:
+            return PASS, f"tasks/result returned the task's JSON-RPC error: {rpc_error_text(error)}"
+        if isinstance(data, dict) and data.get("isError") is True:
+            meta = data.get("_meta")
+            tagged = isinstance(meta, dict) and isinstance(meta.get(RELATED), dict)
+            return PASS, (
+                f"tasks/result returned the isError result {short(_text(data), 60)!r}"
+                f"{'' if tagged else ' (without related-task _meta)'}"
+            )
+        return WARN, (
+            f"the task failed but tasks/result answered a result without isError: "
+            f"{short(data, 100)}"
+        )
+
+    async def c_unknown(self) -> Outcome:
+        await self.tasks_capability()
+        bad: list[str] = []
+        good: list[str] = []
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            _, error = await self.attempt(method, {"taskId": self.no_such})
+            if error is None:
+                bad.append(f"{method} answered a result")
+            elif error.code != -32602:
+                bad.append(f"{method}: {rpc_error_text(error)}")
+            else:
+                good.append(method)
+        if bad:
+            return FAIL, "unknown taskId: " + "; ".join(bad)
+        return PASS, f"{', '.join(good)} of an unknown taskId: -32602"
+
+
+def _text(result: Any) -> str:
+    if isinstance(result, dict) and isinstance(result.get("content"), list):
+        parts = [
+            str(c["text"])
+            for c in result["content"]
+            if isinstance(c, dict) and isinstance(c.get("text"), str)
+        ]
+        if parts:
+            return " ".join(parts)
+    return short(result)
+
+
+def _judge_lifecycle(statuses: list[str]) -> Outcome:
+    """Statuses as observed in order: all known, first `working`, nothing after a terminal
+    status but the same status (MCP words, shared by both MCP versions)."""
+    unknown = sorted({s for s in statuses if s not in STATUSES})
+    if unknown:
+        return FAIL, f"status words that are not MCP statuses: {', '.join(unknown)}"
+    if not statuses:
+        raise could_not_run("no status was observed")
+    path: list[str] = []
+    for status in statuses:
+        if not path or path[-1] != status:
+            path.append(status)
+    if path[0] != "working":
+        return FAIL, f"the task began {path[0]}; it MUST begin working ({' → '.join(path)})"
+    for before, after in itertools.pairwise(path):
+        if before in TERMINAL:
+            return FAIL, f"left the terminal status {before} for {after} ({' → '.join(path)})"
+    if path[-1] not in TERMINAL:
+        raise could_not_run(f"the task never ended ({' → '.join(path)})")
+    return PASS, f"{' → '.join(path)} over {len(statuses)} answers; stays {path[-1]}"
+
+
+def _judge_timestamps(tasks: list[dict[str, Any]]) -> Outcome:
+    problems: list[str] = []
+    notes: list[str] = []
+    created_values = set()
+    for task in tasks:
+        created, why_c = timestamp(task.get("createdAt"))
+        updated, why_u = timestamp(task.get("lastUpdatedAt"))
+        for name, value, why in (("createdAt", created, why_c), ("lastUpdatedAt", updated, why_u)):
+            if why == "no UTC offset":
+                notes.append(f"{name} has no UTC offset")
+            elif why is not None:
+                problems.append(f"{name} {why}")
+            del value
+        if task.get("createdAt") is not None:
+            created_values.add(str(task.get("createdAt")))
+        if created and updated and created.tzinfo and updated.tzinfo and updated < created:
+            problems.append(f"lastUpdatedAt {task['lastUpdatedAt']} is before createdAt")
+    if len(created_values) > 1:
+        problems.append(f"createdAt changed between answers: {', '.join(sorted(created_values))}")
+    if problems:
+        return FAIL, "; ".join(dict.fromkeys(problems))
+    first = tasks[0]
+    text = (
+        f"{len(tasks)} answers, e.g. createdAt {first.get('createdAt')}, lastUpdatedAt "
+        f"{tasks[-1].get('lastUpdatedAt')}"
+    )
+    if notes:
+        return WARN, f"{text}; {'; '.join(dict.fromkeys(notes))} (RFC 3339 wants one)"
+    return PASS, text

@@ -1,0 +1,106 @@
+"""Signals and closed pipes: Ctrl-C and SIGTERM end a watch cleanly (its `end` line, exit 130 /
+143); a reader that goes away (`| head -1`) ends mcptask quietly."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from servers.fault_server import FaultServer, base_env, hang, task
+
+pytestmark = pytest.mark.timeout(60)
+P = ("-p", "mcp-2025-11-25")
+
+
+@pytest.fixture(scope="module")
+def fault() -> Iterator[FaultServer]:
+    with FaultServer() as fs:
+        yield fs
+
+
+def start(tmp_path: Path, *args: str, stderr: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcptask", *args],
+        env=base_env(tmp_path / "state"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("moment", ["between-polls", "mid-request"])
+def test_a_signal_ends_a_watch_with_its_end_line(
+    fault: FaultServer, tmp_path: Path, sig: signal.Signals, code: int, moment: str
+) -> None:
+    answers = [task()] if moment == "between-polls" else [task(), hang()]
+    url = fault.url(get=answers)
+    p = start(tmp_path, "watch", "t-1", "--url", url, *P, "-o", "ndjson")
+    assert p.stdout is not None
+    first = json.loads(p.stdout.readline())
+    assert first["event"] == "status"
+    time.sleep(0.5)  # a poll is in flight (mid-request) or not
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == code, err
+    last = json.loads(out.splitlines()[-1])
+    assert last == {"event": "end", "taskId": "t-1", "outcome": "interrupted", "exitCode": code}
+    assert "Traceback" not in err and "Exception" not in err, err
+
+
+def test_ctrl_c_during_a_one_shot_command(fault: FaultServer, tmp_path: Path) -> None:
+    url = fault.url(get=[hang()])
+    p = start(tmp_path, "get", "t-1", "--url", url, *P)
+    deadline = time.monotonic() + 10
+    while not fault.seen(url, "tasks/get") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 130
+    assert out == ""
+    assert err == "mcptask: error: interrupted\n"
+
+
+def changing(n: int) -> list[object]:
+    return [task(statusMessage=f"step {i}") for i in range(n)] + [task(status="completed")]
+
+
+@pytest.mark.parametrize("mode", ["ndjson", "json", "pretty"])
+def test_a_reader_that_goes_away_ends_mcptask_quietly(
+    fault: FaultServer, tmp_path: Path, mode: str
+) -> None:
+    url = fault.url(get=changing(6))
+    p = start(tmp_path, "watch", "t-1", "--url", url, *P, "-o", mode)
+    assert p.stdout is not None
+    if mode == "ndjson":
+        p.stdout.readline()  # read one line, like `head -1`
+    p.stdout.close()  # the reader goes away
+    assert p.wait(timeout=20) == 0
+    assert p.stderr is not None
+    err = p.stderr.read()
+    p.stderr.close()
+    assert err == "", err
+
+
+def test_pipe_to_head(fault: FaultServer, tmp_path: Path) -> None:
+    """The shell form, stderr included: `mcptask watch ... 2>&1 | head -1`."""
+    url = fault.url(get=changing(6))
+    cmd = (
+        f"{sys.executable} -m mcptask watch t-1 --url {url} -p mcp-2025-11-25 -o ndjson 2>&1"
+        " | head -1; echo status=${PIPESTATUS[0]}"
+    )
+    r = subprocess.run(
+        ["bash", "-c", cmd], env=base_env(tmp_path), capture_output=True, text=True, timeout=30
+    )
+    first, status = r.stdout.splitlines()
+    assert json.loads(first)["statusMessage"] == "step 0"
+    assert status == "status=0"
+    assert r.stderr == ""
