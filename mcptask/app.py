@@ -7,7 +7,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +58,9 @@ class Target:
     def key(self) -> str:
         """The task book's namespace for this target."""
         if self.url:
-            return self.url
+            from .targets import safe_url
+
+            return safe_url(self.url)  # shown in every task: never a password or key
         return "stdio:" + " ".join(self.command or [])
 
 
@@ -205,17 +207,26 @@ class Context:
 
     def ref(self, task_id: str) -> TaskRef:
         """A task's reference from the task book, with `--session`/`--context-id` on top."""
+        return self.refs([task_id])[0]
+
+    def refs(self, task_ids: Iterable[str]) -> list[TaskRef]:
+        """Many references from one read of the task book."""
         from .protocols.base import TaskRef
 
-        rec = self.book.lookup(self.server, task_id) if self.remembers else None
-        rec = rec or {}
-        session = self.options.session or rec.get("session")
-        context = self.options.context_id or rec.get("contextId")
-        return TaskRef(
-            task_id=task_id,
-            session=session if isinstance(session, str) else None,
-            context_id=context if isinstance(context, str) else None,
-        )
+        book = self.book.tasks(self.server) if self.remembers else {}
+        out = []
+        for task_id in task_ids:
+            rec = book.get(task_id) or {}
+            session = self.options.session or rec.get("session")
+            context = self.options.context_id or rec.get("contextId")
+            out.append(
+                TaskRef(
+                    task_id=task_id,
+                    session=session if isinstance(session, str) else None,
+                    context_id=context if isinstance(context, str) else None,
+                )
+            )
+        return out
 
     @property
     def remembers(self) -> bool:
@@ -234,14 +245,21 @@ class Context:
                 raise unreachable_over_stdio(command, task_id)
 
     def remember(self, task: Task, ref: TaskRef, **extra: Any) -> None:
-        self._seen.add(task.taskId)
-        if not self.remembers or self._protocol is None:
+        self.remember_many([(task, ref)], **extra)
+
+    def remember_many(self, seen: list[tuple[Task, TaskRef]], **extra: Any) -> None:
+        """Record tasks in the task book, in one locked write."""
+        self._seen.update(task.taskId for task, _ in seen)
+        if not self.remembers or self._protocol is None or not seen:
             return
-        fields = self._protocol.book_fields(ref)
-        fields.update(status=task.status, **extra)
-        if task.contextId and not fields.get("contextId"):
-            fields["contextId"] = task.contextId
-        self.book.record(self.server, task.taskId, **fields)
+        updates: dict[str, dict[str, Any]] = {}
+        for task, ref in seen:
+            fields = self._protocol.book_fields(ref)
+            fields.update(status=task.status, **extra)
+            if task.contextId and not fields.get("contextId"):
+                fields["contextId"] = task.contextId
+            updates[task.taskId] = fields
+        self.book.record_many(self.server, updates)
 
     async def aclose(self) -> None:
         try:

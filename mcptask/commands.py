@@ -114,9 +114,11 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         ctx.remember(task, ref, result=result.to_json())
         return result
 
+    ended: list[tuple[Task, TaskRef]] = []
+
     def on_end(w: Any) -> None:
         if w.task is not None:
-            ctx.remember(w.task, w.ref)
+            ended.append((w.task, w.ref))  # recorded in one write when the watch ends
 
     watcher = Watcher(
         fetch=proto.get,
@@ -136,15 +138,18 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         sleep=ctx.sleep,
     )
     with _signals(watcher):
-        for task_id in dict.fromkeys(opts.task_ids):
-            refs[task_id] = ctx.ref(task_id)
-            watcher.add(refs[task_id], opts.initial.get(task_id))
+        for ref in ctx.refs(dict.fromkeys(opts.task_ids)):
+            refs[ref.task_id] = ref
+            watcher.add(ref, opts.initial.get(ref.task_id))
         if opts.push:
             watcher.feeds = proto.push_feeds(list(refs.values()))
         if isinstance(events, LiveEvents):
             events.track(watcher.watched)
             events.__enter__()
-        code = await watcher.run()
+        try:
+            code = await watcher.run()
+        finally:
+            ctx.remember_many(ended)
     events.finish(watcher.watched, code)
     return code
 
@@ -155,7 +160,7 @@ async def _unfinished_tasks(ctx: Context, proto: Any) -> list[str]:
     ids: dict[str, None] = {}
     book = ctx.book.tasks(ctx.server) if ctx.remembers else {}
     if proto.can_list:
-        listed = await proto.list_tasks([ctx.ref(t) for t in book])
+        listed = await proto.list_tasks(ctx.refs(book))
         ids.update((t.taskId, None) for t in listed if not t.terminal)
     for task_id, rec in book.items():
         if str(rec.get("status", "working")) not in TERMINAL:
@@ -400,7 +405,7 @@ def _form_summary(request: InputRequest) -> str:
     for f in forms.fields(request.schema):
         what = f.kind if f.kind not in ("string", "any") else "text"
         if f.choices:
-            values = ", ".join(forms._show(c.value) for c in f.choices[:8])
+            values = ", ".join(forms.short_value(c.value) for c in f.choices[:8])
             what = ("one of " if f.kind == "choice" else "any of ") + values
         parts.append(f"{f.name}{'*' if f.required else ''} ({what})")
     return "the form: " + (", ".join(parts) if parts else "no fields")
@@ -639,10 +644,9 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return 0
-    refs = [ctx.ref(t) for t in ctx.book.tasks(ctx.server)] if ctx.remembers else []
+    refs = ctx.refs(ctx.book.tasks(ctx.server)) if ctx.remembers else []
     tasks = await proto.list_tasks(refs)
-    for t in tasks:
-        ctx.remember(t, ctx.ref(t.taskId))
+    ctx.remember_many(list(zip(tasks, ctx.refs(t.taskId for t in tasks), strict=True)))
     ctx.out.tasks(tasks)
     return 0
 

@@ -178,7 +178,8 @@ def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
     (Agno), the agent's last message in `history`. `text` is what a person reads."""
     artifacts: list[dict[str, Any]] = []
     texts: list[str] = []
-    for artifact in raw.get("artifacts") or []:
+    found = raw.get("artifacts")
+    for artifact in found if isinstance(found, list) else []:
         if not isinstance(artifact, dict):
             continue
         view: dict[str, Any] = {
@@ -197,7 +198,8 @@ def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
         "statusMessage": status_message,
     }
     if not artifacts and not status_message:
-        for message in reversed(raw.get("history") or []):
+        history = raw.get("history")
+        for message in reversed(history if isinstance(history, list) else []):
             if _is_agent(message) and parts_of(message):
                 parts = parts_of(message)
                 payload["text"] = "\n".join(part_text(p) for p in parts)

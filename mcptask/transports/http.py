@@ -80,12 +80,16 @@ class _CappedStream(httpx.AsyncByteStream):
     def __init__(self, response: httpx.Response, cap: int) -> None:
         self.response = response
         self.cap = cap
+        #: bytes since the last `reset()` (a long-lived push stream resets after each event)
+        self.size = 0
+
+    def reset(self) -> None:
+        self.size = 0
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        size = 0
         async for chunk in self.response.aiter_bytes():
-            size += len(chunk)
-            if size > self.cap:
+            self.size += len(chunk)
+            if self.size > self.cap:
                 raise ProtocolError(
                     f"the server's event stream passed the {_limit(self.cap)} limit "
                     "(MCPTASK_MAX_BODY)"
@@ -413,7 +417,14 @@ class HttpTransport:
             if ctype != "text/event-stream":
                 raise ProtocolError(f"{self._where()} answered the event stream with {ctype!r}")
             yield StreamEvent("open", "", None, None)
-            async for event in EventSource(response).aiter_sse():
+            counter = _CappedStream(response, self.options.max_body)
+            capped = httpx.Response(
+                response.status_code,
+                headers={"content-type": ctype},
+                stream=counter,
+            )
+            async for event in EventSource(capped).aiter_sse():
+                counter.reset()  # the limit is per event on a stream that may live for hours
                 self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
                 yield StreamEvent(event.event, event.data, event.id or None, event.retry)
         except httpx.TransportError as exc:
