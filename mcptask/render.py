@@ -448,6 +448,8 @@ class LiveEvents:
             counts[shown] = counts.get(shown, 0) + 1
             message = self.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
             nxt = "" if w.done else elapsed(w.due - now) if w.due > now else "now"
+            if w.asking and not w.done:
+                nxt = "answering"
             ttl = ""
             if w.task is not None and w.task.ttl is not None and abs(w.task.ttl) >= 10**15:
                 ttl = f"{seconds(w.task.ttl)}s"

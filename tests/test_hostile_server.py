@@ -46,7 +46,7 @@ WORKING = task(status="working")
 DONE = task(status="completed", statusMessage="done")
 Cli = Callable[..., Run]
 #: short enough for hung servers, long enough for a busy machine (tests run in parallel)
-FAST = {"MCPTASK_READ_TIMEOUT": "0.5"}
+FAST = {"MCPTASK_READ_TIMEOUT": "1"}
 CALM = {"MCPTASK_READ_TIMEOUT": "10"}
 
 
@@ -292,14 +292,14 @@ HINTS: dict[str, object] = {
 
 def test_poll_interval_hints_are_clamped(cli: Cli, fault: FaultServer) -> None:
     url = fault.url(get=tasks(**{k: [task(pollInterval=h, ttl=h)] for k, h in HINTS.items()}))
-    r = cli("watch", *HINTS, "--url", url, *P, "--timeout", "1.4", "-o", "json")
+    r = cli("watch", *HINTS, "--url", url, *P, "--timeout", "1.6", "-o", "json")
     assert r.code == 7, r.stderr
     assert {ln["taskId"]: ln["outcome"] for ln in r.json()["tasks"]} == dict.fromkeys(
         HINTS, "timeout"
     )
     for tid in ("zero", "negative", "very-negative"):
         between = gaps(fault, url, tid)
-        assert 2 <= len(between) <= 1.4 / MIN_INTERVAL, (tid, between)
+        assert 2 <= len(between) <= 1.6 / MIN_INTERVAL, (tid, between)
         assert min(between) >= MIN_INTERVAL - 0.02, (tid, between)
     for tid in ("big", "huge"):  # the next poll is MAX_INTERVAL away
         assert len(fault.seen(url, "tasks/get", tid)) == 1, tid
@@ -363,7 +363,7 @@ def test_watch_gives_up_after_five_faults_in_a_row(cli: Cli, fault: FaultServer)
     assert "HTTP 502" in end["error"]
     assert len(fault.seen(url, "tasks/get")) == 6  # one good answer, five faults
     between = gaps(fault, url)
-    assert between[1] < between[2] < between[3] < between[4]  # backing off
+    assert between[3] > between[1] and between[4] > 3 * between[1]  # backing off
     # the same with a status that is never a string: exit 4, whatever the command
     url = fault.url(get=[task(status=["completed"])])
     r = cli("watch", TASK_ID, "--url", url, *P, "-o", "json", "--timeout", "0.5")
@@ -385,8 +385,11 @@ def test_429_and_32429_wait_then_resume(cli: Cli, fault: FaultServer) -> None:
     assert r.code == 0, r.stderr
     assert {t["outcome"] for t in r.json()["tasks"]} == {"completed"}
     assert gaps(fault, url, "retry-after")[1] >= 0.95  # Retry-After: 1 was honoured
-    # HTTP 429 holds the whole origin, so the others waited too
-    assert gaps(fault, url, "429")[1] >= 0.9
+    # HTTP 429 holds the whole origin: once it has arrived (allow for requests already in
+    # flight), no task sends anything until Retry-After has passed
+    limited = fault.seen(url, "tasks/get", "retry-after")[1].at
+    others = [q.at - limited for q in fault.seen(url, "tasks/get")]
+    assert not [t for t in others if 0.3 < t < 0.95], others
 
 
 # -- never a lost result ---------------------------------------------------------------------

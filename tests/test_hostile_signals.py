@@ -41,7 +41,7 @@ def start(tmp_path: Path, *args: str, stderr: int = subprocess.PIPE) -> subproce
 def test_a_signal_ends_a_watch_with_its_end_line(
     fault: FaultServer, tmp_path: Path, sig: signal.Signals, code: int, moment: str
 ) -> None:
-    answers = [task()] if moment == "between-polls" else [task(), hang()]
+    answers = [task(pollInterval=5000)] if moment == "between-polls" else [task(), hang()]
     url = fault.url(get=answers)
     p = start(tmp_path, "watch", "t-1", "--url", url, *P, "-o", "ndjson")
     assert p.stdout is not None
