@@ -22,25 +22,33 @@ Figures (targets from issue #8 in brackets):
   [<= 1 s, i.e. 1 ms a poll] and in all;
 - peak RSS (ru_maxrss) [< 120 MiB].
 
+With `--pretty`, the watch shows its live view (`-o pretty`) on a pseudo-terminal of 120 x 50
+instead of ndjson: pacing, CPU and memory are measured, end-line lateness is not.
+
 With `--warm-book`, `mcptask list` runs first in the same state directory, so every task is in
 the task book (as after `mcptask call`): this shows what reading and writing a large book costs
 (its wall and CPU are reported too).
 
     python bench/watch_scale.py [--tasks 1,200,1000] [--duration 10] [--poll-interval-ms 1000]
-                                [--warm-book] [--mcptask PATH] [--json]
+                                [--warm-book] [--pretty] [--mcptask PATH] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import itertools
 import json
 import math
 import os
+import pty
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from pathlib import Path
@@ -137,17 +145,31 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
             env,
         )
         server.restart(made["session"])  # the tasks' clocks start with the watch
-    cmd = [args.mcptask, "watch", *made["ids"], "-o", "ndjson"]
+    cmd = [args.mcptask, "watch", *made["ids"], "-o", "pretty" if args.pretty else "ndjson"]
     cmd += ["--url", server.url, "--session", made["session"], *args.extra]
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     server_cpu0 = server.cpu_seconds()
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env)
+    lines: list[tuple[float, bytes]] = []
+    if args.pretty:
+        # the live view on a terminal (a pty of 120 x 50): only the server's side is measured
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
+        env = {**env, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "50"}
+        proc = subprocess.Popen(cmd, stdout=slave, stderr=stderr, env=env)
+        os.close(slave)
+    else:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env)
     sampler = Sampler(proc.pid)
     sampler.start()
-    lines: list[tuple[float, bytes]] = []
 
     def read() -> None:
+        if args.pretty:
+            with contextlib.suppress(OSError):
+                while os.read(master, 65536):
+                    pass
+            os.close(master)
+            return
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append((time.monotonic(), line))
@@ -303,7 +325,8 @@ def table(results: list[Json], args: argparse.Namespace) -> str:
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     out = [
-        f"mcptask watch: {args.duration:g} s tasks, pollInterval {args.poll_interval_ms} ms, "
+        f"mcptask watch{' (live view)' if getattr(args, 'pretty', False) else ''}: "
+        f"{args.duration:g} s tasks, pollInterval {args.poll_interval_ms} ms, "
         f"ends spread over {results[0]['staggerS']:g} s ({os.cpu_count()} cores)"
     ]
     for row in rows:
@@ -325,6 +348,11 @@ def main(argv: list[str] | None = None) -> int:
         "--warm-book",
         action="store_true",
         help="first `mcptask list` the session, so every task is in the task book",
+    )
+    p.add_argument(
+        "--pretty",
+        action="store_true",
+        help="watch with the live view on a pty (no end-line lateness then)",
     )
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more watch arguments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

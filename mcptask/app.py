@@ -58,9 +58,13 @@ class Target:
     def key(self) -> str:
         """The task book's namespace for this target."""
         if self.url:
+            from urllib.parse import urlsplit, urlunsplit
+
             from .targets import safe_url
 
-            return safe_url(self.url)  # shown in every task: never a password or key
+            # shown in every task: never a user, password or key
+            u = urlsplit(self.url)
+            return safe_url(urlunsplit(u._replace(netloc=u.netloc.rpartition("@")[2])))
         return "stdio:" + " ".join(self.command or [])
 
 

@@ -341,8 +341,8 @@ class AnswerOptions:
 
 class _Responder:
     """Turns one input request into an answer: from the command line (`--json`, `--text`,
-    `--decline`, `--cancel`) or, on a terminal, a form. In `watch` the form is serialised by
-    `lock` and the live view paused around it."""
+    `--decline`, `--cancel`) or, on a terminal, a form (in `watch`, inside `around`: one form
+    at a time, the live view paused). None: the person dismissed the form."""
 
     def __init__(
         self,

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .protocols.base import InputRequest
 
 Response = dict[str, Any]
-#: the values `--json` and the form may give an untyped field
+#: no value: a field without a default, or an optional field left empty (left out)
 _MISSING: Any = object()
 
 
@@ -168,12 +168,12 @@ def fields(schema: Any) -> list[Field]:
 # -- checking values ---------------------------------------------------------------------------
 
 
-def _show(value: Any) -> str:
+def short_value(value: Any) -> str:
     return one_line(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), 80)
 
 
 def _choice_list(f: Field) -> str:
-    return ", ".join(_show(c.value) for c in f.choices)
+    return ", ".join(short_value(c.value) for c in f.choices)
 
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
@@ -208,14 +208,14 @@ def check(f: Field, value: Any) -> Any:
         return value
     if f.kind == "choice":
         if not any(c.value == value and type(c.value) is type(value) for c in f.choices):
-            raise Invalid(f"{_show(value)} is not one of {_choice_list(f)}")
+            raise Invalid(f"{short_value(value)} is not one of {_choice_list(f)}")
         return value
     if f.kind == "choices":
         if not isinstance(value, list):
             raise Invalid(f"must be a list of {_choice_list(f)}")
         for item in value:
             if not any(c.value == item and type(c.value) is type(item) for c in f.choices):
-                raise Invalid(f"{_show(item)} is not one of {_choice_list(f)}")
+                raise Invalid(f"{short_value(item)} is not one of {_choice_list(f)}")
         if f.min_items is not None and len(value) < f.min_items:
             raise Invalid(f"needs at least {f.min_items} choices")
         if f.max_items is not None and len(value) > f.max_items:
@@ -405,9 +405,12 @@ class Form:
                 content[f.name] = value
         if not req.can_decline:
             return {"action": "accept", "content": content}
+        self.console.print()
         while True:
             word = self.ask("send this answer? [Y]es, [d]ecline, [c]ancel: ").strip().lower()
             if word in ("", "y", "yes", "s", "send"):
+                if req.params.get("mode") == "url":  # done at the URL: nothing to send
+                    return {"action": "accept"}
                 return {"action": "accept", "content": content}
             if word in ("d", "decline", "n", "no"):
                 return {"action": "decline"}
@@ -428,7 +431,7 @@ class Form:
             self.console.print(_text("  " + clean(f.description).strip(), "dim"))
         hint = self._hint(f)
         for i, c in enumerate(f.choices, 1):
-            extra = "" if c.label == str(c.value) else f"  [{_show(c.value)}]"
+            extra = "" if c.label == str(c.value) else f"  [{short_value(c.value)}]"
             self.console.print(_text(f"  {i}) {one_line(c.label, 100)}{extra}"))
         default = ""
         if f.has_default:
@@ -458,7 +461,7 @@ class Form:
         for i, c in enumerate(f.choices, 1):
             if c.value == f.default:
                 return f"{i}) {one_line(c.label, 40)}"
-        return _show(f.default)
+        return short_value(f.default)
 
     @staticmethod
     def _hint(f: Field) -> str:

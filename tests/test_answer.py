@@ -863,8 +863,8 @@ class FakeClock:
 def _t(tid: str, status: str) -> Task:
     return Task(
         taskId=tid,
-        status=status,
-        pollInterval=1000,  # type: ignore[arg-type]
+        status=status,  # type: ignore[arg-type]
+        pollInterval=1000,
         protocol="test",
         server="test",
         raw={},
@@ -995,13 +995,14 @@ def test_validate_json_against_the_form() -> None:
 
 
 def test_hostile_schemas_are_read_leniently() -> None:
-    for schema in (
+    schemas: list[Any] = [
         None,
         [],
         {"properties": []},
         {"properties": {"a": 5}, "required": "a"},
         {"properties": {"a": {"type": "string", "minLength": -1, "enum": "x"}}},
-    ):
+    ]
+    for schema in schemas:
         form = forms.fields(schema)
         assert all(isinstance(f, forms.Field) for f in form)
     huge = {"properties": {"n": {"type": "number", "maximum": 10**400}}}

@@ -98,6 +98,8 @@ STATUS_NOTIFICATION = "notifications/tasks/status"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 #: how long `answer` waits for the server to deliver its question on `tasks/result`
 QUESTION_WAIT = 15.0
+#: an answer slower than this may come after the server stopped waiting (reference: 60 s)
+ANSWER_PATIENCE = 55.0
 
 
 def related_task(params: Any) -> str | None:
@@ -426,6 +428,7 @@ class Mcp2025(TaskProtocol):
                 return
             request = InputRequest(ref.task_id, method, params, key=str(req_id))
             asking = True
+            asked_at = asyncio.get_running_loop().time()
             try:
                 response = await responder(request)
             except BaseException as exc:  # a bad answer, Ctrl-C, the watch ending
@@ -441,6 +444,12 @@ class Mcp2025(TaskProtocol):
                 done.dismissed = True
             await self.rpc.respond(req_id, response, headers=headers)
             done.sent.append((request, response))
+            took = asyncio.get_running_loop().time() - asked_at
+            if took > ANSWER_PATIENCE:
+                done.notes.append(
+                    f"the answer came {took:.0f} s after the question: the server may have "
+                    "stopped waiting for it (the reference server waits 60 s)"
+                )
             raise _Answered
 
         reader = asyncio.ensure_future(
