@@ -778,8 +778,8 @@ async def _after_create(
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)
     ctx.remember(task, ref)
-    if not ctx.remembers:
-        watch = watch or not want_result
+    if ctx.target.command is not None:
+        watch = True  # over stdio the task dies with the server: follow it now
     if not watch and not want_result:
         ctx.out.task(task)
         return 0
