@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,23 +17,10 @@ Status = Literal[
     "rejected",
 ]
 
-STATUSES: frozenset[str] = frozenset(
-    (
-        "submitted",
-        "working",
-        "input_required",
-        "auth_required",
-        "completed",
-        "failed",
-        "cancelled",
-        "rejected",
-    )
-)
+STATUSES: frozenset[str] = frozenset(get_args(Status))
 TERMINAL: frozenset[str] = frozenset(("completed", "failed", "cancelled", "rejected"))
 #: the task waits for the client: a watch without a way to answer ends here
 INTERRUPTED: frozenset[str] = frozenset(("input_required", "auth_required"))
-
-PROTOCOLS = ("mcp-2025-11-25", "mcp-2026-07-28", "a2a-0.3", "a2a-1.0", "agno")
 
 
 class Task(BaseModel):
@@ -85,8 +72,3 @@ def normalize_status(word: str) -> Status:
     if w in STATUSES:
         return w  # type: ignore[return-value]
     return "working"
-
-
-def task_outcome(task: Task) -> str:
-    """The watch outcome for a task in a final or interrupting state."""
-    return task.status

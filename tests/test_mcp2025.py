@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import CliResult, RunCli, assert_one_line_error
+from conftest import RunCli, assert_one_line_error
 from servers.common import ServerProcess
 
 P = ("-p", "mcp-2025-11-25")
@@ -230,7 +230,3 @@ def test_kept_result_is_shown_after_the_task_is_gone(
     g = run_cli("get", "purged-task", "--url", url, "-o", "json")
     assert g.code == 9
     assert "expired" in g.stderr
-
-
-def cli_ok(r: CliResult) -> None:
-    assert r.code == 0, r.stderr

@@ -272,10 +272,6 @@ def test_a_stale_terminal_push_is_not_believed() -> None:
     assert ends == ["completed"]
 
 
-def _dump(r: CliResult) -> str:
-    return json.dumps(r.lines(), indent=1)
-
-
 def test_a2a_watch_follows_the_subscription(run_cli: RunCli, a2a_server: ServerProcess) -> None:
     sent = run_cli("send", "hello push", "--url", a2a_server.url, "-o", "json")
     assert sent.code == 0, sent.stderr
