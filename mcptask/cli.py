@@ -678,7 +678,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     try:
-        rv = app(args=args, prog_name="mcptask", standalone_mode=False)
+        rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:
         name = exc.option_name
         # `-kE3x...` is parsed as the short option `-k`: find the whole word
@@ -697,6 +697,30 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         return 130
     return rv if isinstance(rv, int) else 0
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """Typer builds every command's parameters (a pydantic adapter each) before it runs one:
+    for a plain `mcptask COMMAND ...` only that command is built (start-up time; see
+    bench/startup.py). Help for all commands and shell completion use the whole app."""
+    import os
+
+    if not args or any(k.startswith("_MCPTASK_COMPLETE") for k in os.environ):
+        return app
+    for info in app.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        if name.replace("_", "-") == args[0]:
+            one = typer.Typer(
+                name="mcptask",
+                add_completion=False,
+                context_settings=app.info.context_settings,
+                rich_markup_mode=None,
+                pretty_exceptions_enable=False,
+            )
+            one.registered_callback = app.registered_callback
+            one.registered_commands = [info]
+            return one
+    return app
 
 
 def run() -> None:
