@@ -114,11 +114,24 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         ctx.remember(task, ref, result=result.to_json())
         return result
 
+    # ended tasks go to the task book in batches (each write rewrites the whole file): at most
+    # every BOOK_FLUSH seconds during the watch, and the rest when it ends
     ended: list[tuple[Task, TaskRef]] = []
+    flushed = ctx.clock()
+
+    def flush() -> None:
+        nonlocal flushed
+        if ended:
+            batch = ended[:]
+            ended.clear()
+            ctx.remember_many(batch)
+        flushed = ctx.clock()
 
     def on_end(w: Any) -> None:
         if w.task is not None:
-            ended.append((w.task, w.ref))  # recorded in one write when the watch ends
+            ended.append((w.task, w.ref))
+            if ctx.clock() - flushed >= BOOK_FLUSH:
+                flush()
 
     watcher = Watcher(
         fetch=proto.get,
@@ -149,9 +162,13 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         try:
             code = await watcher.run()
         finally:
-            ctx.remember_many(ended)
+            flush()
     events.finish(watcher.watched, code)
     return code
+
+
+#: seconds between two task-book writes of ended tasks during a watch
+BOOK_FLUSH = 1.0
 
 
 async def _unfinished_tasks(ctx: Context, proto: Any) -> list[str]:

@@ -18,6 +18,9 @@ Rules (the CLI contract, "Pacing"):
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -88,6 +91,8 @@ class Watched:
     push_live: bool = False
     #: `on_input` is answering the task (it is not polled meanwhile)
     asking: bool = False
+    #: a poll of it is in flight
+    polling: bool = False
     #: when the task ended (clock time)
     ended: float | None = None
 
@@ -139,6 +144,14 @@ class Watcher:
     #: HTTP 429 holds every task of the origin until this time
     _hold_until: float = 0.0
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    #: (due, n, task): when each task is due; entries go stale when `due` changes and are
+    #: checked against `w.due` when they come up
+    _heap: list[tuple[float, int, Watched]] = field(default_factory=list)
+    _order: itertools.count[int] = field(default_factory=itertools.count)
+    #: when the loop means to wake up
+    _target: float = math.inf
+    #: tasks not ended yet (kept by `_end`, so the loop need not scan every task per wake)
+    _open: int = 0
     #: `on_input` calls in progress
     _answering: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -205,6 +218,7 @@ class Watcher:
             self.events.update(w, "push")
         if task.status in TERMINAL or task.status in INTERRUPTED:
             w.due = self.clock()
+            self._schedule(w)
             self._wake.set()
 
     def _health_for(self, feed: PushFeed) -> Callable[[bool], None]:
@@ -220,6 +234,7 @@ class Watcher:
                 else:
                     # the feed dropped: back to the normal pace at once
                     w.due = max(now, min(w.due, w.answered + interval_for(w.task, self.config)))
+                    self._schedule(w)
             self._wake.set()
 
         return health
@@ -243,38 +258,80 @@ class Watcher:
     def _active(self) -> list[Watched]:
         return [w for w in self.watched if not w.done]
 
+    def _schedule(self, w: Watched) -> None:
+        """(Re)enter `w` in the heap at `w.due`; wake the loop if it is due sooner than the
+        loop means to look."""
+        if w.done:
+            return
+        heapq.heappush(self._heap, (w.due, next(self._order), w))
+        if w.due < self._target:
+            self._wake.set()
+
     async def _loop(self) -> None:
+        """Each task is polled when it is due, independently of the others: a heap of due
+        times, at most `max_in_flight` polls at once, no batch to wait for (a slow answer
+        never holds back another task's poll), O(log n) per poll."""
         start = self.clock()
         deadline = start + self.config.timeout if self.config.timeout is not None else None
         sem = asyncio.Semaphore(self.config.max_in_flight)
+        inflight: set[asyncio.Task[None]] = set()
+        failed: list[BaseException] = []  # raised in a poll (a closed stdout, a bug): re-raised
+        active = self._active()
+        self._open = len(active)
+        for w in active:
+            self._schedule(w)
 
         async def poll(w: Watched) -> None:
-            async with sem:
-                await self._poll(w)
+            try:
+                async with sem:
+                    await self._poll(w)
+            except Exception as exc:
+                failed.append(exc)
+                self._wake.set()
+            finally:
+                w.polling = False
+                inflight.discard(asyncio.current_task())
+                if not w.done and not w.asking:
+                    self._schedule(w)
+                elif w.done:
+                    self._wake.set()  # perhaps the last one: let the loop see
 
-        while active := self._active():
-            now = self.clock()
-            if deadline is not None and now >= deadline:
-                for w in active:
-                    self._end(w, "timeout")
-                return
-            due = [w for w in active if w.due <= now and not w.asking]
-            if not due:
-                dues = [w.due for w in active if not w.asking]
-                if deadline is not None:
-                    dues.append(deadline)
-                await self._nap(max(0.0, min(dues) - now) if dues else None)
-                continue
-            batch = asyncio.gather(*(poll(w) for w in due))
-            if deadline is None:
-                await batch
-            else:
-                try:
-                    await asyncio.wait_for(batch, max(0.0, deadline - now))
-                except TimeoutError:
+        try:
+            while self._open > 0:
+                if failed:
+                    raise failed[0]
+                now = self.clock()
+                if deadline is not None and now >= deadline:
                     for w in self._active():
                         self._end(w, "timeout")
                     return
+                heap = self._heap
+                while heap and heap[0][0] <= now:
+                    _, _, w = heapq.heappop(heap)
+                    if w.done or w.polling or w.asking:
+                        continue  # a stale entry: the task is ended, polled, or asking
+                    if w.due > now:  # postponed meanwhile (HTTP 429, a push feed went live)
+                        heapq.heappush(heap, (w.due, next(self._order), w))
+                        continue
+                    w.polling = True
+                    inflight.add(asyncio.ensure_future(poll(w)))
+                self._target = heap[0][0] if heap else math.inf
+                if deadline is not None:
+                    self._target = min(self._target, deadline)
+                await asyncio.sleep(0)  # polls that finish at once (tests' fakes) go first
+                if self._wake.is_set():
+                    self._wake.clear()
+                    continue
+                wait = self._target - now
+                await self._nap(max(0.0, wait) if wait < math.inf else None)
+            if failed:
+                raise failed[0]
+        finally:
+            self._target = math.inf
+            for t in inflight:
+                t.cancel()
+            if inflight:
+                await asyncio.gather(*inflight, return_exceptions=True)
 
     async def _poll(self, w: Watched) -> None:
         w.polls += 1
@@ -355,6 +412,7 @@ class Watcher:
                 self._end(w, w.task.status)  # not answered: as without `on_input`
             else:
                 w.due = self.clock()  # it moved on meanwhile (a push said so): look again
+            self._schedule(w)
         self._wake.set()
 
     def _failed(self, w: Watched, exc: McptaskError) -> None:
@@ -382,6 +440,8 @@ class Watcher:
         self.events.retry(w, exc.message, delay)
 
     def _end(self, w: Watched, outcome: str, exit_code: int | None = None) -> None:
+        if w.outcome is None:
+            self._open -= 1
         w.outcome = outcome
         w.ended = self.clock()
         w.exit_code = exit_code if exit_code is not None else OUTCOME_EXIT.get(outcome, 1)

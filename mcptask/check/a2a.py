@@ -27,15 +27,15 @@ from .suite import (
     BadAnswer,
     CheckDef,
     CheckFn,
-    Clock,
     Outcome,
-    Suite,
+    TaskSuite,
     could_not_run,
     describe,
     keys,
     not_applicable,
     rpc_error_text,
     short,
+    squash,
 )
 
 A = "A2A 1.0"
@@ -189,6 +189,10 @@ class A2ATrack:
         self.last = task
         self.see(task)
 
+    @property
+    def state(self) -> str:
+        return self.word
+
     def see(self, task: dict[str, Any]) -> None:
         state = _state(task)
         if state is not None:
@@ -204,7 +208,7 @@ class A2ATrack:
         return self.word in TERMINAL_WORDS
 
 
-class A2ASuite(Suite):
+class A2ASuite(TaskSuite[A2ATrack]):
     protocol = "a2a"
 
     def __init__(self, *args: Any, proto: TaskProtocol, **kwargs: Any) -> None:
@@ -214,8 +218,6 @@ class A2ASuite(Suite):
         self.v: type[_A2A] = A2A03 if isinstance(proto, A2A03) else A2A10
         self.proto = proto
         self.card = self.lazy("the agent card", self._card)
-        self.main = self.lazy("the task", self._send_main)
-        self.main_done = self.lazy("waiting for the task to end", self._main_done)
         self.all_states: list[tuple[str, str]] = []
 
     @property
@@ -259,14 +261,6 @@ class A2ASuite(Suite):
             method, params, headers=self.headers() if headers is None else headers
         )
 
-    async def attempt(
-        self, method: str, params: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> tuple[Any, RpcError | None]:
-        try:
-            return await self.request(method, params, headers), None
-        except RpcError as exc:
-            return None, exc
-
     def task_of(self, data: Any, what: str) -> dict[str, Any]:
         try:
             kind, body = classify(data)
@@ -290,22 +284,14 @@ class A2ASuite(Suite):
         message["messageId"] = str(uuid.uuid4())
         return message
 
-    async def get(self, track: A2ATrack) -> dict[str, Any]:
+    async def get_task(self, track: A2ATrack) -> dict[str, Any]:
         data = await self.request(self.v.m_get, {"id": track.task_id, "historyLength": 0})
         task = self.task_of(data, self.v.m_get)
         track.see(task)
         return task
 
-    async def wait_terminal(self, track: A2ATrack) -> None:
-        clock = Clock()
-        while not track.terminal:
-            if clock.elapsed() > self.opts.task_timeout:
-                raise could_not_run(
-                    f"task {track.task_id} was still {track.word} after "
-                    f"{self.opts.task_timeout:g} s (--task-timeout)"
-                )
-            await asyncio.sleep(POLL)
-            await self.get(track)
+    def poll_after(self, track: A2ATrack) -> float:
+        return POLL
 
     # -- fixtures -------------------------------------------------------------------------------
 
@@ -325,13 +311,8 @@ class A2ASuite(Suite):
             raise BadAnswer(f"{url} is not a JSON object")
         raise BadAnswer("no agent card: " + "; ".join(tried))
 
-    async def _send_main(self) -> A2ATrack:
+    async def _make_main(self) -> A2ATrack:
         return await self.send()
-
-    async def _main_done(self) -> A2ATrack:
-        track = await self.main.get()
-        await self.wait_terminal(track)
-        return track
 
     # -- card -----------------------------------------------------------------------------------
 
@@ -472,13 +453,10 @@ class A2ASuite(Suite):
     # -- the task -------------------------------------------------------------------------------
 
     async def c_send(self) -> Outcome:
-        track, error = await self.main.attempt()
+        track, error = await self.made(self.main)
         if error is not None:
-            if isinstance(error, RpcError | BadAnswer):
-                return FAIL, f"{self.v.m_send}: {describe(error)}"
-            await self.main.get()
+            return FAIL, f"{self.v.m_send}: {describe(error)}"
         assert track is not None
-        self.cite(self.main)
         task = track.created
         if not task.get("contextId"):
             return FAIL, "the task has no contextId (the agent MUST generate one)"
@@ -580,7 +558,7 @@ class A2ASuite(Suite):
         track = await self.send()
         data, error = await self.attempt(self.v.m_cancel, {"id": track.task_id})
         if error is not None:
-            now = await self.get(track)
+            now = await self.get_task(track)
             if error.code == -32002 and _word(_state(now) or "") in TERMINAL_WORDS:
                 raise could_not_run(f"the task was {_state(now)} before the cancel arrived")
             return FAIL, f"{self.v.m_cancel} of a {track.word} task: {rpc_error_text(error)}"
@@ -596,12 +574,9 @@ class A2ASuite(Suite):
     async def c_lifecycle(self) -> Outcome:
         track = await self.main_done.get()
         await asyncio.sleep(POLL / 2)
-        await self.get(track)
+        await self.get_task(track)
         words = [_word(s) for s in track.states]
-        path: list[str] = []
-        for word in words:
-            if not path or path[-1] != word:
-                path.append(word)
+        path = squash(words)
         if path[0] not in ("submitted", "working"):
             return FAIL, f"the task began {path[0]} ({' → '.join(path)})"
         for before, after in itertools.pairwise(path):
@@ -661,7 +636,7 @@ class A2ASuite(Suite):
                 f"{self.v.m_cancel} of the {before} task: {rpc_error_text(error)}, not -32002",
             )
         answered = _state(data.get("task", data)) if isinstance(data, dict) else None
-        now = await self.get(track)
+        now = await self.get_task(track)
         return FAIL, (
             f"{self.v.m_cancel} of the {before} task was accepted (answered "
             f"{short(answered)}); {self.v.m_get} now says {short(_state(now))}"

@@ -9,13 +9,12 @@ cancelled while it runs; a failing task (when one is known) is examined for its 
 from __future__ import annotations
 
 import asyncio
-import itertools
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..errors import RpcError, UsageError
+from ..errors import UsageError
+from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text, task_support
 from .suite import (
     FAIL,
     INFO,
@@ -26,27 +25,22 @@ from .suite import (
     CheckFn,
     Clock,
     Outcome,
-    Suite,
     build_arguments,
     could_not_run,
     describe,
     entropy_bits,
     is_number,
     keys,
-    looks_failing,
     not_applicable,
     poll_interval,
     rpc_error_text,
     short,
-    timestamp,
 )
 
 VERSION = "2025-11-25"
 RELATED = "io.modelcontextprotocol/related-task"
 #: the ttl every task made here asks for (ms)
 REQUESTED_TTL = 60_000
-STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
-TERMINAL = ("completed", "failed", "cancelled")
 S = "MCP 2025-11-25 tasks"
 
 
@@ -218,32 +212,10 @@ class Session:
         return tasks if isinstance(tasks, dict) else None
 
 
-@dataclass
-class Track:
-    """One task as this run saw it: the creation answer and every task object since."""
-
-    task_id: str
-    tool: str
-    created: dict[str, Any]
-    seen: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def last(self) -> dict[str, Any]:
-        return self.seen[-1]
-
-    @property
-    def status(self) -> str:
-        return str(self.last.get("status"))
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
-
-
-def _support(tool: dict[str, Any]) -> str:
-    execution = tool.get("execution")
-    value = execution.get("taskSupport") if isinstance(execution, dict) else None
-    return value if isinstance(value, str) else "forbidden"
+def _support(tool: Tool) -> str:
+    """taskSupport; a tool that does not say forbids tasks."""
+    value = task_support(tool)
+    return "forbidden" if value is None else value
 
 
 def _read_only(tool: dict[str, Any]) -> bool:
@@ -251,18 +223,13 @@ def _read_only(tool: dict[str, Any]) -> bool:
     return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
 
 
-class Mcp2025Suite(Suite):
+class Mcp2025Suite(McpSuite):
     protocol = "mcp-2025-11-25"
+    FORBIDDEN_TOOL = "--tool {tool} does not run as a task (taskSupport: forbidden)"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.session = self.lazy("initialize", self._initialize)
-        self.tools = self.lazy("tools/list", self._tools)
-        self.probe = self.lazy("choosing the task tool", self._probe)
-        self.main = self.lazy("the task", self._create_main)
-        self.main_done = self.lazy("waiting for the task to end", self._main_done)
-        self.failing = self.lazy("the failing task", self._failing)
-        self.no_such = f"mcptask-check-no-such-task-{uuid.uuid4().hex}"
 
     def plan(self) -> list[tuple[CheckDef, CheckFn]]:
         order: list[tuple[str, CheckFn]] = [
@@ -311,32 +278,6 @@ class Mcp2025Suite(Suite):
         sid = session if session is not None else (await self.session.get()).id
         return await self.rpc.request(method, params, headers=self.headers(sid), timeout=timeout)
 
-    async def attempt(
-        self, method: str, params: dict[str, Any], **kwargs: Any
-    ) -> tuple[Any, RpcError | None]:
-        try:
-            return await self.request(method, params, **kwargs), None
-        except RpcError as exc:
-            return None, exc
-
-    async def get_task(self, track: Track) -> dict[str, Any]:
-        data = await self.request("tasks/get", {"taskId": track.task_id})
-        if not isinstance(data, dict) or not isinstance(data.get("status"), str):
-            raise BadAnswer(f"tasks/get answered something that is not a task: {short(data)}")
-        track.seen.append(data)
-        return data
-
-    async def wait_terminal(self, track: Track) -> None:
-        clock = Clock()
-        while not track.terminal:
-            if clock.elapsed() > self.opts.task_timeout:
-                raise could_not_run(
-                    f"task {track.task_id} was still {track.status} after "
-                    f"{self.opts.task_timeout:g} s (--task-timeout)"
-                )
-            await asyncio.sleep(poll_interval(track.last))
-            await self.get_task(track)
-
     async def new_session(self) -> Session:
         params = {
             "protocolVersion": VERSION,
@@ -360,7 +301,15 @@ class Mcp2025Suite(Suite):
         await self.rpc.notify("notifications/initialized", headers=self.headers(sid))
         return Session(sid, result)
 
-    async def create(self, tool: str, arguments: dict[str, Any]) -> Track:
+    def support(self, tool: Tool) -> str:
+        return _support(tool)
+
+    async def ready(self) -> None:
+        await self.tasks_capability()
+
+    async def create(self, tool: str, arguments: dict[str, Any], *, guessed: bool = False) -> Track:
+        """A task made with the tool (whether it was `guessed` changes nothing here: a
+        task-augmented call answers a task or is wrong)."""
         data = await self.request(
             "tools/call", {"name": tool, "arguments": arguments, "task": {"ttl": REQUESTED_TTL}}
         )
@@ -381,20 +330,6 @@ class Mcp2025Suite(Suite):
     async def _initialize(self) -> Session:
         return await self.new_session()
 
-    async def _tools(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(100):
-            data = await self.request("tools/list", {"cursor": cursor} if cursor else {})
-            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
-                raise BadAnswer("tools/list answered no `tools` list")
-            out.extend(t for t in data["tools"] if isinstance(t, dict))
-            nxt = data.get("nextCursor")
-            if not isinstance(nxt, str) or not nxt or nxt == cursor:
-                break
-            cursor = nxt
-        return out
-
     async def tasks_capability(self) -> dict[str, Any]:
         session = await self.session.get()
         tasks = session.tasks
@@ -402,87 +337,20 @@ class Mcp2025Suite(Suite):
             raise not_applicable("the server declares no tasks capability")
         return tasks
 
-    async def _probe(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        await self.tasks_capability()
-        tools = await self.tools.get()
-        if self.opts.tool:
-            for tool in tools:
-                if tool.get("name") == self.opts.tool:
-                    break
-            else:
-                names = ", ".join(str(t.get("name")) for t in tools) or "none"
-                raise UsageError(
-                    f"--tool: the server has no tool {self.opts.tool!r}; its tools: {names}"
-                )
-            if _support(tool) == "forbidden":
-                raise could_not_run(
-                    f"--tool {self.opts.tool} does not run as a task (taskSupport: forbidden)"
-                )
-            args = build_arguments(tool.get("inputSchema"), self.opts.pairs)
-            if args is None:
-                raise UsageError(f"--tool {self.opts.tool}: give its required arguments as k=v")
-            self.facts["tool"] = {"name": tool["name"], "arguments": args, "chosen": "--tool"}
-            return tool, args
+    def auto_tool(self, tools: list[Tool]) -> tuple[Tool, dict[str, Any]]:
         if self.opts.pairs:
             raise UsageError("k=v arguments need --tool NAME")
-        for tool in tools:
-            if _support(tool) in ("optional", "required"):
-                args = build_arguments(tool.get("inputSchema"), [])
-                if args is not None:
-                    self.facts["tool"] = {"name": tool["name"], "arguments": args, "chosen": "auto"}
-                    self.note(
-                        f"task tool: {tool['name']} {short(args)} (the first that allows "
-                        "tasks; choose another with --tool NAME k=v)"
-                    )
-                    return tool, args
+        found = self.first_task_tool(tools)
+        if found is not None:
+            tool, args = found
+            self.note(
+                f"task tool: {tool['name']} {short(args)} (the first that allows "
+                "tasks; choose another with --tool NAME k=v)"
+            )
+            return found
         raise could_not_run(
             "no tool allows tasks with arguments mcptask can fill in; pass --tool NAME k=v"
         )
-
-    async def _create_main(self) -> Track:
-        tool, args = await self.probe.get()
-        return await self.create(str(tool["name"]), args)
-
-    async def _main_done(self) -> Track:
-        track = await self.main.get()
-        await self.wait_terminal(track)
-        return track
-
-    async def _failing(self) -> Track:
-        await self.tasks_capability()
-        tools = await self.tools.get()
-        if self.opts.failing_tool:
-            chosen = [t for t in tools if t.get("name") == self.opts.failing_tool]
-            if not chosen:
-                raise UsageError(
-                    f"--failing-tool: the server has no tool {self.opts.failing_tool!r}"
-                )
-            tool, how = chosen[0], "--failing-tool"
-        else:
-            candidates = [
-                t
-                for t in tools
-                if isinstance(t.get("name"), str)
-                and looks_failing(t["name"])
-                and _support(t) != "forbidden"
-                and build_arguments(t.get("inputSchema"), [], self.opts.failing_args) is not None
-            ]
-            if not candidates:
-                raise not_applicable("not applicable: no tool known to fail (--failing-tool NAME)")
-            tool, how = candidates[0], "its name"
-            self.note(
-                f"failing tool: {tool['name']} (picked by its name; choose another with "
-                "--failing-tool NAME)"
-            )
-        args = build_arguments(tool.get("inputSchema"), [], self.opts.failing_args)
-        if args is None:
-            raise UsageError(
-                f"--failing-tool {tool['name']}: give its arguments with --failing-args"
-            )
-        self.facts["failingTool"] = {"name": tool["name"], "arguments": args, "chosen": how}
-        track = await self.create(str(tool["name"]), args)
-        await self.wait_terminal(track)
-        return track
 
     # -- capability and wire --------------------------------------------------------------------
 
@@ -608,19 +476,16 @@ class Mcp2025Suite(Suite):
         if isinstance(data, dict) and data.get("isError") is True:
             return WARN, (
                 f"{name} without params.task was refused inside a tool result "
-                f"(isError: {short(_text(data), 100)}), not as a JSON-RPC -32601 error"
+                f"(isError: {short(result_text(data), 100)}), not as a JSON-RPC -32601 error"
             )
         return FAIL, f"{name} (taskSupport required) ran without params.task: {short(data, 100)}"
 
     async def c_creation(self) -> Outcome:
-        track, error = await self.main.attempt()
+        track, error = await self.made(self.main)
         if error is not None:
-            if isinstance(error, (RpcError, BadAnswer)):
-                tool = self.facts.get("tool", {}).get("name", "the tool")
-                return FAIL, f"tools/call {tool} with params.task: {describe(error)}"
-            await self.main.get()  # the fixture's skip, as it was raised
+            tool = self.facts.get("tool", {}).get("name", "the tool")
+            return FAIL, f"tools/call {tool} with params.task: {describe(error)}"
         assert track is not None
-        self.cite(self.main)
         task = track.created["task"]
         others = [k for k in track.created if k not in ("task", "_meta")]
         status = task.get("status")
@@ -693,30 +558,6 @@ class Mcp2025Suite(Suite):
             return WARN, f"status {status}; the answer carries related-task _meta (SHOULD NOT)"
         return PASS, f"tasks/get answered the task flat, status {status}"
 
-    async def c_message(self) -> Outcome:
-        track = await self.main.get()
-        for _ in range(3):
-            messages = [
-                t.get("statusMessage")
-                for t in track.seen
-                if t.get("status") == "working"
-                and isinstance(t.get("statusMessage"), str)
-                and t["statusMessage"].strip()
-            ]
-            if messages or track.terminal:
-                break
-            await asyncio.sleep(0.3)
-            await self.get_task(track)
-        working = [t for t in track.seen if t.get("status") == "working"]
-        if messages:
-            return PASS, f"statusMessage while working: {short(messages[-1], 80)!r}"
-        if not working:
-            raise could_not_run("the task was never seen working")
-        return WARN, (
-            f"no statusMessage in {len(working)} answers while working (optional, but "
-            "it is what a user sees)"
-        )
-
     # -- result ---------------------------------------------------------------------------------
 
     async def c_result_waits(self) -> Outcome:
@@ -759,16 +600,6 @@ class Mcp2025Suite(Suite):
             )
         return PASS, f"tasks/result held its answer {took:.1f} s, until the task was {status}"
 
-    async def c_lifecycle(self) -> Outcome:
-        track = await self.main_done.get()
-        await asyncio.sleep(poll_interval(track.last) / 2)
-        await self.get_task(track)
-        return _judge_lifecycle([str(t.get("status")) for t in track.seen])
-
-    async def c_timestamps(self) -> Outcome:
-        track = await self.main.get()
-        return _judge_timestamps(track.seen)
-
     async def c_related_task(self) -> Outcome:
         track = await self.main_done.get()
         data, error = await self.attempt("tasks/result", {"taskId": track.task_id})
@@ -807,7 +638,7 @@ class Mcp2025Suite(Suite):
             return FAIL, f"isError is {short(flag)}, not a boolean"
         return PASS, (
             f"a CallToolResult with {len(data['content'])} content item(s)"
-            f"{', isError true' if flag else ''}: {short(_text(data), 80)!r}"
+            f"{', isError true' if flag else ''}: {short(result_text(data), 80)!r}"
         )
 
     # -- list -----------------------------------------------------------------------------------
@@ -929,19 +760,18 @@ class Mcp2025Suite(Suite):
                 f"then {short(later.get('status'))}"
             )
         result, rerror = await self.attempt("tasks/result", {"taskId": track.task_id})
-        after = rpc_error_text(rerror) if rerror else f"a result: {short(_text(result), 60)!r}"
+        after = (
+            rpc_error_text(rerror) if rerror else f"a result: {short(result_text(result), 60)!r}"
+        )
         return PASS, f"answered cancelled and stayed cancelled; tasks/result then gives {after}"
 
     # -- errors ---------------------------------------------------------------------------------
 
     async def c_failed_status(self) -> Outcome:
-        track, error = await self.failing.attempt()
+        track, error = await self.made(self.failing)
         if error is not None:
-            if isinstance(error, RpcError | BadAnswer):
-                return FAIL, f"creating the failing task: {describe(error)}"
-            await self.failing.get()
+            return FAIL, f"creating the failing task: {describe(error)}"
         assert track is not None
-        self.cite(self.failing)
         picked = self.facts.get("failingTool", {})
         if track.status != "failed":
             data, _ = await self.attempt("tasks/result", {"taskId": track.task_id})
@@ -972,7 +802,7 @@ class Mcp2025Suite(Suite):
             meta = data.get("_meta")
             tagged = isinstance(meta, dict) and isinstance(meta.get(RELATED), dict)
             return PASS, (
-                f"tasks/result returned the isError result {short(_text(data), 60)!r}"
+                f"tasks/result returned the isError result {short(result_text(data), 60)!r}"
                 f"{'' if tagged else ' (without related-task _meta)'}"
             )
         return WARN, (
@@ -995,68 +825,3 @@ class Mcp2025Suite(Suite):
         if bad:
             return FAIL, "unknown taskId: " + "; ".join(bad)
         return PASS, f"{', '.join(good)} of an unknown taskId: -32602"
-
-
-def _text(result: Any) -> str:
-    if isinstance(result, dict) and isinstance(result.get("content"), list):
-        parts = [
-            str(c["text"])
-            for c in result["content"]
-            if isinstance(c, dict) and isinstance(c.get("text"), str)
-        ]
-        if parts:
-            return " ".join(parts)
-    return short(result)
-
-
-def _judge_lifecycle(statuses: list[str]) -> Outcome:
-    """Statuses as observed in order: all known, first `working`, nothing after a terminal
-    status but the same status (MCP words, shared by both MCP versions)."""
-    unknown = sorted({s for s in statuses if s not in STATUSES})
-    if unknown:
-        return FAIL, f"status words that are not MCP statuses: {', '.join(unknown)}"
-    if not statuses:
-        raise could_not_run("no status was observed")
-    path: list[str] = []
-    for status in statuses:
-        if not path or path[-1] != status:
-            path.append(status)
-    if path[0] != "working":
-        return FAIL, f"the task began {path[0]}; it MUST begin working ({' → '.join(path)})"
-    for before, after in itertools.pairwise(path):
-        if before in TERMINAL:
-            return FAIL, f"left the terminal status {before} for {after} ({' → '.join(path)})"
-    if path[-1] not in TERMINAL:
-        raise could_not_run(f"the task never ended ({' → '.join(path)})")
-    return PASS, f"{' → '.join(path)} over {len(statuses)} answers; stays {path[-1]}"
-
-
-def _judge_timestamps(tasks: list[dict[str, Any]]) -> Outcome:
-    problems: list[str] = []
-    notes: list[str] = []
-    created_values = set()
-    for task in tasks:
-        created, why_c = timestamp(task.get("createdAt"))
-        updated, why_u = timestamp(task.get("lastUpdatedAt"))
-        for name, value, why in (("createdAt", created, why_c), ("lastUpdatedAt", updated, why_u)):
-            if why == "no UTC offset":
-                notes.append(f"{name} has no UTC offset")
-            elif why is not None:
-                problems.append(f"{name} {why}")
-            del value
-        if task.get("createdAt") is not None:
-            created_values.add(str(task.get("createdAt")))
-        if created and updated and created.tzinfo and updated.tzinfo and updated < created:
-            problems.append(f"lastUpdatedAt {task['lastUpdatedAt']} is before createdAt")
-    if len(created_values) > 1:
-        problems.append(f"createdAt changed between answers: {', '.join(sorted(created_values))}")
-    if problems:
-        return FAIL, "; ".join(dict.fromkeys(problems))
-    first = tasks[0]
-    text = (
-        f"{len(tasks)} answers, e.g. createdAt {first.get('createdAt')}, lastUpdatedAt "
-        f"{tasks[-1].get('lastUpdatedAt')}"
-    )
-    if notes:
-        return WARN, f"{text}; {'; '.join(dict.fromkeys(notes))} (RFC 3339 wants one)"
-    return PASS, text

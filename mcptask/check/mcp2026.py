@@ -8,11 +8,8 @@ incomplete).
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from typing import Any
 
-from ..errors import RpcError, UsageError
 from ..protocols.mcp2026 import (
     META_CAPABILITIES,
     TASKS_EXTENSION,
@@ -20,7 +17,7 @@ from ..protocols.mcp2026 import (
     client_meta,
     request_headers,
 )
-from .mcp2025 import STATUSES, TERMINAL, Track, _judge_lifecycle, _judge_timestamps, _text
+from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text, task_support
 from .suite import (
     FAIL,
     INFO,
@@ -32,16 +29,12 @@ from .suite import (
     Clock,
     Outcome,
     Skip,
-    Suite,
-    build_arguments,
     could_not_run,
     describe,
     entropy_bits,
     is_int,
     keys,
-    looks_failing,
     not_applicable,
-    poll_interval,
     rpc_error_text,
     short,
 )
@@ -193,25 +186,14 @@ C = {
 CHECKS: list[CheckDef] = list(C.values())
 
 
-def _support(tool: dict[str, Any]) -> str | None:
-    execution = tool.get("execution")
-    value = execution.get("taskSupport") if isinstance(execution, dict) else None
-    return value if isinstance(value, str) else None
-
-
-class Mcp2026Suite(Suite):
+class Mcp2026Suite(McpSuite):
     protocol = "mcp-2026-07-28"
+    FORBIDDEN_TOOL = "--tool {tool} says taskSupport: forbidden"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.discovered = self.lazy("server/discover", self._discover)
-        self.tools = self.lazy("tools/list", self._tools)
-        self.probe = self.lazy("choosing the task tool", self._probe)
-        self.main = self.lazy("the task", self._create_main)
-        self.main_done = self.lazy("waiting for the task to end", self._main_done)
-        self.failing = self.lazy("the failing task", self._failing)
         self.task_ids: list[str] = []
-        self.no_such = f"mcptask-check-no-such-task-{uuid.uuid4().hex}"
 
     def plan(self) -> list[tuple[CheckDef, CheckFn]]:
         order: list[tuple[str, CheckFn]] = [
@@ -284,31 +266,11 @@ class Mcp2026Suite(Suite):
             method, {**params, "_meta": meta}, headers=sent, timeout=timeout
         )
 
-    async def attempt(
-        self, method: str, params: dict[str, Any], **kwargs: Any
-    ) -> tuple[Any, RpcError | None]:
-        try:
-            return await self.request(method, params, **kwargs), None
-        except RpcError as exc:
-            return None, exc
+    def routing(self, task_id: str) -> dict[str, Any]:
+        return {"name": task_id}
 
-    async def get_task(self, track: Track) -> dict[str, Any]:
-        data = await self.request("tasks/get", {"taskId": track.task_id}, name=track.task_id)
-        if not isinstance(data, dict) or not isinstance(data.get("status"), str):
-            raise BadAnswer(f"tasks/get answered something that is not a task: {short(data)}")
-        track.seen.append(data)
-        return data
-
-    async def wait_terminal(self, track: Track) -> None:
-        clock = Clock()
-        while not track.terminal:
-            if clock.elapsed() > self.opts.task_timeout:
-                raise could_not_run(
-                    f"task {track.task_id} was still {track.status} after "
-                    f"{self.opts.task_timeout:g} s (--task-timeout)"
-                )
-            await asyncio.sleep(poll_interval(track.last))
-            await self.get_task(track)
+    def support(self, tool: Tool) -> str | None:
+        return task_support(tool)
 
     async def create(self, tool: str, arguments: dict[str, Any], *, guessed: bool = False) -> Track:
         data = await self.request(
@@ -344,44 +306,10 @@ class Mcp2026Suite(Suite):
             raise BadAnswer(f"server/discover answered {short(data)}")
         return data
 
-    async def _tools(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(100):
-            data = await self.request("tools/list", {"cursor": cursor} if cursor else {})
-            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
-                raise BadAnswer("tools/list answered no `tools` list")
-            out.extend(t for t in data["tools"] if isinstance(t, dict))
-            nxt = data.get("nextCursor")
-            if not isinstance(nxt, str) or not nxt or nxt == cursor:
-                break
-            cursor = nxt
-        return out
-
-    async def _probe(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        tools = await self.tools.get()
-        if self.opts.tool:
-            for tool in tools:
-                if tool.get("name") == self.opts.tool:
-                    break
-            else:
-                names = ", ".join(str(t.get("name")) for t in tools) or "none"
-                raise UsageError(
-                    f"--tool: the server has no tool {self.opts.tool!r}; its tools: {names}"
-                )
-            if _support(tool) == "forbidden":
-                raise could_not_run(f"--tool {self.opts.tool} says taskSupport: forbidden")
-            args = build_arguments(tool.get("inputSchema"), self.opts.pairs)
-            if args is None:
-                raise UsageError(f"--tool {self.opts.tool}: give its required arguments as k=v")
-            self.facts["tool"] = {"name": tool["name"], "arguments": args, "chosen": "--tool"}
-            return tool, args
-        for tool in tools:
-            if _support(tool) in ("optional", "required"):
-                args = build_arguments(tool.get("inputSchema"), [])
-                if args is not None:
-                    self.facts["tool"] = {"name": tool["name"], "arguments": args, "chosen": "auto"}
-                    return tool, args
+    def auto_tool(self, tools: list[Tool]) -> tuple[Tool, dict[str, Any]]:
+        found = self.first_task_tool(tools)
+        if found is not None:
+            return found
         self.note(
             "on MCP 2026-07-28 tools do not say which of them make tasks: pass --tool NAME "
             "k=v naming one; without it the task checks cannot run and the run is incomplete"
@@ -390,54 +318,6 @@ class Mcp2026Suite(Suite):
             "--tool is needed: 2026-07-28 tools carry no task metadata, so "
             "mcptask cannot tell which tool makes a task"
         )
-
-    async def _create_main(self) -> Track:
-        tool, args = await self.probe.get()
-        return await self.create(str(tool["name"]), args)
-
-    async def _main_done(self) -> Track:
-        track = await self.main.get()
-        await self.wait_terminal(track)
-        return track
-
-    async def _failing(self) -> Track:
-        tools = await self.tools.get()
-        if self.opts.failing_tool:
-            chosen = [t for t in tools if t.get("name") == self.opts.failing_tool]
-            if not chosen:
-                raise UsageError(
-                    f"--failing-tool: the server has no tool {self.opts.failing_tool!r}"
-                )
-            tool, guessed = chosen[0], False
-        else:
-            candidates = [
-                t
-                for t in tools
-                if isinstance(t.get("name"), str)
-                and looks_failing(t["name"])
-                and _support(t) != "forbidden"
-                and build_arguments(t.get("inputSchema"), [], self.opts.failing_args) is not None
-            ]
-            if not candidates:
-                raise not_applicable("not applicable: no tool known to fail (--failing-tool NAME)")
-            tool, guessed = candidates[0], True
-            self.note(
-                f"failing tool: {tool['name']} (picked by its name; choose another with "
-                "--failing-tool NAME)"
-            )
-        args = build_arguments(tool.get("inputSchema"), [], self.opts.failing_args)
-        if args is None:
-            raise UsageError(
-                f"--failing-tool {tool['name']}: give its arguments with --failing-args"
-            )
-        self.facts["failingTool"] = {
-            "name": tool["name"],
-            "arguments": args,
-            "chosen": "its name" if guessed else "--failing-tool",
-        }
-        track = await self.create(str(tool["name"]), args, guessed=guessed)
-        await self.wait_terminal(track)
-        return track
 
     # -- capability -----------------------------------------------------------------------------
 
@@ -467,7 +347,7 @@ class Mcp2026Suite(Suite):
 
     async def c_tool_metadata(self) -> Outcome:
         tools = await self.tools.get()
-        marked = [f"{t.get('name')} ({_support(t)})" for t in tools if _support(t)]
+        marked = [f"{t.get('name')} ({task_support(t)})" for t in tools if task_support(t)]
         tool = self.opts.tool
         if marked:
             return (
@@ -511,17 +391,14 @@ class Mcp2026Suite(Suite):
         kind = data.get("resultType") if isinstance(data, dict) else None
         return PASS, (
             f"without the extension, {name} answered its result directly "
-            f"(resultType {short(kind)}): {short(_text(data), 60)!r}"
+            f"(resultType {short(kind)}): {short(result_text(data), 60)!r}"
         )
 
     async def c_creation(self) -> Outcome:
-        track, error = await self.main.attempt()
+        track, error = await self.made(self.main)
         if error is not None:
-            if isinstance(error, RpcError | BadAnswer):
-                return FAIL, f"tools/call with the extension declared: {describe(error)}"
-            await self.main.get()
+            return FAIL, f"tools/call with the extension declared: {describe(error)}"
         assert track is not None
-        self.cite(self.main)
         data = track.created
         missing = [
             k for k in ("taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs") if k not in data
@@ -588,31 +465,6 @@ class Mcp2026Suite(Suite):
         if legacy:
             return WARN, f"{text}; also the 2025-11-25 names {', '.join(sorted(legacy))}"
         return PASS, text
-
-    async def c_message(self) -> Outcome:
-        track = await self.main.get()
-        messages: list[str] = []
-        for _ in range(3):
-            messages = [
-                str(t["statusMessage"])
-                for t in track.seen
-                if t.get("status") == "working"
-                and isinstance(t.get("statusMessage"), str)
-                and t["statusMessage"].strip()
-            ]
-            if messages or track.terminal:
-                break
-            await asyncio.sleep(0.3)
-            await self.get_task(track)
-        working = [t for t in track.seen if t.get("status") == "working"]
-        if messages:
-            return PASS, f"statusMessage while working: {short(messages[-1], 80)!r}"
-        if not working:
-            raise could_not_run("the task was never seen working")
-        return WARN, (
-            f"no statusMessage in {len(working)} answers while working (optional, but "
-            "it is what a user sees)"
-        )
 
     async def c_update(self) -> Outcome:
         track = await self.main.get()
@@ -689,16 +541,6 @@ class Mcp2026Suite(Suite):
         return PASS, f"tasks/get with Mcp-Method tools/list: {rpc_error_text(error)}"
 
     # -- the finished task ----------------------------------------------------------------------
-
-    async def c_lifecycle(self) -> Outcome:
-        track = await self.main_done.get()
-        await asyncio.sleep(poll_interval(track.last) / 2)
-        await self.get_task(track)
-        return _judge_lifecycle([str(t.get("status")) for t in track.seen])
-
-    async def c_timestamps(self) -> Outcome:
-        track = await self.main.get()
-        return _judge_timestamps(track.seen)
 
     async def c_inline(self) -> Outcome:
         track = await self.main_done.get()
@@ -820,20 +662,17 @@ class Mcp2026Suite(Suite):
         )
 
     async def c_failed(self) -> Outcome:
-        track, error = await self.failing.attempt()
+        track, error = await self.made(self.failing)
         if error is not None:
-            if isinstance(error, RpcError | BadAnswer):
-                return FAIL, f"creating the failing task: {describe(error)}"
-            await self.failing.get()
+            return FAIL, f"creating the failing task: {describe(error)}"
         assert track is not None
-        self.cite(self.failing)
         task = track.last
         if track.status == "completed":
             result = task.get("result")
             if isinstance(result, dict) and result.get("isError") is True:
                 return PASS, (
                     f"{track.tool} returned a tool error: the task is completed with "
-                    f"isError in result ({short(_text(result), 60)!r}), as 2026 wants"
+                    f"isError in result ({short(result_text(result), 60)!r}), as 2026 wants"
                 )
             if self.facts.get("failingTool", {}).get("chosen") == "--failing-tool":
                 raise could_not_run(f"--failing-tool {track.tool} completed without an error")
@@ -876,7 +715,7 @@ def _judge_outcome(task: dict[str, Any], tool: str) -> Outcome:
             return FAIL, f"`result` is not a CallToolResult: {short(result, 100)}"
         if "error" in task:
             return FAIL, "the completed task carries an `error` too"
-        return PASS, f"completed with result inline: {short(_text(result), 80)!r}"
+        return PASS, f"completed with result inline: {short(result_text(result), 80)!r}"
     if status == "failed":
         error = task.get("error")
         if "result" in task:

@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..errors import AuthError, McptaskError, RpcError, UsageError
 from ..rpc import RpcClient, Transport
@@ -283,6 +283,85 @@ class Suite:
         if text not in self.notes:
             self.notes.append(text)
 
+    async def made(self, fixture: Lazy[T]) -> tuple[T, None] | tuple[None, BaseException]:
+        """For the check that judges a fixture's making: (value, None), its exchanges cited;
+        or (None, the error) when the server answered wrongly (the check FAILs with it). Any
+        other failure is raised as the fixture's skip."""
+        value, error = await fixture.attempt()
+        if error is not None:
+            if isinstance(error, RpcError | BadAnswer):
+                return None, error
+            await fixture.get()  # the fixture's skip, as it was raised
+        assert value is not None
+        self.cite(fixture)
+        return value, None
+
+
+class TaskTrack(Protocol):
+    """One task as a run follows it."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def state(self) -> str:
+        """The task's last status, as the protocol words it."""
+        ...
+
+    @property
+    def terminal(self) -> bool: ...
+
+
+TrackT = TypeVar("TrackT", bound=TaskTrack)
+
+
+class TaskSuite(Suite, Generic[TrackT]):
+    """A suite that makes one main task (`main`) and waits for it to end (`main_done`); the
+    protocol says how requests are sent, how a task is read again and how often."""
+
+    def __init__(self, rpc: RpcClient, recorder: Recorder, opts: SuiteOptions) -> None:
+        super().__init__(rpc, recorder, opts)
+        self.main = self.lazy("the task", self._make_main)
+        self.main_done = self.lazy("waiting for the task to end", self._main_done)
+
+    async def request(self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    async def attempt(
+        self, method: str, params: dict[str, Any], **kwargs: Any
+    ) -> tuple[Any, RpcError | None]:
+        try:
+            return await self.request(method, params, **kwargs), None
+        except RpcError as exc:
+            return None, exc
+
+    async def get_task(self, track: TrackT) -> dict[str, Any]:
+        """Read the task again (and add what was read to the track)."""
+        raise NotImplementedError
+
+    def poll_after(self, track: TrackT) -> float:
+        """Seconds to wait before reading the task again."""
+        raise NotImplementedError
+
+    async def wait_terminal(self, track: TrackT) -> None:
+        clock = Clock()
+        while not track.terminal:
+            if clock.elapsed() > self.opts.task_timeout:
+                raise could_not_run(
+                    f"task {track.task_id} was still {track.state} after "
+                    f"{self.opts.task_timeout:g} s (--task-timeout)"
+                )
+            await asyncio.sleep(self.poll_after(track))
+            await self.get_task(track)
+
+    async def _make_main(self) -> TrackT:
+        raise NotImplementedError
+
+    async def _main_done(self) -> TrackT:
+        track = await self.main.get()
+        await self.wait_terminal(track)
+        return track
+
 
 def check_defs(defs: list[CheckDef]) -> dict[str, CheckDef]:
     return {d.id: d for d in defs}
@@ -409,6 +488,15 @@ def build_arguments(
             return None
         base = {}
     return {**base, **given}
+
+
+def squash(states: list[str]) -> list[str]:
+    """The path a task took: its statuses in order, a repeated one once."""
+    path: list[str] = []
+    for state in states:
+        if not path or path[-1] != state:
+            path.append(state)
+    return path
 
 
 def looks_failing(name: str) -> bool:
