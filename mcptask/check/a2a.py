@@ -29,6 +29,7 @@ from .suite import (
     CheckFn,
     Outcome,
     TaskSuite,
+    check_table,
     could_not_run,
     describe,
     keys,
@@ -65,94 +66,90 @@ TEXT = "mcptask check: hello"
 POLL = 1.0
 
 
-def _d(id_: str, category: str, requirement: str, section: str) -> CheckDef:
-    return CheckDef(f"a2a.{id_}", category, requirement, section)
-
-
-C = {
-    d.id.removeprefix("a2a."): d
-    for d in (
-        _d(
+C = check_table(
+    "a2a",
+    (
+        (
             "card.fields",
             "card",
             "the agent card carries the required fields",
             f"{A} §4.4.1 AgentCard, §4.4.5 AgentSkill",
         ),
-        _d(
+        (
             "card.interfaces",
             "card",
             "the card's interfaces name an absolute url, a binding and a Major.Minor version, "
             "and include the endpoint checked",
             f"{A} §4.4.6 AgentInterface, §3.6 Versioning",
         ),
-        _d(
+        (
             "wire.unsupported-version",
             "wire",
             "a request with an A2A-Version the agent does not support is -32009",
             f"{A} §3.6.2 Server Responsibilities, §5.4 Error Code Mappings",
         ),
-        _d(
+        (
             "wire.version-header",
             "wire",
             "a 1.0 method without A2A-Version (meaning 0.3) is -32009",
             f"{A} §3.2.6 Service Parameters, §3.6.2 Server Responsibilities",
         ),
-        _d(
+        (
             "creation.send",
             "creation",
             "a non-blocking SendMessage answers a Task at once, with a generated contextId",
             f"{A} §3.1.1 Send Message, §3.4.1 Context Identifier Semantics",
         ),
-        _d(
+        (
             "stream.subscribe",
             "stream",
             "SubscribeToTask starts with the Task (or is -32004 when the card says no streaming)",
             f"{A} §3.1.6 Subscribe to Task, §3.3.4 Capability Validation",
         ),
-        _d(
+        (
             "wire.v03-compat",
             "wire",
             "a card that lists JSON-RPC 0.3 at this URL gets 0.3 answers there",
             f"{A} §5.2 Protocol Selection; A2A 0.3 tasks/get",
         ),
-        _d(
+        (
             "cancel.running",
             "cancel",
             "CancelTask of a running task answers it canceled",
             f"{A} §3.1.5 Cancel Task",
         ),
-        _d(
+        (
             "status.lifecycle",
             "status",
             "states start at submitted or working and never leave a terminal state",
             f"{A} §4.1.3 TaskState",
         ),
-        _d(
+        (
             "status.states",
             "status",
             "every state is spelled as this version spells it",
             f"{A} §4.1.3 TaskState (0.3: kebab-case words)",
         ),
-        _d(
+        (
             "list.includes-task",
             "list",
             "ListTasks lists the task and always carries nextPageToken",
             f"{A} §3.1.4 List Tasks",
         ),
-        _d(
+        (
             "cancel.terminal",
             "cancel",
             "CancelTask of a finished task is -32002",
             f"{A} §3.1.5 Cancel Task, §5.4 Error Code Mappings",
         ),
-        _d(
+        (
             "errors.unknown-task",
             "errors",
             "GetTask and CancelTask of an unknown id are -32001",
             f"{A} §3.3.2 Error Handling, §5.4 Error Code Mappings",
         ),
-    )
-}
+    ),
+)
 CHECKS: list[CheckDef] = list(C.values())
 
 

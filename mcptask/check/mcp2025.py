@@ -26,6 +26,7 @@ from .suite import (
     Clock,
     Outcome,
     build_arguments,
+    check_table,
     could_not_run,
     describe,
     entropy_bits,
@@ -44,155 +45,151 @@ REQUESTED_TTL = 60_000
 S = "MCP 2025-11-25 tasks"
 
 
-def _d(id_: str, category: str, requirement: str, section: str) -> CheckDef:
-    return CheckDef(f"mcp2025.{id_}", category, requirement, section)
-
-
-C = {
-    d.id.removeprefix("mcp2025."): d
-    for d in (
-        _d(
+C = check_table(
+    "mcp2025",
+    (
+        (
             "wire.protocol-version",
             "wire",
             "initialize settles on protocol version 2025-11-25",
             "MCP 2025-11-25 lifecycle §Version Negotiation",
         ),
-        _d(
+        (
             "capability.tasks",
             "capability",
             "the server declares the tasks capability",
             f"{S} §Capabilities",
         ),
-        _d(
+        (
             "capability.tools",
             "capability",
             "tasks.requests.tools.call agrees with the tools' execution.taskSupport",
             f"{S} §Tool-Level Negotiation",
         ),
-        _d(
+        (
             "creation.forbidden-tool",
             "creation",
             "a tool whose taskSupport is forbidden refuses a task-augmented call (-32601)",
             f"{S} §Tool-Level Negotiation (SHOULD)",
         ),
-        _d(
+        (
             "creation.required-tool",
             "creation",
             "a tool whose taskSupport is required refuses a call without params.task (-32601)",
             f"{S} §Tool-Level Negotiation (MUST)",
         ),
-        _d(
+        (
             "creation.shape",
             "creation",
             "a task-augmented tools/call answers CreateTaskResult {task: {...}} in status working",
             f"{S} §Creating Tasks, §Task Status Lifecycle",
         ),
-        _d(
+        (
             "creation.ttl",
             "creation",
             "ttl is present (integer ms or null); pollInterval, when present, is positive ms",
             f"{S} §TTL and Resource Management",
         ),
-        _d(
+        (
             "creation.ttl-honoured",
             "creation",
             "the requested ttl is kept (a receiver MAY override it)",
             f"{S} §TTL and Resource Management",
         ),
-        _d(
+        (
             "status.get",
             "status",
             "tasks/get answers the task itself, flat, with its own taskId",
             f"{S} §Getting Tasks",
         ),
-        _d(
+        (
             "status.message",
             "status",
             "a working task says what it is doing (statusMessage)",
             f"{S} §Data Types: Task (optional field)",
         ),
-        _d(
+        (
             "result.waits",
             "result",
             "tasks/result on a working task holds the answer until the task is terminal",
             f"{S} §Result Retrieval (MUST block)",
         ),
-        _d(
+        (
             "status.lifecycle",
             "status",
             "statuses start at working, follow the allowed paths, and stay terminal",
             f"{S} §Task Status Lifecycle",
         ),
-        _d(
+        (
             "status.timestamps",
             "status",
             "createdAt and lastUpdatedAt are ISO 8601 in every task answer",
             f"{S} §TTL and Resource Management",
         ),
-        _d(
+        (
             "result.related-task",
             "result",
             "tasks/result's answer carries _meta io.modelcontextprotocol/related-task",
             f"{S} §Related Task Metadata (MUST)",
         ),
-        _d(
+        (
             "result.payload",
             "result",
             "tasks/result returns what tools/call would have returned (a CallToolResult)",
             f"{S} §Result Retrieval",
         ),
-        _d(
+        (
             "list.includes-task",
             "list",
             "a task reachable with tasks/get is listed by tasks/list",
             f"{S} §Task Listing (MUST)",
         ),
-        _d(
+        (
             "list.bad-cursor",
             "list",
             "tasks/list with an invalid cursor is -32602",
             f"{S} §Error Handling: Protocol Errors",
         ),
-        _d(
+        (
             "session.binding",
             "session",
             "whether a task is reachable from another session (a fact; unbound ids must be "
             "unguessable)",
             f"{S} §Security Considerations: Task Isolation",
         ),
-        _d(
+        (
             "cancel.terminal",
             "cancel",
             "cancelling a task in a terminal status is -32602",
             f"{S} §Task Cancellation (MUST reject)",
         ),
-        _d(
+        (
             "cancel.running",
             "cancel",
             "tasks/cancel answers the task already cancelled, and it stays cancelled",
             f"{S} §Task Cancellation",
         ),
-        _d(
+        (
             "errors.failed-status",
             "errors",
             "a failing tool call ends failed, with a statusMessage saying why",
             f"{S} §Task Execution Errors",
         ),
-        _d(
+        (
             "result.failed-payload",
             "result",
             "tasks/result of a failed task returns its error payload (isError result or the "
             "JSON-RPC error)",
             f"{S} §Result Retrieval, §Task Execution Errors",
         ),
-        _d(
+        (
             "errors.unknown-task",
             "errors",
             "tasks/get, tasks/result and tasks/cancel of an unknown taskId are -32602",
             f"{S} §Error Handling: Protocol Errors",
         ),
-    )
-}
+    ),
+)
 CHECKS: list[CheckDef] = list(C.values())
 
 

@@ -29,6 +29,7 @@ from .suite import (
     Clock,
     Outcome,
     Skip,
+    check_table,
     could_not_run,
     describe,
     entropy_bits,
@@ -48,141 +49,137 @@ HEADER_MISMATCH = -32020
 WRONG_NAME = "mcptask-check-wrong-name"
 
 
-def _d(id_: str, category: str, requirement: str, section: str) -> CheckDef:
-    return CheckDef(f"mcp2026.{id_}", category, requirement, section)
-
-
-C = {
-    d.id.removeprefix("mcp2026."): d
-    for d in (
-        _d(
+C = check_table(
+    "mcp2026",
+    (
+        (
             "capability.discover",
             "capability",
             "server/discover offers 2026-07-28 and lists the tasks extension",
             f"{S} §Capability Negotiation",
         ),
-        _d(
+        (
             "capability.tool-metadata",
             "capability",
             "whether tools say which of them make tasks (a fact: 2026-07-28 has no taskSupport)",
             f"{S} §Capability Negotiation (server-directed creation)",
         ),
-        _d(
+        (
             "creation.undeclared",
             "creation",
             "a tools/call without the extension in clientCapabilities never yields a task",
             f"{S} §Capability Negotiation (MUST NOT)",
         ),
-        _d(
+        (
             "creation.result-type",
             "creation",
             'a declared tools/call that makes a task answers a flat Task with resultType "task"',
             f"{S} §Polymorphic Results, §Task Creation",
         ),
-        _d(
+        (
             "creation.durable",
             "creation",
             "the task exists when CreateTaskResult arrives: tasks/get resolves at once",
             f"{S} §Task Creation (MUST)",
         ),
-        _d(
+        (
             "status.result-type",
             "status",
             'tasks/get answers the task flat with resultType "complete"',
             f"{S} §Task Polling (MUST)",
         ),
-        _d(
+        (
             "status.ttl",
             "status",
             "ttlMs is present (integer ms or null); pollIntervalMs, when present, is positive ms",
             f"{S} §Tasks (Task)",
         ),
-        _d(
+        (
             "status.message",
             "status",
             "a working task says what it is doing (statusMessage)",
             f"{S} §Tasks (optional field)",
         ),
-        _d(
+        (
             "update.unknown-key",
             "update",
             "tasks/update with a key that is not outstanding is acknowledged and ignored",
             f"{S} §Task Update Requests",
         ),
-        _d(
+        (
             "wire.mcp-name",
             "wire",
             "an Mcp-Name header that does not match the body is rejected (-32020)",
             f"{S} §Streamable HTTP: Routing Headers; {CORE} Streamable HTTP §Server Validation",
         ),
-        _d(
+        (
             "wire.mcp-method",
             "wire",
             "an Mcp-Method header that does not match the body is rejected (-32020)",
             f"{CORE} Streamable HTTP §Server Validation",
         ),
-        _d(
+        (
             "status.lifecycle",
             "status",
             "statuses follow the allowed paths and stay terminal",
             f"{S} §Task Status",
         ),
-        _d(
+        (
             "status.timestamps",
             "status",
             "createdAt and lastUpdatedAt are ISO 8601",
             f"{S} §Tasks (Task)",
         ),
-        _d(
+        (
             "result.inline",
             "result",
             "a completed task carries its result inline (a failed one its error)",
             f"{S} §Task Polling, §Error Handling",
         ),
-        _d(
+        (
             "result.removed",
             "result",
             "tasks/result no longer exists: -32601",
             f"{S} §Motivation (tasks/result removed); JSON-RPC 2.0 §5.1",
         ),
-        _d(
+        (
             "list.removed",
             "list",
             "tasks/list no longer exists: -32601",
             f"{S} §Security Considerations (no tasks/list); JSON-RPC 2.0 §5.1",
         ),
-        _d(
+        (
             "errors.undeclared",
             "errors",
             "tasks/get, tasks/update and tasks/cancel without the declaration are -32021",
             f"{CORE} basic §Error Codes; {S} §Capability Negotiation",
         ),
-        _d(
+        (
             "errors.unknown-task",
             "errors",
             "an unknown taskId is -32602 (MUST for tasks/get, SHOULD for update and cancel)",
             f"{S} §Error Handling: Protocol Errors",
         ),
-        _d(
+        (
             "cancel.ack",
             "cancel",
             "tasks/cancel is acknowledged with an empty result; the task then ends",
             f"{S} §Task Cancellation",
         ),
-        _d(
+        (
             "result.failed",
             "result",
             "a JSON-RPC failure ends failed with `error`; a tool error (isError) stays completed",
             f"{S} §Task Status, §Task Execution Errors",
         ),
-        _d(
+        (
             "security.task-ids",
             "security",
             "task ids are unique and hard to guess",
             f"{S} §Security Considerations",
         ),
-    )
-}
+    ),
+)
 CHECKS: list[CheckDef] = list(C.values())
 
 

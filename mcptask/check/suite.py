@@ -8,7 +8,7 @@ import json
 import math
 import re
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -365,6 +365,15 @@ class TaskSuite(Suite, Generic[TrackT]):
 
 def check_defs(defs: list[CheckDef]) -> dict[str, CheckDef]:
     return {d.id: d for d in defs}
+
+
+def check_table(suite: str, rows: Iterable[tuple[str, str, str, str]]) -> dict[str, CheckDef]:
+    """A suite's checks by their id within it: each row is (id without the `suite.` prefix,
+    category, requirement, spec section)."""
+    return {
+        name: CheckDef(f"{suite}.{name}", category, requirement, spec)
+        for name, category, requirement, spec in rows
+    }
 
 
 # -- judging helpers --------------------------------------------------------------------------
