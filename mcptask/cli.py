@@ -674,7 +674,13 @@ def demo(
 
 
 def main(argv: list[str] | None = None) -> int:
+    import os
+
     from typer._click import exceptions as click_exc
+
+    # mcptask uses pydantic for its own wire models only: scanning the installed packages for
+    # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
     args = sys.argv[1:] if argv is None else argv
     try:

@@ -11,7 +11,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,6 +63,8 @@ def _retry_after(value: str | None) -> float | None:
     except ValueError:
         pass
     try:
+        from email.utils import parsedate_to_datetime  # rare: not worth start-up time
+
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
