@@ -377,7 +377,11 @@ class LiveEvents:
         from rich.live import Live
 
         self._live = Live(
-            _LiveView(self), console=self.out.console, refresh_per_second=10, transient=False
+            _LiveView(self),
+            console=self.out.console,
+            # at most ten redraws a second; fewer for big watches (each redraw lays out a table)
+            refresh_per_second=10 if len(self.watched) <= 100 else 4,
+            transient=False,
         )
         self._live.__enter__()
         return self
@@ -446,6 +450,10 @@ class LiveEvents:
             shown = w.outcome if w.done and w.outcome else None
             shown = shown or (w.task.status if w.task else "submitted")
             counts[shown] = counts.get(shown, 0) + 1
+        rows = self._rows_that_fit()
+        for w in rows:
+            shown = w.outcome if w.done and w.outcome else None
+            shown = shown or (w.task.status if w.task else "submitted")
             message = self.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
             nxt = "" if w.done else elapsed(w.due - now) if w.due > now else "now"
             if w.asking and not w.done:
@@ -469,11 +477,23 @@ class LiveEvents:
                 ttl,
                 w.via if w.done else ("push" if w.push_live else "poll"),
             )
+        hidden = len(self.watched) - len(rows)
         summary = Text(
-            "  ".join(f"{STYLE.get(k, ('', '·'))[1]} {v} {k}" for k, v in sorted(counts.items())),
+            "  ".join(f"{STYLE.get(k, ('', '·'))[1]} {v} {k}" for k, v in sorted(counts.items()))
+            + (f"  (+{hidden} more rows; -o ndjson shows every task)" if hidden else ""),
             style="dim",
         )
         return Group(table, summary)
+
+    def _rows_that_fit(self) -> list[Watched]:
+        """Only what fits the terminal is drawn (a thousand rows would cost a thousand rows of
+        layout ten times a second): the unfinished tasks first, then the latest to end."""
+        room = max(3, self.out.console.size.height - 7)
+        if len(self.watched) <= room:
+            return self.watched
+        running = [w for w in self.watched if not w.done]
+        ended = sorted((w for w in self.watched if w.done), key=lambda w: -(w.ended or 0.0))
+        return (running + ended)[:room]
 
 
 class _LiveView:

@@ -1,0 +1,59 @@
+"""The live view draws what fits the terminal: unfinished tasks first, then the latest ended."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from mcptask.model import Task
+from mcptask.protocols.base import TaskRef
+from mcptask.render import LiveEvents, Output
+from mcptask.watch import Watched
+
+
+def watched(i: int, done: bool) -> Watched:
+    w = Watched(ref=TaskRef(f"task-{i:03d}"), started=0.0, due=5.0)
+    w.task = Task(
+        taskId=w.task_id,
+        status="completed" if done else "working",
+        statusMessage=f"message {i}",
+        pollInterval=1000,
+        ttl=60000,
+        protocol="test",
+        server="test",
+        raw={},
+    )
+    if done:
+        w.outcome, w.exit_code, w.ended = "completed", 0, float(i)
+    return w
+
+
+def render(events: LiveEvents, height: int) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=140, height=height, color_system=None).print(events.render())
+    return buf.getvalue()
+
+
+def test_a_big_watch_draws_only_the_rows_that_fit() -> None:
+    out = Output(mode="pretty", stdout=io.StringIO())
+    out._console = Console(file=io.StringIO(), width=140, height=20)
+    events = LiveEvents(out, with_result=False, clock=lambda: 10.0)
+    events.track([watched(i, done=i % 2 == 0) for i in range(200)])
+    text = render(events, 20)
+    rows = [ln for ln in text.splitlines() if "task-" in ln]
+    assert len(rows) == 13
+    # every drawn row is an unfinished task while there are more of those than room
+    assert all("working" in ln for ln in rows)
+    assert "+187 more rows" in text
+    assert "100 completed" in text and "100 working" in text
+
+
+def test_a_small_watch_draws_every_row() -> None:
+    out = Output(mode="pretty", stdout=io.StringIO())
+    out._console = Console(file=io.StringIO(), width=140, height=40)
+    events = LiveEvents(out, with_result=False, clock=lambda: 10.0)
+    events.track([watched(i, done=i < 3) for i in range(6)])
+    text = render(events, 40)
+    assert len([ln for ln in text.splitlines() if "task-" in ln]) == 6
+    assert "more rows" not in text
