@@ -3,7 +3,6 @@ output, a clock. Commands receive a `Context`; tests build one with their own pi
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
@@ -88,6 +87,12 @@ def _env_float(name: str, default: float) -> float:
     return value
 
 
+async def _asyncio_sleep(seconds: float) -> None:
+    import asyncio  # not at start-up: one-shot commands run without an event loop
+
+    await asyncio.sleep(seconds)
+
+
 class Context:
     """Built once per command run; owns the connection and closes it."""
 
@@ -98,19 +103,21 @@ class Context:
         *,
         book: TaskBook | None = None,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
         target: Target | None = None,
     ) -> None:
         self.options = options
         self.out = out
         self.clock = clock
-        self.sleep = sleep
+        self.sleep = sleep or _asyncio_sleep
         self._target = target
         self._book = book
         self._rpc: RpcClient | None = None
         self._protocol: TaskProtocol | None = None
         #: ids of the tasks this run has seen (over stdio, the only reachable ones)
         self._seen: set[str] = set()
+        #: the command makes one request at a time (set by the CLI for one-shot commands)
+        self.one_at_a_time = False
 
     @property
     def target(self) -> Target:
@@ -178,6 +185,7 @@ class Context:
                         read_timeout=_env_float("MCPTASK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
                         max_body=int(_env_float("MCPTASK_MAX_BODY", DEFAULT_MAX_BODY)),
                         trace=self.trace if self.options.trace else None,
+                        blocking=self.one_at_a_time,
                     )
                 )
             self.out.redactor = transport.redact

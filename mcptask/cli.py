@@ -294,10 +294,13 @@ def execute(
     make: Callable[[Context], Coroutine[Any, Any, int]],
     *,
     streaming: bool = False,
+    one_at_a_time: bool = False,
+    loop_free: bool = False,
 ) -> None:
-    """Run one command: build its context, run it, map any error to its exit status."""
-    import asyncio
-
+    """Run one command: build its context, run it, map any error to its exit status.
+    `one_at_a_time`: the command makes one request at a time (a blocking HTTP connection is
+    cheaper than the async pool for that). `loop_free`: it never waits, either (no sleeps, no
+    streams): over HTTP it runs without an event loop."""
     from .app import Context
     from .errors import McptaskError, exit_code_for
     from .render import MODES, Output, resolve_mode
@@ -307,6 +310,7 @@ def execute(
         raise typer.Exit(2)
     out = Output(mode=resolve_mode(g.output, sys.stdout, streaming=streaming))
     ctx = Context(g, out)
+    ctx.one_at_a_time = one_at_a_time
 
     async def main() -> int:
         try:
@@ -315,7 +319,12 @@ def execute(
             await ctx.aclose()
 
     try:
-        code = asyncio.run(main())
+        if loop_free and ctx.target.command is None:
+            code = _run_without_loop(main())
+        else:
+            import asyncio
+
+            code = asyncio.run(main())
     except McptaskError as exc:
         message = exc.message + (f" ({exc.hint})" if exc.hint else "")
         out.error(message)
@@ -335,6 +344,17 @@ def execute(
         code = exit_code_for(exc)
     out.save_recording()
     raise typer.Exit(code)
+
+
+def _run_without_loop(coro: Coroutine[Any, Any, int]) -> int:
+    """A one-shot command over a blocking connection never suspends: run its coroutine to the
+    end directly (importing asyncio alone costs ~11 ms of start-up; bench/startup.py)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return int(stop.value)
+    coro.close()
+    raise RuntimeError("a one-shot command waited on the event loop")
 
 
 def _quiet_broken_pipe() -> None:
@@ -398,7 +418,12 @@ def get(
     """Fetch a task's status once."""
     from .commands import GetOptions, run_get
 
-    execute(g, lambda ctx: run_get(GetOptions(task_id, history=history), ctx))
+    execute(
+        g,
+        lambda ctx: run_get(GetOptions(task_id, history=history), ctx),
+        one_at_a_time=True,
+        loop_free=True,
+    )
 
 
 @app.command()
@@ -449,7 +474,7 @@ def result(
     from .commands import ResultOptions, run_result
 
     opts = ResultOptions(task_id, wait=not no_wait, interval=interval, timeout=timeout)
-    execute(g, lambda ctx: run_result(opts, ctx))
+    execute(g, lambda ctx: run_result(opts, ctx), one_at_a_time=True)
 
 
 @app.command("list")
@@ -463,7 +488,9 @@ def list_(
     """List the server's tasks (or, with --local, the task book's)."""
     from .commands import ListOptions, run_list
 
-    execute(g, lambda ctx: run_list(ListOptions(local=local), ctx))
+    execute(
+        g, lambda ctx: run_list(ListOptions(local=local), ctx), one_at_a_time=True, loop_free=True
+    )
 
 
 @app.command()
@@ -472,7 +499,9 @@ def cancel(g: GlobalOptions, task_id: TaskId) -> None:
     """Ask the server to cancel a task."""
     from .commands import CancelOptions, run_cancel
 
-    execute(g, lambda ctx: run_cancel(CancelOptions(task_id), ctx))
+    execute(
+        g, lambda ctx: run_cancel(CancelOptions(task_id), ctx), one_at_a_time=True, loop_free=True
+    )
 
 
 @app.command()
@@ -543,7 +572,7 @@ def call(
         timeout=timeout,
         push=not no_push,
     )
-    execute(g, lambda ctx: run_call(opts, ctx), streaming=watch)
+    execute(g, lambda ctx: run_call(opts, ctx), streaming=watch, one_at_a_time=not watch)
 
 
 @app.command()
@@ -563,7 +592,7 @@ def send(
     opts = SendOptions(
         text, watch=watch, want_result=result, interval=interval, timeout=timeout, push=not no_push
     )
-    execute(g, lambda ctx: run_send(opts, ctx), streaming=watch)
+    execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
 
 
 @app.command()

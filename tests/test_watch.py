@@ -362,3 +362,71 @@ def test_interrupt_ends_remaining_tasks() -> None:
 
     assert asyncio.run(scenario()) == 130
     assert rec.ends == [("a", "interrupted", 130)]
+
+
+def test_a_hung_poll_holds_back_no_other_task_nor_the_timeout() -> None:
+    clock = FakeClock()
+    script = Script(
+        clock, {"fast": [task("fast")] * 4 + [task("fast", "completed")], "hung": [task("hung")]}
+    )
+    rec = Recorder()
+    w = make(script, clock, rec, timeout=10.0)
+    w.add(TaskRef("fast"))
+    w.add(TaskRef("hung"))
+    answer = script.fetch
+
+    async def fetch(ref: TaskRef) -> Task:
+        if ref.task_id == "hung" and script.polls["hung"]:
+            script.polls["hung"].append(clock.now)
+            await asyncio.Event().wait()  # never answers
+        return await answer(ref)
+
+    w.fetch = fetch
+    assert run(w) == 7
+    assert gaps(script.polls["fast"]) == [1.0] * 4  # not held back by the hung poll
+    assert script.polls["hung"] == [0.0, 1.0]
+    assert sorted(rec.ends) == [("fast", "completed", 0), ("hung", "timeout", 7)]
+    assert clock.now == pytest.approx(10.0)
+
+
+def test_at_most_max_in_flight_polls_at_once() -> None:
+    clock = FakeClock()
+    ids = [f"t{i}" for i in range(6)]
+    script = Script(clock, {i: [task(i), task(i, "completed")] for i in ids})
+    w = make(script, clock, Recorder(), max_in_flight=2)
+    for i in ids:
+        w.add(TaskRef(i))
+    answer = script.fetch
+    now_in_flight = [0]
+    most = [0]
+
+    async def fetch(ref: TaskRef) -> Task:
+        now_in_flight[0] += 1
+        most[0] = max(most[0], now_in_flight[0])
+        try:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            return await answer(ref)
+        finally:
+            now_in_flight[0] -= 1
+
+    w.fetch = fetch
+    assert run(w) == 0
+    assert most[0] == 2
+    assert all(len(script.polls[i]) == 2 for i in ids)
+
+
+def test_an_exception_in_a_poll_ends_the_watch_with_it() -> None:
+    clock = FakeClock()
+    script = Script(clock, {"a": [task("a")], "b": [task("b")]})
+
+    class Closed(Recorder):
+        def update(self, w: Watched, via: str) -> None:
+            if w.task_id == "b":
+                raise BrokenPipeError("stdout closed")
+
+    w = make(script, clock, Closed())
+    w.add(TaskRef("a"))
+    w.add(TaskRef("b"))
+    with pytest.raises(BrokenPipeError):
+        run(w)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
@@ -134,6 +136,8 @@ class SessionFeed(PushFeed):
         self.connects = 0
 
     async def run(self, deliver: Deliver, health: Health) -> None:
+        import asyncio
+
         transport = self.proto.rpc.transport
         stream = getattr(transport, "event_stream", None)
         if stream is None:
@@ -194,6 +198,8 @@ class StdioFeed(PushFeed):
         self.proto = proto
 
     async def run(self, deliver: Deliver, health: Health) -> None:
+        import asyncio
+
         transport = self.proto.rpc.transport
         inbox: asyncio.Queue[str] = asyncio.Queue()
 
@@ -228,7 +234,7 @@ class Mcp2025(TaskProtocol):
     ) -> None:
         super().__init__(rpc, server, session=session, context_id=context_id)
         rpc.transport.headers["MCP-Protocol-Version"] = VERSION
-        self._opening: asyncio.Lock = asyncio.Lock()
+        self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
 
@@ -236,6 +242,10 @@ class Mcp2025(TaskProtocol):
 
     async def open_session(self) -> str:
         """`initialize` + `notifications/initialized`; checks that the server does tasks."""
+        import asyncio
+
+        if self._opening is None:
+            self._opening = asyncio.Lock()
         async with self._opening:
             if self.session is not None:
                 return self.session
@@ -382,6 +392,8 @@ class Mcp2025(TaskProtocol):
         the run is interrupted, `cancel` is sent. While no question has come, the task is
         polled: the read ends when it stops waiting (`NotApplicable`) or after QUESTION_WAIT
         seconds (`TaskEnded`, 6)."""
+        import asyncio
+
         if key is not None:
             raise UsageError(
                 "--key picks one of several MCP 2026-07-28 input requests; an MCP 2025-11-25 "

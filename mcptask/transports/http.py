@@ -53,6 +53,8 @@ class HttpOptions:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     max_body: int = DEFAULT_MAX_BODY
     trace: Tracer | None = None
+    #: one request at a time (one-shot commands): a blocking connection, no async pool
+    blocking: bool = False
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -98,6 +100,39 @@ class _CappedStream(httpx.AsyncByteStream):
             yield chunk
 
 
+class _BlockingTransport(httpx.AsyncBaseTransport):
+    """httpx's blocking transport behind the async client, for one-shot commands that make
+    one request at a time: it skips the async connection pool and anyio (start-up time and
+    CPU; see bench/startup.py). Concurrent work (`watch`, push streams) uses the async pool."""
+
+    def __init__(self, verify: bool) -> None:
+        self._sync = httpx.HTTPTransport(verify=verify, trust_env=False)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._sync.handle_request(request)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_AsyncOverSync(response),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        self._sync.close()
+
+
+class _AsyncOverSync(httpx.AsyncByteStream):
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._response.stream:  # type: ignore[union-attr]
+            yield chunk
+
+    async def aclose(self) -> None:
+        self._response.close()
+
+
 class HttpTransport:
     """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
     attached only to requests for the endpoint's origin, redirects included."""
@@ -128,15 +163,17 @@ class HttpTransport:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             o = self.options
+            # no CA bundle work for plain http endpoints (start-up cost)
+            verify = bool(self.url.startswith("https"))
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
                 follow_redirects=True,
                 max_redirects=5,
                 headers={"User-Agent": USER_AGENT},
                 event_hooks={"request": [self._credentials]},
-                # no CA bundle work for plain http endpoints (start-up cost)
-                verify=bool(self.url.startswith("https")),
+                verify=verify,
                 trust_env=False,
+                transport=_BlockingTransport(verify) if o.blocking else None,
             )
         return self._client
 
