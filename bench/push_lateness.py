@@ -146,9 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         f"push vs poll: {args.tasks} tasks x {args.rounds} rounds, {args.duration} s each, "
         f"pollInterval {args.poll_interval_ms} ms (2 cores)"
     )
-    print(
-        f"{'mode':6} {'ends':>5} {'late p50 ms':>12} {'late p99 ms':>12} {'max ms':>8} {'gets/task':>10}"
-    )
+    head = ("mode", "ends", "late p50 ms", "late p99 ms", "max ms", "gets/task")
+    print(f"{head[0]:6} {head[1]:>5} {head[2]:>12} {head[3]:>12} {head[4]:>8} {head[5]:>10}")
     for mode, s in summary.items():
         print(
             f"{mode:6} {s['ends']:>5} {s['late_p50_ms']:>12} {s['late_p99_ms']:>12} "
