@@ -559,19 +559,10 @@ def call(
     no_push: NoPush = False,
 ) -> None:
     """Start an MCP tool call as a task."""
-    from .commands import CallOptions, run_call
+    from .commands import CallOptions, FollowUp, run_call
 
-    opts = CallOptions(
-        tool=tool,
-        pairs=arguments or [],
-        args_json=args,
-        ttl=ttl,
-        watch=watch,
-        want_result=result,
-        interval=interval,
-        timeout=timeout,
-        push=not no_push,
-    )
+    then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    opts = CallOptions(tool=tool, pairs=arguments or [], args_json=args, ttl=ttl, then=then)
     execute(g, lambda ctx: run_call(opts, ctx), streaming=watch, one_at_a_time=not watch)
 
 
@@ -587,11 +578,10 @@ def send(
     no_push: NoPush = False,
 ) -> None:
     """Start an A2A task with a non-blocking message."""
-    from .commands import SendOptions, run_send
+    from .commands import FollowUp, SendOptions, run_send
 
-    opts = SendOptions(
-        text, watch=watch, want_result=result, interval=interval, timeout=timeout, push=not no_push
-    )
+    then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    opts = SendOptions(text, then=then)
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
 
 

@@ -84,9 +84,11 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     if not opts.task_ids and not opts.all_tasks:
         raise UsageError("watch needs task ids (or --all)")
     ctx.require_reachable("watch", opts.task_ids)
+    await ctx.expect_tasks(len(opts.task_ids))  # before the first request builds the client
     proto = await ctx.protocol()
     if opts.all_tasks:
         opts.task_ids = await _unfinished_tasks(ctx, proto)
+        await ctx.expect_tasks(len(opts.task_ids))
         if not opts.task_ids:
             ctx.out.note("no unfinished tasks to watch")
             if not ctx.out.pretty:
@@ -720,16 +722,24 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
 
 
 @dataclass
-class CallOptions:
-    tool: str
-    pairs: list[str] = field(default_factory=list)
-    args_json: str | None = None
-    ttl: int | None = None
+class FollowUp:
+    """What `call` and `send` do once the task exists: print it, watch it, wait for its
+    result."""
+
     watch: bool = False
     want_result: bool = False
     interval: float | None = None
     timeout: float | None = None
     push: bool = True
+
+
+@dataclass
+class CallOptions:
+    tool: str
+    pairs: list[str] = field(default_factory=list)
+    args_json: str | None = None
+    ttl: int | None = None
+    then: FollowUp = field(default_factory=FollowUp)
 
 
 async def run_call(opts: CallOptions, ctx: Context) -> int:
@@ -739,53 +749,28 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     schema = await proto.tool_schema(opts.tool) if arguments.needs_schema(opts.pairs) else None
     args = arguments.build(opts.pairs, opts.args_json, schema)
     created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
-    return await _after_create(
-        ctx,
-        created,
-        watch=opts.watch,
-        want_result=opts.want_result,
-        interval=opts.interval,
-        timeout=opts.timeout,
-        push=opts.push,
-    )
+    return await _after_create(ctx, created, opts.then)
 
 
 @dataclass
 class SendOptions:
     text: str
-    watch: bool = False
-    want_result: bool = False
-    interval: float | None = None
-    timeout: float | None = None
-    push: bool = True
+    then: FollowUp = field(default_factory=FollowUp)
 
 
 async def run_send(opts: SendOptions, ctx: Context) -> int:
     proto = await ctx.protocol()
     created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
-    return await _after_create(
-        ctx,
-        created,
-        watch=opts.watch,
-        want_result=opts.want_result,
-        interval=opts.interval,
-        timeout=opts.timeout,
-        push=opts.push,
-    )
+    return await _after_create(ctx, created, opts.then)
 
 
 async def _after_create(
-    ctx: Context,
-    created: Any,
-    *,
-    watch: bool,
-    want_result: bool,
-    interval: float | None,
-    timeout: float | None,
-    title: str | None = None,
-    push: bool = True,
+    ctx: Context, created: Any, then: FollowUp, *, title: str | None = None
 ) -> int:
     from .protocols.base import TaskRef, TaskResult
+
+    watch, want_result = then.watch, then.want_result
+    interval, timeout, push = then.interval, then.timeout, then.push
 
     if created.task is None:
         ctx.out.note("the server answered without creating a task; this is its answer")
@@ -845,10 +830,7 @@ async def run_demo(opts: DemoOptions, ctx: Context) -> int:
         return await _after_create(
             ctx,
             created,
-            watch=True,
-            want_result=opts.want_result,
-            interval=None,
-            timeout=None,
+            FollowUp(watch=True, want_result=opts.want_result),
             title="mcptask demo: watching a task on the embedded server",
         )
 
