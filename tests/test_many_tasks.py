@@ -1,0 +1,274 @@
+"""Watches of many tasks (>= MANY_TASKS) poll through httpx-aiohttp's transport: the same
+results, the same errors and retries as httpx's own transport, and one-shot commands never
+import aiohttp."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mcptask.app import MANY_TASKS
+from mcptask.demo_server import DemoServer
+from mcptask.errors import TransportError
+from mcptask.transports.http import HttpOptions, HttpTransport
+
+from conftest import RunCli, assert_one_line_error
+from servers.fault_server import (
+    SESSION,
+    FaultHandler,
+    FaultServer,
+    Json,
+    reset,
+    reset_at_once,
+    short_body,
+    task,
+)
+
+AIOHTTP_LINE = "* HTTP: aiohttp connection pool (many tasks)"
+P = ("-p", "mcp-2025-11-25")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def create_tasks(url: str, n: int) -> tuple[str, list[str]]:
+    """One session, `n` build-report tasks (raw JSON-RPC): the session id and the task ids."""
+    head = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    with httpx.Client(timeout=10) as c:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+        r = c.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+        sid = r.headers["mcp-session-id"]
+        head["Mcp-Session-Id"] = sid
+        c.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=head)
+        ids = []
+        for i in range(n):
+            params = {"name": "build-report", "arguments": {"topic": f"t{i}"}, "task": {}}
+            call = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}
+            ids.append(c.post(url, json=call, headers=head).json()["result"]["task"]["taskId"])
+    return sid, ids
+
+
+def test_a_watch_of_many_tasks_uses_aiohttp_and_ends_every_task(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=1.5) as server:
+        sid, ids = create_tasks(server.url, 60)
+        r = run_cli(
+            "watch", *ids, "--url", server.url, "--session", sid, *P, "-o", "ndjson", "--trace"
+        )
+    assert r.code == 0, r.stderr[-2000:]
+    lines = r.lines()
+    ends = {line["taskId"]: line for line in lines if line["event"] == "end"}
+    assert set(ends) == set(ids)
+    assert all(e["outcome"] == "completed" and e["exitCode"] == 0 for e in ends.values())
+    assert lines[-1] == {"event": "done", "exitCode": 0, "outcomes": {"completed": 60}}
+    assert r.stderr.count(AIOHTTP_LINE) == 1
+    assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
+
+
+def test_a_small_watch_keeps_the_default_transport(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=0.5) as server:
+        sid, ids = create_tasks(server.url, 2)
+        r = run_cli("watch", *ids, "--url", server.url, "--session", sid, *P, "--trace")
+    assert r.code == 0, r.stderr[-2000:]
+    assert AIOHTTP_LINE not in r.stderr
+
+
+def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=1.5) as server:
+        sid, ids = create_tasks(server.url, MANY_TASKS)
+        r = run_cli(
+            "watch", "--all", "--url", server.url, "--session", sid, *P, "-o", "json", "--trace"
+        )
+    assert r.code == 0, r.stderr[-2000:]
+    assert {t["taskId"] for t in r.json()["tasks"]} == set(ids)
+    # listed with httpx's own transport, watched with aiohttp's
+    listed, _, watched = r.stderr.partition(AIOHTTP_LINE)
+    assert '"method":"tasks/list"' in listed.replace(" ", "")
+    assert '"method":"tasks/get"' in watched.replace(" ", "")
+
+
+def test_connection_refused_is_the_same_one_line_error(run_cli: RunCli) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    ids = [f"t{i}" for i in range(MANY_TASKS + 10)]
+    few = run_cli("watch", ids[0], "--url", url)
+    many = run_cli("watch", *ids, "--url", url)
+    for r in (few, many):
+        assert r.code == 4, r.stderr
+        assert_one_line_error(r)
+    assert "connection refused" in many.stderr
+    assert many.stderr == few.stderr
+    traced = run_cli("watch", *ids, "--url", url, "--trace")
+    assert traced.code == 4
+    assert AIOHTTP_LINE in traced.stderr
+    assert traced.stderr.splitlines()[-1] == many.stderr.strip()
+
+
+def closed(h: FaultHandler, msg: Json) -> None:
+    """The connection closes before any answer."""
+    h.close_connection = True
+
+
+@pytest.fixture
+def fault() -> Iterator[FaultServer]:
+    with FaultServer() as fs:
+        yield fs
+
+
+def retries(stderr: str) -> list[str]:
+    """The watch's retry notes, task ids and ports taken out."""
+    out = []
+    for line in stderr.splitlines():
+        if "retrying in" in line:
+            line = re.sub(r"\bt\d+: ", "", line)
+            out.append(re.sub(r"127\.0\.0\.1:\d+", "HOST", line.split("; retrying")[0]))
+    return sorted(out)
+
+
+def test_a_dropped_connection_is_retried_like_with_the_default_transport(
+    fault: FaultServer, run_cli: RunCli
+) -> None:
+    drops: list[Callable[[], Any]] = [short_body, reset, reset_at_once, lambda: closed]
+
+    def scenario(n: int) -> tuple[str, list[str]]:
+        ids = [f"t{i}" for i in range(n)]
+        get = {
+            tid: [drops[i % len(drops)](), task(taskId=tid, status="completed")]
+            for i, tid in enumerate(ids)
+        }
+        return fault.url("drops", get=get), ids
+
+    url, few_ids = scenario(len(drops))
+    few = run_cli("watch", *few_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
+    url, many_ids = scenario(MANY_TASKS + 10)
+    many = run_cli(
+        "watch", *many_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--trace"
+    )
+    assert AIOHTTP_LINE in many.stderr
+    for r, ids in ((few, few_ids), (many, many_ids)):
+        assert r.code == 0, r.stderr[-2000:]
+        assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
+        ends = [line for line in r.lines() if line["event"] == "end"]
+        assert sorted(e["taskId"] for e in ends) == sorted(ids)
+        assert {e["outcome"] for e in ends} == {"completed"}
+    # the same notes (one per task), word for word
+    assert sorted(set(retries(many.stderr))) == sorted(set(retries(few.stderr)))
+    assert len(retries(many.stderr)) == len(many_ids)
+
+
+def serve(handler: Callable[[socket.socket], None]) -> tuple[str, Callable[[], None]]:
+    """A raw TCP server on a thread; each connection goes to `handler`."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def loop() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+
+    def close() -> None:
+        stop.set()
+        srv.close()
+
+    return f"http://127.0.0.1:{srv.getsockname()[1]}/mcp", close
+
+
+def _read_request(conn: socket.socket) -> None:
+    """The whole request, body included: closing with unread bytes would send a reset."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    m = re.search(rb"(?i)content-length:\s*(\d+)", head)
+    while m and len(body) < int(m[1]):
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        body += chunk
+
+
+def _silent(conn: socket.socket) -> None:
+    _read_request(conn)
+    threading.Event().wait(3)
+    conn.close()
+
+
+def _chunked_cut(conn: socket.socket) -> None:
+    _read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    conn.sendall(b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"jso')
+    conn.close()
+
+
+def _bad_status(conn: socket.socket) -> None:
+    _read_request(conn)
+    conn.sendall(b"HTTP/1.1 OK\r\n\r\n")
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "handler", [_silent, _chunked_cut, _bad_status], ids=["timeout", "chunked-cut", "bad-status"]
+)
+def test_transport_errors_read_the_same(handler: Callable[[socket.socket], None]) -> None:
+    url, close = serve(handler)
+
+    async def error(many: bool) -> str:
+        t = HttpTransport(HttpOptions(url=url, read_timeout=0.5, many=many))
+        try:
+            async for _ in t.send({"jsonrpc": "2.0", "id": 1, "method": "ping"}):
+                pass
+        except TransportError as exc:
+            return exc.message
+        finally:
+            await t.aclose()
+        raise AssertionError("no error")
+
+    try:
+        default, aio = asyncio.run(error(False)), asyncio.run(error(True))
+    finally:
+        close()
+    assert default.split(":")[0] == aio.split(":")[0]
+    if handler is not _bad_status:  # the two HTTP parsers word a bad status line differently
+        assert aio == default
+
+
+def test_one_shot_commands_do_not_import_aiohttp(run_cli: RunCli) -> None:
+    with DemoServer(task_seconds=5) as server:
+        sid, ids = create_tasks(server.url, 1)
+        got = run_cli(
+            "get",
+            ids[0],
+            "--url",
+            server.url,
+            "--session",
+            sid,
+            *P,
+            "-o",
+            "json",
+            env={"PYTHONPROFILEIMPORTTIME": "1"},
+        )
+    assert got.code == 0, got.stderr[-2000:]
+    assert "import time:" in got.stderr
+    assert "httpx" in got.stderr  # the check does see imports
+    assert "aiohttp" not in got.stderr
