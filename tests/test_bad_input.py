@@ -140,3 +140,19 @@ def test_version_and_help(run_cli: RunCli) -> None:
     assert h.code == 0
     for cmd in ("get", "watch", "result", "list", "cancel", "call", "demo"):
         assert cmd in h.stdout
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_and_help_import_neither_httpx_nor_pydantic(flag: str) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcptask.cli import main\n"
+        f"code = main([{flag!r}])\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'pydantic', 'rich'})\n"
+        "print('HEAVY', heavy, code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "HEAVY [] 0", out.stdout + out.stderr
