@@ -41,14 +41,21 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
     ctx.require_reachable("get", [opts.task_id])
     proto = await ctx.protocol()
     proto.history_length = opts.history
-    ref = ctx.ref(opts.task_id)
+    task, _ = await _look_up(ctx, proto, opts.task_id)
+    ctx.out.task(task)
+    return 0
+
+
+async def _look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task, TaskRef]:
+    """One status fetch through the task book's reference; recorded; a task the book knew
+    but the server does not is reported as expired."""
+    ref = ctx.ref(task_id)
     try:
         task = await proto.get(ref)
     except TaskNotFound as exc:
-        raise _gone(ctx, opts.task_id, exc) from None
+        raise _gone(ctx, task_id, exc) from None
     ctx.remember(task, ref)
-    ctx.out.task(task)
-    return 0
+    return task, ref
 
 
 def _gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
@@ -538,12 +545,7 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     interactive = not given and stdin_is_terminal() and stdout_is_terminal()
     ctx.require_reachable("answer", [opts.task_id])
     proto = await ctx.protocol()
-    ref = ctx.ref(opts.task_id)
-    try:
-        task = await proto.get(ref)
-    except TaskNotFound as exc:
-        raise _gone(ctx, opts.task_id, exc) from None
-    ctx.remember(task, ref)
+    task, ref = await _look_up(ctx, proto, opts.task_id)
     _check_waiting(task)
     requests = proto.input_requests(task)
     if not given and not interactive:

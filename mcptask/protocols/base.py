@@ -268,6 +268,26 @@ class TaskProtocol(ABC):
         raise NotApplicable(f"{self.name} tasks never ask for input: there is nothing to answer")
 
 
+async def paged(
+    fetch: Callable[[dict[str, Any]], Awaitable[Any]], method: str, key: str
+) -> list[Any]:
+    """Every page of an MCP cursor-paginated list (`cursor` in, `nextCursor` out). `fetch`
+    sends `method` with the given params; a page without its `key` list is not the protocol.
+    A cursor that repeats ends the walk (a server that loops must not loop mcptask)."""
+    out: list[Any] = []
+    cursor: str | None = None
+    for _ in range(1000):
+        data = await fetch({"cursor": cursor} if cursor else {})
+        if not isinstance(data, dict) or not isinstance(data.get(key), list):
+            raise ProtocolError(f"the server's {method} answer has no `{key}` list")
+        out.extend(data[key])
+        nxt = data.get("nextCursor")
+        if not isinstance(nxt, str) or not nxt or nxt == cursor:
+            break
+        cursor = nxt
+    return out
+
+
 def parse_wire(model: type[BaseModel], data: Any, what: str) -> Any:
     """Validate a wire object; anything wrong is the server's fault (exit 4), one line."""
     if not isinstance(data, Mapping):

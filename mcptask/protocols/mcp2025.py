@@ -38,6 +38,7 @@ from .base import (
     TaskResult,
     lenient_int,
     lenient_str,
+    paged,
     parse_wire,
 )
 
@@ -536,34 +537,12 @@ class Mcp2025(TaskProtocol):
 
     async def _list_session(self, session: str | None) -> list[Task]:
         ref = TaskRef(task_id="(list)", session=session) if session else None
-        out: list[Task] = []
-        cursor: str | None = None
-        for _ in range(1000):
-            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
-            data = await self._call("tasks/list", params, ref)
-            if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
-                raise ProtocolError("the server's tasks/list answer has no `tasks` list")
-            out.extend(self._task(t, "task in tasks/list") for t in data["tasks"])
-            nxt = data.get("nextCursor")
-            if not isinstance(nxt, str) or not nxt or nxt == cursor:
-                break
-            cursor = nxt
-        return out
+        tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+        return [self._task(t, "task in tasks/list") for t in tasks]
 
     async def tools(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(100):
-            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
-            data = await self._call("tools/list", params, None)
-            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
-                raise ProtocolError("the server's tools/list answer has no `tools` list")
-            out.extend(t for t in data["tools"] if isinstance(t, dict))
-            nxt = data.get("nextCursor")
-            if not isinstance(nxt, str) or not nxt or nxt == cursor:
-                break
-            cursor = nxt
-        return out
+        tools = await paged(lambda p: self._call("tools/list", p, None), "tools/list", "tools")
+        return [t for t in tools if isinstance(t, dict)]
 
     async def _tool(self, name: str) -> dict[str, Any]:
         tools = await self.tools()

@@ -38,6 +38,7 @@ from .base import (
     TaskResult,
     lenient_int,
     lenient_str,
+    paged,
     parse_wire,
 )
 
@@ -379,19 +380,8 @@ class Mcp2026(TaskProtocol):
         return done
 
     async def tools(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(100):
-            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
-            data = await self._request("tools/list", params)
-            if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
-                raise ProtocolError("the server's tools/list answer has no `tools` list")
-            out.extend(t for t in data["tools"] if isinstance(t, dict))
-            nxt = data.get("nextCursor")
-            if not isinstance(nxt, str) or not nxt or nxt == cursor:
-                break
-            cursor = nxt
-        return out
+        tools = await paged(lambda p: self._request("tools/list", p), "tools/list", "tools")
+        return [t for t in tools if isinstance(t, dict)]
 
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
         tools = await self.tools()
