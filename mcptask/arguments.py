@@ -10,7 +10,7 @@ from typing import Any
 from .errors import UsageError
 
 
-def _types(prop: Any) -> list[str]:
+def schema_types(prop: Any) -> list[str]:
     if not isinstance(prop, dict):
         return []
     t = prop.get("type")
@@ -21,7 +21,7 @@ def _types(prop: Any) -> list[str]:
     for key in ("anyOf", "oneOf"):
         alts = prop.get(key)
         if isinstance(alts, list):
-            return [x for alt in alts for x in _types(alt)]
+            return [x for alt in alts for x in schema_types(alt)]
     return []
 
 
@@ -35,7 +35,7 @@ def _loads(text: str) -> Any:
 
 
 def coerce(key: str, value: str, prop: Any) -> Any:
-    types = _types(prop)
+    types = schema_types(prop)
     if not types or "string" in types:
         return value
     for t in types:

@@ -9,7 +9,7 @@ be mcptask's TOML:
 
     [servers.research]
     url = "https://example.com/mcp"
-    protocol = "mcp-2025-11-25"     # optional
+    protocol = "auto"               # optional: one of `mcptask get --help`'s -p choices
     headers = { "X-Team" = "blue" }
     token_env = "RESEARCH_TOKEN"    # or token_file = "research.token"
 

@@ -3,13 +3,33 @@ only place that turns an exception into a process exit status (see the CLI contr
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
+
+
+class ExitCode(IntEnum):
+    """mcptask's exit statuses (the CLI contract's table): the only place they are numbered."""
+
+    OK = 0
+    INTERNAL = 1
+    USAGE = 2
+    AUTH = 3
+    SERVER = 4
+    FAILED = 5
+    INPUT = 6
+    TIMEOUT = 7
+    CANCELLED = 8
+    NOT_FOUND = 9
+    INCOMPLETE = 10
+    NOT_APPLICABLE = 11
+    INTERRUPTED = 130
+    TERMINATED = 143
 
 
 class McptaskError(Exception):
     """Base class: a failure with a one-line message for the user."""
 
-    exit_code = 1
+    exit_code: int = ExitCode.INTERNAL
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -23,19 +43,19 @@ class McptaskError(Exception):
 class UsageError(McptaskError):
     """The command line or configuration is wrong (exit 2)."""
 
-    exit_code = 2
+    exit_code: int = ExitCode.USAGE
 
 
 class AuthError(McptaskError):
     """Authentication or permission refused: HTTP 401/403 (exit 3)."""
 
-    exit_code = 3
+    exit_code: int = ExitCode.AUTH
 
 
 class ServerError(McptaskError):
     """Unreachable, timed out, not the protocol, or no task support (exit 4)."""
 
-    exit_code = 4
+    exit_code: int = ExitCode.SERVER
     #: a failure worth retrying during `watch` (connection errors, 5xx, timeouts, non-JSON)
     transient = False
 
@@ -90,13 +110,13 @@ class RpcError(ServerError):
 class TaskNotFound(McptaskError):
     """Unknown or expired task id (exit 9)."""
 
-    exit_code = 9
+    exit_code: int = ExitCode.NOT_FOUND
 
 
 class NotApplicable(McptaskError):
     """The operation does not apply to the task's state (exit 11)."""
 
-    exit_code = 11
+    exit_code: int = ExitCode.NOT_APPLICABLE
 
 
 class TaskEnded(McptaskError):
@@ -108,26 +128,26 @@ class TaskEnded(McptaskError):
 
 
 class Interrupted(McptaskError):
-    exit_code = 130
+    exit_code: int = ExitCode.INTERRUPTED
 
-    def __init__(self, message: str = "interrupted", exit_code: int = 130) -> None:
+    def __init__(self, message: str = "interrupted", exit_code: int = ExitCode.INTERRUPTED) -> None:
         super().__init__(message)
         self.exit_code = exit_code
 
 
 #: exit status by task outcome (contract: watch's `end` lines)
-OUTCOME_EXIT = {
-    "completed": 0,
-    "failed": 5,
-    "input_required": 6,
-    "auth_required": 6,
-    "timeout": 7,
-    "cancelled": 8,
-    "rejected": 8,
-    "expired": 9,
-    "unknown": 9,
-    "error": 4,
-    "interrupted": 130,
+OUTCOME_EXIT: dict[str, int] = {
+    "completed": ExitCode.OK,
+    "failed": ExitCode.FAILED,
+    "input_required": ExitCode.INPUT,
+    "auth_required": ExitCode.INPUT,
+    "timeout": ExitCode.TIMEOUT,
+    "cancelled": ExitCode.CANCELLED,
+    "rejected": ExitCode.CANCELLED,
+    "expired": ExitCode.NOT_FOUND,
+    "unknown": ExitCode.NOT_FOUND,
+    "error": ExitCode.SERVER,
+    "interrupted": ExitCode.INTERRUPTED,
 }
 
 
@@ -136,5 +156,7 @@ def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, McptaskError):
         return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
-        return 130
-    return 1
+        return ExitCode.INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        return ExitCode.OK  # the reader went away (`| head -1`): not a failure
+    return ExitCode.INTERNAL

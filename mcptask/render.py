@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from .model import Task
+from .protocols.wire import result_text
 from .textsafe import clean, one_line
 
 if TYPE_CHECKING:
@@ -43,9 +44,10 @@ STYLE = {
 }
 
 
-def resolve_mode(mode: str, stream: IO[str], *, streaming: bool = False) -> str:
+def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
+    """`auto`: pretty on a terminal; else ndjson for streaming commands, json for the rest."""
     if mode == "auto":
-        if stream.isatty():
+        if terminal:
             return "pretty"
         return "ndjson" if streaming else "json"
     return mode
@@ -215,44 +217,6 @@ def task_panel(task: Task) -> RenderableType:
     grid.add_row("protocol", task.protocol)
     grid.add_row("server", safe(task.server))
     return grid
-
-
-def result_text(payload: Any) -> tuple[str, bool]:
-    """The human text of a result payload (MCP CallToolResult or A2A artifacts) and whether
-    it is an error."""
-    if isinstance(payload, dict):
-        is_error = payload.get("isError") is True
-        parts: list[str] = []
-        content = payload.get("content")
-        if isinstance(content, list):
-            for item in content:
-                if not isinstance(item, dict):
-                    continue
-                kind = item.get("type")
-                if kind == "text" and isinstance(item.get("text"), str):
-                    parts.append(item["text"])
-                elif kind in ("image", "audio"):
-                    parts.append(f"[{kind}: {item.get('mimeType', '?')}]")
-                elif kind == "resource_link":
-                    parts.append(f"[resource: {item.get('uri', '?')}]")
-                elif kind == "resource":
-                    res = item.get("resource")
-                    if isinstance(res, dict) and isinstance(res.get("text"), str):
-                        parts.append(res["text"])
-                    else:
-                        uri = res.get("uri", "?") if isinstance(res, dict) else "?"
-                        parts.append(f"[resource: {uri}]")
-                else:
-                    parts.append(dumps(item))
-        if "text" in payload and isinstance(payload["text"], str) and not parts:
-            parts.append(payload["text"])
-        if not parts and payload.get("structuredContent") is not None:
-            parts.append(json.dumps(payload["structuredContent"], indent=2, ensure_ascii=False))
-        if parts:
-            return "\n".join(parts), is_error
-    if isinstance(payload, str):
-        return payload, False
-    return json.dumps(payload, indent=2, ensure_ascii=False), False
 
 
 def result_renderable(result: TaskResult) -> RenderableType:

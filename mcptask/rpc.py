@@ -6,21 +6,36 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from .errors import ProtocolError, RpcError
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import httpx
 
 Message = dict[str, Any]
 #: called with a request or notification from the server that arrived on a request's stream
 ServerMessageHandler = Callable[[Message], Awaitable[None]]
 
 
+class StreamEvent(NamedTuple):
+    """One server-sent event of a standalone stream (`event` "open" first, with no data)."""
+
+    event: str
+    data: str
+    id: str | None
+    retry: int | None
+
+
 class Transport(Protocol):
+    """What every transport does. What only some do is one of the capability protocols below;
+    protocols test for those with `isinstance`, never with `getattr`."""
+
     url: str
     #: headers sent with every message (protocol version and the like)
     headers: dict[str, str]
-    #: the last `Mcp-Session-Id` the server gave, where the transport has such a thing
-    session_id: str | None
 
     def send(
         self,
@@ -34,6 +49,44 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
     def redact(self, message: str) -> str: ...
+
+
+@runtime_checkable
+class HasSession(Protocol):
+    """Keeps the `Mcp-Session-Id` the server gave (MCP 2025-11-25 over HTTP and stdio)."""
+
+    session_id: str | None
+
+
+@runtime_checkable
+class HasEventStream(Protocol):
+    """Opens the endpoint's standalone GET event stream (server push over HTTP)."""
+
+    def event_stream(
+        self, *, headers: Mapping[str, str] | None = None, last_event_id: str | None = None
+    ) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class HasNotifications(Protocol):
+    """Hands over notifications that arrive outside any request (stdio: the server's stdout)."""
+
+    on_notification: Callable[[Message], None] | None
+    notifications: asyncio.Queue[Message]
+
+
+@runtime_checkable
+class FetchesUrls(Protocol):
+    """Makes plain GET requests (A2A agent cards)."""
+
+    async def get(self, path_or_url: str) -> httpx.Response: ...
+
+
+@runtime_checkable
+class SwitchesPool(Protocol):
+    """Can move to a connection pool built for many requests in flight (big watches)."""
+
+    async def use_many(self) -> None: ...
 
 
 def _is_response(msg: Message) -> bool:

@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from . import redact
 from .errors import UsageError
+from .urls import safe_url, shown_url
 
 if TYPE_CHECKING:
-    from .app import GlobalOptions, Target
     from .config import ConfigFile, ServerEntry
 
 ENV_URL = "MCPTASK_URL"
@@ -32,6 +32,48 @@ ENV_SERVER = "MCPTASK_SERVER"
 ENV_TOKEN = "MCPTASK_TOKEN"
 
 Warn = Callable[[str], None]
+
+
+@dataclass
+class GlobalOptions:
+    """The options every command accepts (the contract's "Choosing the target")."""
+
+    url: str | None = None
+    server: str | None = None
+    config: str | None = None
+    stdio: str | None = None
+    protocol: str = "auto"
+    headers: list[str] = field(default_factory=list)
+    token_file: str | None = None
+    session: str | None = None
+    context_id: str | None = None
+    output: str = "auto"
+    trace: bool = False
+
+
+@dataclass
+class Target:
+    """Where to send requests, after flags, environment and config files are merged."""
+
+    url: str | None = None
+    command: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    protocol: str = "auto"
+    headers: dict[str, str] = field(default_factory=dict)
+    token: str | None = None
+    name: str | None = None
+    #: a stdio server's working directory
+    cwd: str | None = None
+    #: a throwaway server (the demo): nothing is kept in the task book
+    ephemeral: bool = False
+
+    @property
+    def key(self) -> str:
+        """The task book's namespace for this target; shown in every task, so never a user,
+        password or key."""
+        if self.url:
+            return shown_url(self.url)
+        return "stdio:" + " ".join(self.command or [])
 
 
 # -- which target -------------------------------------------------------------------------------
@@ -131,20 +173,18 @@ def _protocol(options: GlobalOptions, entry: ServerEntry | None) -> str:
     if options.protocol and options.protocol != "auto":
         return options.protocol
     if entry is not None and entry.protocol:
-        from .protocols import NAMES
+        from .protocols.registry import NAMES
 
         if entry.protocol not in NAMES:
             raise UsageError(
                 f"server {entry.name!r} ({entry.source}): unknown protocol {entry.protocol!r}; "
-                f"known: {', '.join(NAMES)}"
+                f"known: auto, {', '.join(NAMES)}"
             )
         return entry.protocol
     return "auto"
 
 
 def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> Target:
-    from .app import Target
-
     url = url.strip()
     if not url.startswith(("http://", "https://")):
         what = f"server {entry.name!r}: url" if entry else "--url"
@@ -170,8 +210,6 @@ def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> 
 def _stdio_target(
     options: GlobalOptions, command: list[str], entry: ServerEntry | None, warn: Warn | None
 ) -> Target:
-    from .app import Target
-
     ignored = []
     if options.headers or (entry is not None and entry.headers):
         ignored.append("-H headers" if options.headers else "the entry's headers")
@@ -270,24 +308,6 @@ def entry_token(entry: ServerEntry) -> str | None:
 
 
 # -- describing, without secrets ------------------------------------------------------------------
-
-
-def safe_url(url: str) -> str:
-    """A URL with its password and secret-looking query values redacted."""
-    try:
-        u = urlsplit(url)
-    except ValueError:
-        return url
-    netloc = u.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user, sep, _password = userinfo.partition(":")
-        netloc = f"{user}:{redact.REDACTED}@{hostport}" if sep else f"{user}@{hostport}"
-    parts = []
-    for part in u.query.split("&") if u.query else []:
-        key, sep, _value = part.partition("=")
-        parts.append(f"{key}={redact.REDACTED}" if sep and redact.is_secret_name(key) else part)
-    return urlunsplit((u.scheme, netloc, u.path, "&".join(parts), u.fragment))
 
 
 def safe_command(command: list[str]) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from . import redact
+from .urls import redact_query
 
 VERSION = 1
 MAX_RESULT_BYTES = 1024 * 1024
@@ -52,11 +52,7 @@ def endpoint_key(url: str) -> str:
         host = f"[{host}]"
     netloc = host + (f":{u.port}" if u.port else "")
     path = u.path.rstrip("/")
-    query = "&".join(
-        f"{k}={redact.REDACTED}" if sep and redact.is_secret_name(k) else f"{k}{sep}{v}"
-        for k, sep, v in (p.partition("=") for p in u.query.split("&") if p)
-    )
-    return urlunsplit((u.scheme.lower(), netloc.lower(), path, query, ""))
+    return urlunsplit((u.scheme.lower(), netloc.lower(), path, redact_query(u.query), ""))
 
 
 def now_iso() -> str:

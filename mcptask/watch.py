@@ -3,7 +3,7 @@ to fetch a task, a way to fetch a result, a clock, a sleep, and somewhere to rep
 
 Rules (the CLI contract, "Pacing"):
 - each task is polled `pollInterval` after the previous answer *arrived*, never sooner; the
-  server's hint is clamped to [MIN_INTERVAL, MAX_INTERVAL]; `floor` (`--interval`) only lengthens;
+  server's hint is clamped by `pacing.poll_seconds`; `floor` (`--interval`) only lengthens;
 - terminal states end a task; so do input_required/auth_required when the run cannot answer;
 - with `want_result`, the result is fetched in the same tick that sees `completed`/`failed`;
 - a task that was seen and then is not found has expired;
@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from .errors import (
     OUTCOME_EXIT,
     AuthError,
+    ExitCode,
     HttpStatusError,
     McptaskError,
     ProtocolError,
@@ -37,10 +38,9 @@ from .errors import (
     TaskNotFound,
 )
 from .model import INTERRUPTED, TERMINAL, Task
+from .pacing import poll_seconds
 from .protocols.base import PushFeed, TaskRef, TaskResult
 
-MIN_INTERVAL = 0.25
-MAX_INTERVAL = 300.0
 MAX_BACKOFF = 60.0
 RELAX_FACTOR = 5.0
 RELAXED_MIN = 10.0
@@ -117,11 +117,8 @@ class Events(Protocol):
 
 
 def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
-    hint = config.default_interval
-    if task is not None and task.pollInterval is not None:
-        # clamp first: a huge integer from a server must not overflow the float division
-        hint = min(max(task.pollInterval, 0), int(MAX_INTERVAL * 1000)) / 1000.0
-    hint = max(min(max(hint, MIN_INTERVAL), MAX_INTERVAL), config.floor)
+    hint = poll_seconds(task.pollInterval if task is not None else None, config.default_interval)
+    hint = max(hint, config.floor)
     if relaxed:
         return max(hint * RELAX_FACTOR, RELAXED_MIN)
     return hint
@@ -166,7 +163,7 @@ class Watcher:
             self.events.update(w, "poll")
         return w
 
-    def interrupt(self, code: int = 130) -> None:
+    def interrupt(self, code: int = ExitCode.INTERRUPTED) -> None:
         self._interrupt_code = code
         if self._main is not None:
             self._main.cancel()
@@ -195,7 +192,7 @@ class Watcher:
                 t.cancel()
             if feeds or self._answering:
                 await asyncio.gather(*feeds, *self._answering, return_exceptions=True)
-        return max((w.exit_code or 0 for w in self.watched), default=0)
+        return max((w.exit_code or ExitCode.OK for w in self.watched), default=ExitCode.OK)
 
     # -- push ---------------------------------------------------------------------------------
 
@@ -419,7 +416,7 @@ class Watcher:
         w.failures += 1
         w.last_error = exc.message
         if w.failures >= self.config.max_failures:
-            self._end(w, "error", 4)
+            self._end(w, "error", ExitCode.SERVER)
             return
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
@@ -444,7 +441,9 @@ class Watcher:
             self._open -= 1
         w.outcome = outcome
         w.ended = self.clock()
-        w.exit_code = exit_code if exit_code is not None else OUTCOME_EXIT.get(outcome, 1)
+        w.exit_code = (
+            exit_code if exit_code is not None else OUTCOME_EXIT.get(outcome, ExitCode.INTERNAL)
+        )
         self.events.end(w)
 
 

@@ -157,7 +157,7 @@ def test_a2a03_send_get_watch_result(run_cli: RunCli, a2a_server: A2AServerProce
 # -- subscriptions, called directly -----------------------------------------------------------
 
 
-async def _follow(cls: type[a2a_mod._A2A], url: str, text: str) -> tuple[list[Any], list[Any]]:
+async def _follow(cls: type[a2a_mod.A2ABase], url: str, text: str) -> tuple[list[Any], list[Any]]:
     from mcptask.rpc import RpcClient
     from mcptask.transports.http import HttpOptions, HttpTransport
 
@@ -175,7 +175,7 @@ async def _follow(cls: type[a2a_mod._A2A], url: str, text: str) -> tuple[list[An
 
 
 @pytest.mark.parametrize("cls", [a2a_mod.A2A10, a2a_mod.A2A03])
-def test_subscribe_yields_stages(cls: type[a2a_mod._A2A], a2a_server: A2AServerProcess) -> None:
+def test_subscribe_yields_stages(cls: type[a2a_mod.A2ABase], a2a_server: A2AServerProcess) -> None:
     live, finished = asyncio.run(_follow(cls, a2a_server.url, "stream me"))
     messages = list(dict.fromkeys(t.statusMessage for t in live if t.statusMessage))
     assert messages[-2:] == STEPS[1:]  # step 1 may be over before the stream opens

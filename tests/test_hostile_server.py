@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from mcptask.pacing import MAX_POLL_INTERVAL as MAX_INTERVAL
+from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.transports.http import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
-from mcptask.watch import MAX_INTERVAL, MIN_INTERVAL
 
 from conftest import RunCli, assert_one_line_error
 from servers.fault_server import (

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcptask.app import MANY_TASKS
+from mcptask.context import MANY_TASKS
 from mcptask.demo_server import DemoServer
 from mcptask.errors import TransportError
 from mcptask.transports.http import HttpOptions, HttpTransport

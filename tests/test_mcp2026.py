@@ -714,4 +714,4 @@ def test_module_is_registered() -> None:
     from mcptask import protocols
 
     assert protocols.protocol_class(V2026) is Mcp2026
-    assert Mcp2026.can_list is False and Mcp2026.session_bound is False
+    assert Mcp2026.can_list is False

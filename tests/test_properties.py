@@ -21,9 +21,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mcptask import arguments, commands
+from mcptask import arguments
+from mcptask.commands.list import local_tasks
 from mcptask.errors import McptaskError, ProtocolError
 from mcptask.model import STATUSES, Task
+from mcptask.pacing import MAX_POLL_INTERVAL as MAX_INTERVAL
+from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols import mcp2025
 from mcptask.protocols.base import TaskResult
 from mcptask.render import LiveEvents, Output, result_renderable, task_panel
@@ -31,7 +34,7 @@ from mcptask.rpc import RpcClient
 from mcptask.taskbook import TaskBook
 from mcptask.textsafe import clean, one_line
 from mcptask.transports.http import HttpOptions, HttpTransport, _retry_after
-from mcptask.watch import MAX_INTERVAL, MIN_INTERVAL, WatchConfig, Watched, interval_for
+from mcptask.watch import WatchConfig, Watched, interval_for
 
 pytestmark = pytest.mark.timeout(120)
 #: more examples for a deeper search: HYPOTHESIS_EXAMPLES=5000 pytest tests/test_properties.py
@@ -503,7 +506,7 @@ def test_any_task_book_file_is_read_or_set_aside(content: bytes) -> None:
         book = TaskBook(path, warn=warnings.append)
         book.lookup("http://s/mcp", "t")
         ctx = SimpleNamespace(book=book, server="http://s/mcp")
-        for task in commands.local_tasks(ctx):  # type: ignore[arg-type]
+        for task in local_tasks(ctx):  # type: ignore[arg-type]
             json.dumps(task.to_json())
         book.record("http://s/mcp", "new", status="working", session="s1", result={"a": 1})
         book.set_endpoint("http://s/mcp", protocol="mcp-2025-11-25")

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from mcptask.app import GlobalOptions
 from mcptask.demo_server import DemoServer, _Handler, _HTTPServer
 from mcptask.errors import UsageError
+from mcptask.targets import GlobalOptions
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess

@@ -12,8 +12,9 @@ import pytest
 
 from mcptask.errors import AuthError, HttpStatusError, RpcError, TaskNotFound, TransportError
 from mcptask.model import Task
+from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols.base import TaskRef, TaskResult
-from mcptask.watch import MIN_INTERVAL, WatchConfig, Watched, Watcher
+from mcptask.watch import WatchConfig, Watched, Watcher
 
 
 def task(

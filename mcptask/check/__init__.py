@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AuthError, McptaskError, ProtocolError, RpcError, UsageError
+from ..errors import AuthError, ExitCode, McptaskError, ProtocolError, RpcError, UsageError
 from .suite import (
     COULD_NOT_RUN,
     FAIL,
@@ -33,22 +33,13 @@ from .suite import (
 )
 
 if TYPE_CHECKING:
-    from ..app import Context
+    from ..context import Context
 
-OUTCOME_EXIT = {"passed": 0, "failed": 5, "incomplete": 10}
-
-
-@dataclass
-class CheckOptions:
-    tool: str | None = None
-    pairs: list[str] = field(default_factory=list)
-    failing_tool: str | None = None
-    failing_args: str | None = None
-    checks: list[str] = field(default_factory=list)
-    categories: list[str] = field(default_factory=list)
-    rpc: bool = False
-    junit: str | None = None
-    task_timeout: float = 60.0
+OUTCOME_EXIT: dict[str, int] = {
+    "passed": ExitCode.OK,
+    "failed": ExitCode.FAILED,
+    "incomplete": ExitCode.INCOMPLETE,
+}
 
 
 @dataclass
@@ -92,9 +83,14 @@ class Report:
 
 def catalogue() -> list[CheckDef]:
     """Every check of every suite (for validating --check and --category)."""
-    from . import a2a, mcp2025, mcp2026
+    import importlib
 
-    return [*mcp2025.CHECKS, *mcp2026.CHECKS, *a2a.CHECKS]
+    from ..protocols import registry
+
+    checks: list[CheckDef] = []
+    for module in registry.check_modules():
+        checks.extend(importlib.import_module(module).CHECKS)
+    return checks
 
 
 def categories() -> list[str]:
@@ -169,79 +165,15 @@ async def run_suite(suite: Suite, chosen: set[str]) -> list[CheckResult]:
 
 
 def make_suite(name: str, rpc: Any, recorder: Recorder, opts: SuiteOptions, proto: Any) -> Suite:
-    if name == "mcp-2025-11-25":
-        from .mcp2025 import Mcp2025Suite
+    """The registry's check suite for the protocol."""
+    from ..protocols import registry
 
-        return Mcp2025Suite(rpc, recorder, opts)
-    if name == "mcp-2026-07-28":
-        from .mcp2026 import Mcp2026Suite
-
-        return Mcp2026Suite(rpc, recorder, opts)
-    from .a2a import A2ASuite
-
-    return A2ASuite(rpc, recorder, opts, proto=proto)
-
-
-def _failing_args(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    import json
-
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"--failing-args is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise UsageError("--failing-args must be a JSON object")
-    return value
-
-
-async def run_check(opts: CheckOptions, ctx: Context) -> int:
-    from ..rpc import RpcClient
-
-    validate_selection(opts.checks, opts.categories)
-    if opts.pairs and not opts.tool:
-        raise UsageError("k=v arguments are the task tool's: give --tool NAME before them")
-    if opts.task_timeout <= 0:
-        raise UsageError("--task-timeout must be positive")
-    if opts.junit and not Path(opts.junit).expanduser().parent.is_dir():
-        raise UsageError(f"--junit {opts.junit}: no such directory")
-    suite_opts = SuiteOptions(
-        tool=opts.tool,
-        pairs=opts.pairs,
-        failing_tool=opts.failing_tool,
-        failing_args=_failing_args(opts.failing_args),
-        task_timeout=opts.task_timeout,
-    )
-    started = time.monotonic()
-    proto = await ctx.protocol()
-    transport = ctx.rpc().transport
-    # the suites set every header themselves (some checks leave one out on purpose)
-    transport.headers.clear()
-    recorder = Recorder(transport)
-    suite = make_suite(proto.name, RpcClient(recorder), recorder, suite_opts, proto)
-    if proto.name.startswith("a2a") or proto.name == "agno":
-        for flag, value in (("--tool", opts.tool), ("--failing-tool", opts.failing_tool)):
-            if value:
-                ctx.out.note(f"{flag} means nothing to A2A agents; ignored")
-    defs = [d for d, _ in suite.plan()]
-    chosen = select(defs, opts.checks, opts.categories)
-    if not chosen:
-        raise UsageError(
-            f"no {proto.name} check matches the selection; its checks: "
-            + ", ".join(d.id for d in defs)
-        )
-    results = await run_suite(suite, chosen)
-    report = Report(proto.name, ctx.server, results, suite.facts, time.monotonic() - started)
-    for note in suite.notes:
-        ctx.out.note(note)
-    if ctx.out.pretty:
-        print_pretty(report, ctx, with_rpc=opts.rpc)
-    else:
-        ctx.out.line(report.to_json(with_rpc=opts.rpc))
-    if opts.junit:
-        write_junit(report, opts.junit)
-    return report.exit_code
+    row = registry.info(name)
+    if row is None:
+        raise UsageError(f"no check suite for protocol {name!r}")
+    cls: Any = registry.load(row.check)
+    suite: Suite = cls(rpc, recorder, opts, proto=proto)
+    return suite
 
 
 # -- output -----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ProtocolError, RpcError
-from ..protocols.a2a import _A2A, A2A03, A2A10, _card_urls, classify
+from ..protocols.a2a import A2A03, A2A10, A2ABase, card_urls, classify
 from ..protocols.base import TaskProtocol
 from ..rpc import error_from
 from .suite import (
@@ -211,8 +211,8 @@ class A2ASuite(TaskSuite[A2ATrack]):
     def __init__(self, *args: Any, proto: TaskProtocol, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.protocol = proto.name
-        self.agno = not isinstance(proto, _A2A)
-        self.v: type[_A2A] = A2A03 if isinstance(proto, A2A03) else A2A10
+        self.agno = not isinstance(proto, A2ABase)
+        self.v: type[A2ABase] = A2A03 if isinstance(proto, A2A03) else A2A10
         self.proto = proto
         self.card = self.lazy("the agent card", self._card)
         self.all_states: list[tuple[str, str]] = []
@@ -276,7 +276,7 @@ class A2ASuite(TaskSuite[A2ATrack]):
         return A2ATrack(self.task_of(data, self.v.m_send))
 
     def proto_message(self) -> dict[str, Any]:
-        assert isinstance(self.proto, _A2A)
+        assert isinstance(self.proto, A2ABase)
         message = self.proto.user_message(TEXT, None)
         message["messageId"] = str(uuid.uuid4())
         return message
@@ -294,7 +294,7 @@ class A2ASuite(TaskSuite[A2ATrack]):
 
     async def _card(self) -> tuple[str, dict[str, Any]]:
         tried: list[str] = []
-        for url in _card_urls(self.recorder.url):
+        for url in card_urls(self.recorder.url):
             response = await self.recorder.get(url)
             tried.append(f"{url}: HTTP {response.status_code}")
             if response.status_code != 200:

@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UsageError
-from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text, task_support
+from ..protocols.wire import task_support
+from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text
 from .suite import (
     FAIL,
     INFO,

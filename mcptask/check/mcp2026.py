@@ -17,7 +17,8 @@ from ..protocols.mcp2026 import (
     client_meta,
     request_headers,
 )
-from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text, task_support
+from ..protocols.wire import task_support
+from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text
 from .suite import (
     FAIL,
     INFO,

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
+from ..protocols import wire
+from ..protocols.wire import MCP_STATUSES, MCP_TERMINAL
 from .suite import (
     FAIL,
     PASS,
@@ -27,8 +29,8 @@ from .suite import (
     timestamp,
 )
 
-STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
-TERMINAL = ("completed", "failed", "cancelled")
+STATUSES = MCP_STATUSES
+TERMINAL = MCP_TERMINAL
 
 Tool = dict[str, Any]
 
@@ -57,13 +59,6 @@ class Track:
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
-
-
-def task_support(tool: Tool) -> str | None:
-    """The tool's `execution.taskSupport` when it is a string."""
-    execution = tool.get("execution")
-    value = execution.get("taskSupport") if isinstance(execution, dict) else None
-    return value if isinstance(value, str) else None
 
 
 class McpSuite(TaskSuite[Track]):
@@ -247,16 +242,8 @@ class McpSuite(TaskSuite[Track]):
 
 
 def result_text(result: Any) -> str:
-    """A CallToolResult's text content, or the value itself, short."""
-    if isinstance(result, dict) and isinstance(result.get("content"), list):
-        parts = [
-            str(c["text"])
-            for c in result["content"]
-            if isinstance(c, dict) and isinstance(c.get("text"), str)
-        ]
-        if parts:
-            return " ".join(parts)
-    return short(result)
+    """A CallToolResult's text, on one line (the wire vocabulary's reading of it)."""
+    return " ".join(wire.result_text(result)[0].split())
 
 
 def judge_lifecycle(statuses: list[str]) -> Outcome:

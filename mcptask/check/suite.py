@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..errors import AuthError, McptaskError, RpcError, UsageError
-from ..rpc import RpcClient, Transport
+from ..pacing import poll_seconds
+from ..rpc import FetchesUrls, HasSession, RpcClient, Transport
 from ..textsafe import one_line
 
 if TYPE_CHECKING:
@@ -112,11 +113,11 @@ class Recorder:
 
     @property
     def session_id(self) -> str | None:
-        return getattr(self.inner, "session_id", None)
+        return self.inner.session_id if isinstance(self.inner, HasSession) else None
 
     @session_id.setter
     def session_id(self, value: str | None) -> None:
-        if hasattr(self.inner, "session_id"):
+        if isinstance(self.inner, HasSession):
             self.inner.session_id = value
 
     @property
@@ -162,9 +163,9 @@ class Recorder:
                 await closer()
 
     async def get(self, url: str) -> httpx.Response:
-        get = getattr(self.inner, "get", None)
-        if get is None:
+        if not isinstance(self.inner, FetchesUrls):
             raise McptaskError("this transport cannot fetch URLs")
+        get = self.inner.get
         entry: Exchange = {"get": url}
         self._log(entry)
         response: httpx.Response = await get(url)
@@ -254,8 +255,12 @@ class Suite:
 
     protocol: str = ""
 
-    def __init__(self, rpc: RpcClient, recorder: Recorder, opts: SuiteOptions) -> None:
+    def __init__(
+        self, rpc: RpcClient, recorder: Recorder, opts: SuiteOptions, *, proto: Any = None
+    ) -> None:
         self.rpc = rpc
+        #: the protocol module the run detected (the A2A suite reads its version from it)
+        self.proto = proto
         self.recorder = recorder
         self.opts = opts
         #: one-line remarks for stderr (a tool picked by its name, an incomplete run's cause)
@@ -319,8 +324,10 @@ class TaskSuite(Suite, Generic[TrackT]):
     """A suite that makes one main task (`main`) and waits for it to end (`main_done`); the
     protocol says how requests are sent, how a task is read again and how often."""
 
-    def __init__(self, rpc: RpcClient, recorder: Recorder, opts: SuiteOptions) -> None:
-        super().__init__(rpc, recorder, opts)
+    def __init__(
+        self, rpc: RpcClient, recorder: Recorder, opts: SuiteOptions, *, proto: Any = None
+    ) -> None:
+        super().__init__(rpc, recorder, opts, proto=proto)
         self.main = self.lazy("the task", self._make_main)
         self.main_done = self.lazy("waiting for the task to end", self._main_done)
 
@@ -361,10 +368,6 @@ class TaskSuite(Suite, Generic[TrackT]):
         track = await self.main.get()
         await self.wait_terminal(track)
         return track
-
-
-def check_defs(defs: list[CheckDef]) -> dict[str, CheckDef]:
-    return {d.id: d for d in defs}
 
 
 def check_table(suite: str, rows: Iterable[tuple[str, str, str, str]]) -> dict[str, CheckDef]:
@@ -450,7 +453,7 @@ def entropy_bits(task_id: str) -> float:
 def fill_arguments(schema: Any) -> dict[str, Any] | None:
     """Values for a tool's required arguments from its `inputSchema`: the default, an enum's
     first value, or a simple value ("test", 1, false). None when one cannot be filled."""
-    from ..arguments import _types
+    from ..arguments import schema_types
 
     if not isinstance(schema, dict):
         return {}
@@ -468,7 +471,7 @@ def fill_arguments(schema: Any) -> dict[str, Any] | None:
         if isinstance(prop, dict) and isinstance(prop.get("enum"), list) and prop["enum"]:
             out[name] = prop["enum"][0]
             continue
-        types = _types(prop)
+        types = schema_types(prop)
         if not types or "string" in types:
             out[name] = "test"
         elif "integer" in types or "number" in types:
@@ -515,13 +518,14 @@ def looks_failing(name: str) -> bool:
 
 def poll_interval(task: Any, default: float = 1.0) -> float:
     """The server's polling hint in seconds (ms fields `pollInterval` / `pollIntervalMs`),
-    within 0.1 s .. 5 s so a check neither hammers a server nor idles."""
+    clamped as `watch` clamps it and at most 5 s, so a check neither hammers a server nor
+    idles."""
     value: Any = None
     if isinstance(task, dict):
         value = task.get("pollInterval", task.get("pollIntervalMs"))
     if not is_number(value) or value <= 0:
         return default
-    return float(min(max(float(value) / 1000.0, 0.1), 5.0))
+    return min(poll_seconds(value, default), 5.0)
 
 
 class Clock:

@@ -27,7 +27,7 @@ from ..errors import (
     UsageError,
 )
 from ..model import Status, Task, normalize_status
-from ..rpc import RpcClient, error_from
+from ..rpc import FetchesUrls, RpcClient, error_from
 from .base import (
     TEXT_FORM,
     Answered,
@@ -39,6 +39,14 @@ from .base import (
     TaskResult,
     lenient_str,
     parse_wire,
+)
+from .wire import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    TASK_NOT_CANCELABLE,
+    TASK_NOT_FOUND,
+    UNSUPPORTED_OPERATION,
+    VERSION_NOT_SUPPORTED,
 )
 
 # -- normalization (shared with Agno) ---------------------------------------------------------
@@ -267,7 +275,7 @@ def classify(result: Any) -> tuple[str, dict[str, Any]]:
 # -- the protocol -----------------------------------------------------------------------------
 
 
-class _A2A(TaskProtocol):
+class A2ABase(TaskProtocol):
     """A2A over JSON-RPC; subclasses say which version."""
 
     version: ClassVar[str]
@@ -327,18 +335,20 @@ class _A2A(TaskProtocol):
 
     def _error(self, exc: RpcError, method: str, ref: TaskRef | None) -> Exception:
         msg = exc.rpc_message
-        if exc.code == -32001 and ref is not None:
+        if exc.code == TASK_NOT_FOUND and ref is not None:
             return TaskNotFound(f"task {ref.task_id}: {msg or 'not found'}")
-        if exc.code == -32004:
+        if exc.code == UNSUPPORTED_OPERATION:
             return ServerError(
                 f"the agent does not support {method} ({msg or 'unsupported operation'})"
             )
-        if exc.code == -32009 or (exc.code == -32603 and "version" in msg.lower()):
+        if exc.code == VERSION_NOT_SUPPORTED or (
+            exc.code == INTERNAL_ERROR and "version" in msg.lower()
+        ):
             return ServerError(
                 f"the agent does not accept A2A {self.version} requests ({msg}); "
                 f"if it speaks {self.other.removeprefix('a2a-')}, use -p {self.other}"
             )
-        if exc.code == -32601:
+        if exc.code == METHOD_NOT_FOUND:
             return ServerError(
                 f"the agent has no method {method} (-32601 {msg or 'Method not found'}); "
                 f"it may not speak A2A {self.version} (try -p {self.other})"
@@ -437,7 +447,7 @@ class _A2A(TaskProtocol):
         try:
             data = await self.rpc.request(self.m_cancel, {"id": ref.task_id})
         except RpcError as exc:
-            if exc.code != -32002:
+            if exc.code != TASK_NOT_CANCELABLE:
                 raise self._error(exc, self.m_cancel, ref) from None
             task = await self.get(ref)
             if task.terminal:
@@ -488,7 +498,7 @@ class _A2A(TaskProtocol):
             async for incoming in stream:
                 if incoming.get("error") is not None:
                     exc = error_from(incoming["error"])
-                    if exc.code == -32004 and "terminal" in exc.rpc_message.lower():
+                    if exc.code == UNSUPPORTED_OPERATION and "terminal" in exc.rpc_message.lower():
                         done = await self.get(ref)
                         if done.terminal:
                             yield done
@@ -506,7 +516,7 @@ class _A2A(TaskProtocol):
                     return
 
 
-class A2A10(_A2A):
+class A2A10(A2ABase):
     name: ClassVar[str] = "a2a-1.0"
     version: ClassVar[str] = "1.0"
     other: ClassVar[str] = "a2a-0.3"
@@ -520,7 +530,7 @@ class A2A10(_A2A):
     send_configuration: ClassVar[dict[str, Any]] = {"returnImmediately": True}
 
 
-class A2A03(_A2A):
+class A2A03(A2ABase):
     name: ClassVar[str] = "a2a-0.3"
     version: ClassVar[str] = "0.3"
     other: ClassVar[str] = "a2a-1.0"
@@ -590,7 +600,7 @@ def protocol_from_card(card: Any) -> str | None:
     return None
 
 
-def _card_urls(url: str) -> list[str]:
+def card_urls(url: str) -> list[str]:
     """The agent card at the URL's base, then at the origin (0.2's name only when that is
     the same place: at most two requests)."""
     u = urlsplit(url)
@@ -604,10 +614,11 @@ def _card_urls(url: str) -> list[str]:
 
 async def probe(rpc: RpcClient, url: str) -> str | None:
     """Which A2A version the agent at `url` speaks, from its agent card; None if no card."""
-    get = getattr(rpc.transport, "get", None)
-    if get is None:
+    transport = rpc.transport
+    if not isinstance(transport, FetchesUrls):
         return None
-    for card_url in _card_urls(url):
+    get = transport.get
+    for card_url in card_urls(url):
         response = await get(card_url)
         status = response.status_code
         if status in (401, 403):

@@ -30,8 +30,6 @@ class TaskResult:
     task: Task
     payload: Any = None
     error: dict[str, Any] | None = None
-    #: the payload came from the task book, not the server (the task expired)
-    from_book: bool = False
 
     def to_json(self) -> Any:
         if self.error is not None:
@@ -169,8 +167,6 @@ class TaskProtocol(ABC):
     name: ClassVar[str]
     #: seconds between polls when the server gives no hint
     default_interval: ClassVar[float] = 1.0
-    #: tasks can only be reached through the session that created them
-    session_bound: ClassVar[bool] = False
     #: the server has a list method (2026-07-28 has none: `list` shows the task book)
     can_list: ClassVar[bool] = True
     #: the protocol can re-subscribe to a running task's event stream

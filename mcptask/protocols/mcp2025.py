@@ -24,7 +24,15 @@ from ..errors import (
     UsageError,
 )
 from ..model import Task, normalize_status
-from ..rpc import Message, RpcClient, ServerMessageHandler
+from ..pacing import poll_seconds
+from ..rpc import (
+    HasEventStream,
+    HasNotifications,
+    HasSession,
+    Message,
+    RpcClient,
+    ServerMessageHandler,
+)
 from .base import (
     Answered,
     Created,
@@ -41,6 +49,7 @@ from .base import (
     paged,
     parse_wire,
 )
+from .wire import INVALID_PARAMS, METHOD_NOT_FOUND, runs_as_task, task_support
 
 VERSION = "2025-11-25"
 
@@ -140,9 +149,9 @@ class SessionFeed(PushFeed):
         import asyncio
 
         transport = self.proto.rpc.transport
-        stream = getattr(transport, "event_stream", None)
-        if stream is None:
+        if not isinstance(transport, HasEventStream):
             return
+        stream = transport.event_stream
         failures = 0
         while True:
             try:
@@ -207,23 +216,24 @@ class StdioFeed(PushFeed):
         def on_notification(message: dict[str, Any]) -> None:
             inbox.put_nowait(json.dumps(message))
 
-        backlog: asyncio.Queue[dict[str, Any]] | None = getattr(transport, "notifications", None)
-        while backlog is not None and not backlog.empty():
+        if not isinstance(transport, HasNotifications):
+            return
+        backlog = transport.notifications
+        while not backlog.empty():
             on_notification(backlog.get_nowait())
-        transport.on_notification = on_notification  # type: ignore[attr-defined]
+        transport.on_notification = on_notification
         health(True)
         handler = SessionFeed(self.proto, "", self.task_ids)
         try:
             while True:
                 await handler._handle(await inbox.get(), deliver)
         finally:
-            transport.on_notification = None  # type: ignore[attr-defined]
+            transport.on_notification = None
 
 
 class Mcp2025(TaskProtocol):
     name: ClassVar[str] = "mcp-2025-11-25"
     default_interval: ClassVar[float] = 1.0
-    session_bound: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -261,7 +271,8 @@ class Mcp2025(TaskProtocol):
             self.capabilities = result.get("capabilities") or {}
             info = result.get("serverInfo")
             self.server_info = info if isinstance(info, dict) else {}
-            session = getattr(self.rpc.transport, "session_id", None) or ""
+            transport = self.rpc.transport
+            session = (transport.session_id if isinstance(transport, HasSession) else None) or ""
             headers = {"Mcp-Session-Id": session} if session else {}
             await self.rpc.notify("notifications/initialized", headers=headers)
             if not isinstance(self.capabilities, dict) or "tasks" not in self.capabilities:
@@ -317,7 +328,7 @@ class Mcp2025(TaskProtocol):
         return normalize(data, protocol=self.name, server=self.server, what=what)
 
     def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
-        if hasattr(self.rpc.transport, "on_notification"):
+        if isinstance(self.rpc.transport, HasNotifications):
             return [StdioFeed(self, {ref.task_id for ref in refs})]
         sessions: dict[str, set[str]] = {}
         for ref in refs:
@@ -332,7 +343,7 @@ class Mcp2025(TaskProtocol):
         try:
             data = await self._call("tasks/get", {"taskId": ref.task_id}, ref)
         except RpcError as exc:
-            if exc.code == -32602:
+            if exc.code == INVALID_PARAMS:
                 raise self._not_found(ref, exc) from None
             raise
         task = self._task(data)
@@ -359,7 +370,7 @@ class Mcp2025(TaskProtocol):
                 "tasks/result", {"taskId": ref.task_id}, ref, on_message=skip_stale
             )
         except RpcError as exc:
-            if exc.code == -32602 and "not found" in exc.rpc_message.lower():
+            if exc.code == INVALID_PARAMS and "not found" in exc.rpc_message.lower():
                 raise self._not_found(ref, exc) from None
             return TaskResult(task=task, error=exc.to_json())
         return TaskResult(task=task, payload=payload)
@@ -423,7 +434,10 @@ class Mcp2025(TaskProtocol):
                 await self.rpc.respond(req_id, {}, headers=headers)
                 return
             if method != "elicitation/create":
-                error = {"code": -32601, "message": f"{method} is not supported by mcptask"}
+                error = {
+                    "code": METHOD_NOT_FOUND,
+                    "message": f"{method} is not supported by mcptask",
+                }
                 await self.rpc.respond(req_id, error=error, headers=headers)
                 done.notes.append(
                     f"the server sent a {method} request, which mcptask does not support: refused"
@@ -470,7 +484,8 @@ class Mcp2025(TaskProtocol):
         )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + QUESTION_WAIT
-        pace = min(max(task.pollInterval or 1000, 500), 5000) / 1000.0  # clamped first
+        # the server's pace, but a question is looked for at least every 5 s
+        pace = min(poll_seconds(task.pollInterval, 1.0), 5.0)
         try:
             while not reader.done():
                 await asyncio.wait({reader}, timeout=pace)
@@ -498,7 +513,7 @@ class Mcp2025(TaskProtocol):
         except _Answered:
             return done
         except RpcError as exc:
-            if exc.code == -32602 and "not found" in exc.rpc_message.lower():
+            if exc.code == INVALID_PARAMS and "not found" in exc.rpc_message.lower():
                 raise self._not_found(ref, exc) from None
             raise
         raise NotApplicable(
@@ -510,7 +525,7 @@ class Mcp2025(TaskProtocol):
         try:
             data = await self._call("tasks/cancel", {"taskId": ref.task_id}, ref)
         except RpcError as exc:
-            if exc.code != -32602:
+            if exc.code != INVALID_PARAMS:
                 raise
             # -32602 is both "unknown task" and "already terminal": ask which
             task = await self.get(ref)
@@ -558,9 +573,8 @@ class Mcp2025(TaskProtocol):
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         info = await self._tool(tool)
-        execution = info.get("execution")
-        support = execution.get("taskSupport") if isinstance(execution, dict) else None
-        if support not in ("optional", "required"):
+        support = task_support(info)
+        if not runs_as_task(info):
             raise ServerError(
                 f"tool {tool!r} does not run as a task (taskSupport: {support or 'forbidden'})"
             )

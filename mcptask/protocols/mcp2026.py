@@ -27,7 +27,7 @@ from ..errors import (
     UsageError,
 )
 from ..model import Task, normalize_status
-from ..rpc import RpcClient
+from ..rpc import HasSession, RpcClient
 from .base import (
     Answered,
     Created,
@@ -40,6 +40,13 @@ from .base import (
     lenient_str,
     paged,
     parse_wire,
+)
+from .wire import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    UNSUPPORTED_VERSION,
 )
 
 VERSION = "2026-07-28"
@@ -54,9 +61,6 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
 #: JSON-RPC error codes 2026-07-28 adds
-HEADER_MISMATCH = -32020
-MISSING_CAPABILITY = -32021
-UNSUPPORTED_VERSION = -32022
 
 
 def client_meta() -> dict[str, Any]:
@@ -143,7 +147,7 @@ def explain(exc: RpcError, method: str) -> McptaskError | None:
         )
     if exc.code == UNSUPPORTED_VERSION:
         return unsupported_version_error(exc)
-    if exc.code == -32601 and method.startswith("tasks/"):
+    if exc.code == METHOD_NOT_FOUND and method.startswith("tasks/"):
         return ServerError(
             f"the server has no {method} method: it does not offer the MCP tasks extension "
             f"({TASKS_EXTENSION})"
@@ -229,7 +233,6 @@ def _error_object(task: Task) -> dict[str, Any]:
 class Mcp2026(TaskProtocol):
     name: ClassVar[str] = NAME
     default_interval: ClassVar[float] = 1.0
-    session_bound: ClassVar[bool] = False
     can_list: ClassVar[bool] = False
 
     async def _request(self, method: str, params: dict[str, Any], name: str | None = None) -> Any:
@@ -250,7 +253,7 @@ class Mcp2026(TaskProtocol):
         try:
             return await self._request(method, params, name=ref.task_id)
         except RpcError as exc:
-            if exc.code == -32602:
+            if exc.code == INVALID_PARAMS:
                 raise TaskNotFound(
                     f"task {ref.task_id}: {exc.rpc_message or 'not found'}"
                 ) from None
@@ -433,7 +436,7 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
     that is clearly not MCP -> None (the next probe runs). Connection failures propagate."""
     stdio = not url.startswith(("http://", "https://"))
     transport = rpc.transport
-    session_before = getattr(transport, "session_id", None)
+    session_before = transport.session_id if isinstance(transport, HasSession) else None
     try:
         data = await rpc.request(
             "server/discover", with_meta({}), headers=request_headers("server/discover")
@@ -453,7 +456,7 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
         return None  # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
     finally:
         # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
-        if hasattr(transport, "session_id"):
+        if isinstance(transport, HasSession):
             transport.session_id = session_before
     if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
         return None

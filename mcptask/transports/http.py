@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .. import redact
+from .. import redact, urls
 from ..errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
+from ..rpc import StreamEvent
 from ..textsafe import clean, one_line
 
 Message = dict[str, Any]
@@ -33,15 +34,6 @@ def origin(url: str | httpx.URL) -> tuple[str, str, int | None]:
     u = httpx.URL(str(url))
     port = u.port or (443 if u.scheme == "https" else 80)
     return (u.scheme, u.host, port)
-
-
-@dataclass
-class StreamEvent:
-    event: str
-    data: str
-    id: str | None
-    #: the SSE `retry` field (ms), when the server sent one
-    retry: int | None
 
 
 @dataclass
@@ -244,8 +236,7 @@ class HttpTransport:
             self._trace(f"< {k}: {v}")
 
     def _where(self) -> str:
-        u = urlsplit(self.url)
-        return f"{u.scheme}://{u.netloc.rpartition('@')[2]}"
+        return urls.origin(self.url)
 
     def _connect_error(self, exc: httpx.TransportError, url: str) -> TransportError:
         where = self._where()

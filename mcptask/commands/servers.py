@@ -4,14 +4,22 @@ names are shown, their values are not; URLs and arguments have secret-looking pa
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ExitCode
+
 if TYPE_CHECKING:
-    from .app import Context
+    from ..context import Context
 
 
-async def run_servers(ctx: Context) -> int:
-    from . import config, targets
+@dataclass
+class ServersOptions:
+    pass
+
+
+async def run_servers(opts: ServersOptions, ctx: Context) -> int:
+    from .. import config, targets
 
     cfg = config.load(ctx.options.config)
     where, _ = config.locate(ctx.options.config)
@@ -24,9 +32,9 @@ async def run_servers(ctx: Context) -> int:
     if not ctx.out.pretty:
         path = str(cfg.path) if cfg.path else None
         ctx.out.line({"config": path, "format": cfg.format, "servers": rows})
-        return 0
+        return ExitCode.OK
     _table(ctx, rows, str(cfg.path) if cfg.path else None)
-    return 0
+    return ExitCode.OK
 
 
 def _details(row: dict[str, Any]) -> str:
@@ -50,7 +58,7 @@ def _details(row: dict[str, Any]) -> str:
 def _table(ctx: Context, rows: list[dict[str, Any]], path: str | None) -> None:
     from rich.table import Table
 
-    from .render import safe
+    from ..render import safe
 
     if not rows:
         ctx.out.console.print(safe(f"no servers in {path}" if path else "no servers"))

@@ -1,77 +1,24 @@
 """What every command needs: the resolved target, the task book, the protocol client, the
-output, a clock. Commands receive a `Context`; tests build one with their own pieces."""
+output, the terminal, a clock. Commands receive a `Context`; tests build one with their own
+pieces (streams, clock, sleep, book, target, terminal environment)."""
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .render import Output
+from .targets import GlobalOptions, Target
 
 if TYPE_CHECKING:
     from .model import Task
     from .protocols.base import TaskProtocol, TaskRef
     from .rpc import RpcClient
     from .taskbook import TaskBook
-
-
-@dataclass
-class GlobalOptions:
-    """The options every command accepts (the contract's "Choosing the target")."""
-
-    url: str | None = None
-    server: str | None = None
-    config: str | None = None
-    stdio: str | None = None
-    protocol: str = "auto"
-    headers: list[str] = field(default_factory=list)
-    token_file: str | None = None
-    session: str | None = None
-    context_id: str | None = None
-    output: str = "auto"
-    trace: bool = False
-
-
-@dataclass
-class Target:
-    """Where to send requests, after flags, environment and config files are merged."""
-
-    url: str | None = None
-    command: list[str] | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    protocol: str = "auto"
-    headers: dict[str, str] = field(default_factory=dict)
-    token: str | None = None
-    name: str | None = None
-    #: a stdio server's working directory
-    cwd: str | None = None
-    #: a throwaway server (the demo): nothing is kept in the task book
-    ephemeral: bool = False
-
-    @property
-    def key(self) -> str:
-        """The task book's namespace for this target."""
-        if self.url:
-            from urllib.parse import urlsplit, urlunsplit
-
-            from .targets import safe_url
-
-            # shown in every task: never a user, password or key
-            u = urlsplit(self.url)
-            return safe_url(urlunsplit(u._replace(netloc=u.netloc.rpartition("@")[2])))
-        return "stdio:" + " ".join(self.command or [])
-
-
-def resolve_target(options: GlobalOptions, warn: Callable[[str], None] | None = None) -> Target:
-    """Flags beat environment which beats config files (see `targets`)."""
-    from . import targets
-
-    return targets.resolve(options, warn)
+    from .terminal import Environment
 
 
 def _env_float(name: str, default: float) -> float:
@@ -110,8 +57,10 @@ class Context:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         target: Target | None = None,
+        env: Environment | None = None,
     ) -> None:
         self.options = options
+        self._env = env
         self.out = out
         self.clock = clock
         self.sleep = sleep or _asyncio_sleep
@@ -128,9 +77,25 @@ class Context:
 
     @property
     def target(self) -> Target:
+        """Flags beat environment which beats config files (see `targets`)."""
         if self._target is None:
-            self._target = resolve_target(self.options, self.out.note)
+            from . import targets
+
+            self._target = targets.resolve(self.options, self.out.note)
         return self._target
+
+    def use_target(self, target: Target) -> None:
+        """Point this run at a target it made itself (the demo's server)."""
+        self._target = target
+
+    @property
+    def env(self) -> Environment:
+        """The terminal this run talks to (read once, when first asked)."""
+        if self._env is None:
+            from .terminal import current
+
+            self._env = current()
+        return self._env
 
     @property
     def book(self) -> TaskBook:
@@ -207,21 +172,24 @@ class Context:
         if count < MANY_TASKS or self.many_tasks:
             return
         self.many_tasks = True
-        use_many = getattr(self._rpc.transport, "use_many", None) if self._rpc else None
-        if use_many is not None:
-            await use_many()
+        if self._rpc is not None:
+            from .rpc import SwitchesPool
+
+            if isinstance(self._rpc.transport, SwitchesPool):
+                await self._rpc.transport.use_many()
 
     async def protocol(self) -> TaskProtocol:
         """The protocol module for the target: forced by `-p`, else remembered for the
         endpoint, else detected (and remembered)."""
         if self._protocol is None:
             from . import protocols
+            from .protocols.registry import NAMES
 
             name = self.options.protocol if self.options.protocol != "auto" else None
             name = name or (self.target.protocol if self.target.protocol != "auto" else None)
             if name is None:
                 remembered = self.book.endpoint(self.server).get("protocol")
-                if isinstance(remembered, str) and remembered in protocols.NAMES:
+                if isinstance(remembered, str) and remembered in NAMES:
                     name = remembered
             if name is None:
                 name = await protocols.detect(self.rpc(), self.server)
@@ -299,7 +267,3 @@ class Context:
         finally:
             if self._rpc is not None:
                 await self._rpc.aclose()  # stops a stdio server: on every path
-
-
-def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()

@@ -1,0 +1,46 @@
+"""The command line: parse, call a run function, print. `run` is the console script."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import ExitCode
+from .app import _app_for
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    from typer._click import exceptions as click_exc
+
+    # mcptask uses pydantic for its own wire models only: scanning the installed packages for
+    # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
+    except click_exc.NoSuchOption as exc:
+        name = exc.option_name
+        # `-kE3x...` is parsed as the short option `-k`: find the whole word
+        words = [a for a in args if a.startswith(name) and len(a) > 2]
+        if words:
+            word = words[0]
+            exc.message = (
+                f"No such option: {name}. If {word!r} is a task id, put -- before it: "
+                f"mcptask <command> [options] -- {word}"
+            )
+        exc.show()
+        return ExitCode.USAGE
+    except click_exc.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except typer.Abort:
+        return ExitCode.INTERRUPTED
+    return rv if isinstance(rv, int) else 0
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,358 @@
+"""The Typer app: one thin front-end per command (parse, build the command's options object,
+call `execute` with its run function). Kept light: `--version` and `--help` import neither
+httpx nor pydantic; each command imports what it uses when it runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .. import __version__
+from . import complete
+from .options import Interval, NoPush, TaskId, Timeout, WantResult, with_target
+from .runner import execute
+
+if TYPE_CHECKING:
+    from ..targets import GlobalOptions
+
+app = typer.Typer(
+    name="mcptask",
+    help="Inspect, follow and collect long-running tasks on MCP servers and A2A agents.",
+    no_args_is_help=True,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mcptask {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
+    ] = None,
+) -> None:
+    """Inspect, follow and collect long-running tasks on MCP servers and A2A agents."""
+
+
+@app.command()
+@with_target
+def get(
+    g: GlobalOptions,
+    task_id: TaskId,
+    history: Annotated[
+        int | None, typer.Option("--history", help="A2A: include at most N history messages.")
+    ] = None,
+) -> None:
+    """Fetch a task's status once."""
+    from ..commands.get import GetOptions, run_get
+
+    execute(
+        g,
+        lambda ctx: run_get(GetOptions(task_id, history=history), ctx),
+        one_at_a_time=True,
+        loop_free=True,
+    )
+
+
+@app.command()
+@with_target
+def watch(
+    g: GlobalOptions,
+    task_ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Task ids to follow.", autocompletion=complete.task_ids),
+    ] = None,
+    all_tasks: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Every unfinished task the server lists or the task book knows."
+        ),
+    ] = False,
+    interval: Interval = None,
+    timeout: Timeout = None,
+    result: WantResult = False,
+    no_push: NoPush = False,
+) -> None:
+    """Follow tasks until they end: updates the server pushes at once, polls as a safety net."""
+    from ..commands.watch import WatchOptions, run_watch
+
+    opts = WatchOptions(
+        task_ids=task_ids or [],
+        interval=interval,
+        timeout=timeout,
+        want_result=result,
+        push=not no_push,
+        all_tasks=all_tasks,
+    )
+    execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
+
+
+@app.command()
+@with_target
+def result(
+    g: GlobalOptions,
+    task_id: TaskId,
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Fail at once if the task is still running.")
+    ] = False,
+    interval: Interval = None,
+    timeout: Timeout = None,
+) -> None:
+    """Print a task's result, waiting for it to finish."""
+    from ..commands.result import ResultOptions, run_result
+
+    opts = ResultOptions(task_id, wait=not no_wait, interval=interval, timeout=timeout)
+    execute(g, lambda ctx: run_result(opts, ctx), one_at_a_time=True)
+
+
+@app.command("list")
+@with_target
+def list_(
+    g: GlobalOptions,
+    local: Annotated[
+        bool, typer.Option("--local", help="The tasks this machine created or saw.")
+    ] = False,
+) -> None:
+    """List the server's tasks (or, with --local, the task book's)."""
+    from ..commands.list import ListOptions, run_list
+
+    execute(
+        g, lambda ctx: run_list(ListOptions(local=local), ctx), one_at_a_time=True, loop_free=True
+    )
+
+
+@app.command()
+@with_target
+def cancel(g: GlobalOptions, task_id: TaskId) -> None:
+    """Ask the server to cancel a task."""
+    from ..commands.cancel import CancelOptions, run_cancel
+
+    execute(
+        g, lambda ctx: run_cancel(CancelOptions(task_id), ctx), one_at_a_time=True, loop_free=True
+    )
+
+
+@app.command()
+@with_target
+def answer(
+    g: GlobalOptions,
+    task_id: TaskId,
+    json_content: Annotated[
+        str | None,
+        typer.Option(
+            "--json", help="The answer: a JSON object of the form's fields (checked against it)."
+        ),
+    ] = None,
+    decline: Annotated[
+        bool, typer.Option("--decline", help="Decline what the server asks (MCP).")
+    ] = False,
+    cancel: Annotated[
+        bool, typer.Option("--cancel", help="Dismiss the question without a choice (MCP).")
+    ] = False,
+    text: Annotated[
+        str | None,
+        typer.Option("--text", help="The answer as text (A2A; or a form with one text field)."),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option("--key", help="Which input request to answer when several wait (MCP 2026)."),
+    ] = None,
+) -> None:
+    """Answer a task that waits for input: a form on a terminal, else --json, --decline,
+    --cancel or --text; then confirm that the task moved on."""
+    from ..commands.answer import AnswerOptions, run_answer
+
+    opts = AnswerOptions(
+        task_id, json=json_content, decline=decline, cancel=cancel, text=text, key=key
+    )
+    execute(g, lambda ctx: run_answer(opts, ctx))
+
+
+@app.command()
+@with_target
+def call(
+    g: GlobalOptions,
+    tool: Annotated[str, typer.Argument(help="The tool to call.")],
+    arguments: Annotated[
+        list[str] | None, typer.Argument(help="k=v (coerced to the schema's type) or k:=JSON.")
+    ] = None,
+    args: Annotated[str | None, typer.Option("--args", help="Arguments as a JSON object.")] = None,
+    ttl: Annotated[
+        int | None, typer.Option("--ttl", help="Ask for a ttl in ms (2025-11-25).")
+    ] = None,
+    watch: Annotated[bool, typer.Option("--watch", help="Then watch the task.")] = False,
+    result: WantResult = False,
+    interval: Interval = None,
+    timeout: Timeout = None,
+    no_push: NoPush = False,
+) -> None:
+    """Start an MCP tool call as a task."""
+    from ..commands._follow import FollowUp
+    from ..commands.call import CallOptions, run_call
+
+    then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    opts = CallOptions(tool=tool, pairs=arguments or [], args_json=args, ttl=ttl, then=then)
+    execute(g, lambda ctx: run_call(opts, ctx), streaming=watch, one_at_a_time=not watch)
+
+
+@app.command()
+@with_target
+def send(
+    g: GlobalOptions,
+    text: Annotated[str, typer.Argument(help="The message that starts the A2A task.")],
+    watch: Annotated[bool, typer.Option("--watch", help="Then watch the task.")] = False,
+    result: WantResult = False,
+    interval: Interval = None,
+    timeout: Timeout = None,
+    no_push: NoPush = False,
+) -> None:
+    """Start an A2A task with a non-blocking message."""
+    from ..commands._follow import FollowUp
+    from ..commands.send import SendOptions, run_send
+
+    then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    opts = SendOptions(text, then=then)
+    execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
+
+
+@app.command()
+@with_target
+def check(
+    g: GlobalOptions,
+    arguments: Annotated[
+        list[str] | None,
+        typer.Argument(help="The task tool's arguments: k=v (coerced to its schema) or k:=JSON."),
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Option(
+            "--tool",
+            help="The tool whose tasks are examined (default: the first that allows tasks; required on MCP 2026-07-28).",
+        ),
+    ] = None,
+    failing_tool: Annotated[
+        str | None,
+        typer.Option(
+            "--failing-tool",
+            help="A tool known to fail, for the failed-task checks (default: one named fail/error).",
+        ),
+    ] = None,
+    failing_args: Annotated[
+        str | None,
+        typer.Option("--failing-args", help="The failing tool's arguments as a JSON object."),
+    ] = None,
+    check_ids: Annotated[
+        list[str] | None,
+        typer.Option("--check", help="Run only this check (repeatable; a prefix selects several)."),
+    ] = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--category",
+            help="Run only this category (repeatable): capability, creation, status, result, cancel, list, errors, session, wire, card, update, stream, security.",
+        ),
+    ] = None,
+    rpc: Annotated[
+        bool, typer.Option("--rpc", help="Show the messages each check exchanged.")
+    ] = False,
+    junit: Annotated[
+        str | None, typer.Option("--junit", help="Also write the results as JUnit XML to FILE.")
+    ] = None,
+    task_timeout: Annotated[
+        float, typer.Option("--task-timeout", help="How long to wait for a task to end (seconds).")
+    ] = 60.0,
+) -> None:
+    """Check the target's task support against the spec: PASS/WARN/FAIL/INFO/SKIP per check
+    (exit 0 passed, 5 a check failed, 10 incomplete)."""
+    from ..commands.check import CheckOptions, run_check
+
+    opts = CheckOptions(
+        tool=tool,
+        pairs=arguments or [],
+        failing_tool=failing_tool,
+        failing_args=failing_args,
+        checks=check_ids or [],
+        categories=category or [],
+        rpc=rpc,
+        junit=junit,
+        task_timeout=task_timeout,
+    )
+    execute(g, lambda ctx: run_check(opts, ctx))
+
+
+@app.command()
+def servers(
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]",
+        ),
+    ] = None,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson."
+        ),
+    ] = "auto",
+) -> None:
+    """List the named servers in the config file (never a secret)."""
+    from ..commands.servers import ServersOptions, run_servers
+    from ..targets import GlobalOptions
+
+    execute(
+        GlobalOptions(config=config, output=output),
+        lambda ctx: run_servers(ServersOptions(), ctx),
+    )
+
+
+@app.command()
+def demo(
+    seconds: Annotated[float, typer.Option("--seconds", help="How long the demo task runs.")] = 8.0,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson."
+        ),
+    ] = "auto",
+    trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,
+) -> None:
+    """Run an embedded demo task server and watch a task on it."""
+    from ..commands.demo import DemoOptions, run_demo
+    from ..targets import GlobalOptions
+
+    g = GlobalOptions(output=output, trace=trace, url="http://127.0.0.1")
+    execute(g, lambda ctx: run_demo(DemoOptions(seconds=seconds), ctx), streaming=True)
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """Typer builds every command's parameters (a pydantic adapter each) before it runs one:
+    for a plain `mcptask COMMAND ...` only that command is built (start-up time; see
+    bench/startup.py). Help for all commands and shell completion use the whole app."""
+    import os
+
+    if not args or any(k.startswith("_MCPTASK_COMPLETE") for k in os.environ):
+        return app
+    for info in app.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        if name.replace("_", "-") == args[0]:
+            one = typer.Typer(
+                name="mcptask",
+                add_completion=False,
+                context_settings=app.info.context_settings,
+                rich_markup_mode=None,
+                pretty_exceptions_enable=False,
+            )
+            one.registered_callback = app.registered_callback
+            one.registered_commands = [info]
+            return one
+    return app

@@ -1,0 +1,224 @@
+"""The options every command shares (the contract's "Choosing the target" and output), added to
+each command by `@with_target`, and the argument/option types several commands use."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from ..protocols.registry import CHOICES
+from . import complete
+
+TARGET = "Target"
+OUTPUT = "Output"
+
+
+def _common_parameters() -> list[inspect.Parameter]:
+    def opt(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+        return inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+        )
+
+    return [
+        # MCPTASK_URL, MCPTASK_SERVER and MCPTASK_CONFIG are read by targets/config, not by Typer:
+        # a target flag must beat a target variable of the other kind, and a missing --config
+        # file is an error where a missing $MCPTASK_CONFIG file is not
+        opt(
+            "url",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--url",
+                    "-u",
+                    help="The endpoint: MCP Streamable HTTP, A2A JSON-RPC, or an Agno agent base. [env var: MCPTASK_URL]",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "server",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--server",
+                    "-s",
+                    help="A named target from the config file (see `mcptask servers`). [env var: MCPTASK_SERVER]",
+                    rich_help_panel=TARGET,
+                    autocompletion=complete.servers,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "config",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--config",
+                    help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "stdio",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--stdio",
+                    help="Spawn an MCP server and talk to it over stdio.",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "protocol",
+            Annotated[
+                str,
+                typer.Option(
+                    "--protocol",
+                    "-p",
+                    envvar="MCPTASK_PROTOCOL",
+                    help=f"{', '.join(CHOICES[:-1])} or {CHOICES[-1]}.",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            "auto",
+        ),
+        opt(
+            "header",
+            Annotated[
+                list[str] | None,
+                typer.Option(
+                    "--header",
+                    "-H",
+                    help="Extra HTTP header 'Name: Value' (repeatable).",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "token_file",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--token-file",
+                    help="Read the bearer token from this file (or set MCPTASK_TOKEN).",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "session",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--session", help="An MCP 2025-11-25 session to reuse.", rich_help_panel=TARGET
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "context_id",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--context-id",
+                    help="The A2A context (Agno requires it).",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "output",
+            Annotated[
+                str,
+                typer.Option(
+                    "--output",
+                    "-o",
+                    envvar="MCPTASK_OUTPUT",
+                    help="auto, pretty, json or ndjson.",
+                    rich_help_panel=OUTPUT,
+                ),
+            ],
+            "auto",
+        ),
+        opt(
+            "trace",
+            Annotated[
+                bool,
+                typer.Option(
+                    "--trace",
+                    help="Print every HTTP exchange and JSON-RPC message on stderr (secrets redacted).",
+                    rich_help_panel=OUTPUT,
+                ),
+            ],
+            False,
+        ),
+    ]
+
+
+_COMMON = _common_parameters()
+_COMMON_NAMES = [p.name for p in _COMMON]
+
+
+def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the common target/output options to a command; it receives them as `g`."""
+    import typing
+
+    sig = inspect.signature(fn)
+    hints = typing.get_type_hints(fn, localns={"GlobalOptions": object}, include_extras=True)
+    own = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in sig.parameters.values()
+        if p.name != "g"
+    ]
+
+    @functools.wraps(fn)
+    def wrapper(**kwargs: Any) -> Any:
+        from ..targets import GlobalOptions
+
+        common = {name: kwargs.pop(name) for name in _COMMON_NAMES}
+        common["headers"] = common.pop("header") or []
+        return fn(g=GlobalOptions(**common), **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + _COMMON)  # type: ignore[attr-defined]
+    annotations = {p.name: p.annotation for p in own + _COMMON}
+    wrapper.__annotations__ = annotations
+    del wrapper.__wrapped__
+    return wrapper
+
+
+TaskId = Annotated[
+    str,
+    typer.Argument(
+        help="The task id (put -- before an id that starts with -).",
+        autocompletion=complete.task_ids,
+    ),
+]
+Interval = Annotated[
+    float | None,
+    typer.Option(
+        "--interval",
+        help="Poll no faster than every S seconds (a floor; never faster than the server asks).",
+    ),
+]
+Timeout = Annotated[
+    float | None, typer.Option("--timeout", help="Give up after S seconds (exit 7).")
+]
+WantResult = Annotated[
+    bool, typer.Option("--result", help="Also print the result when the task ends.")
+]
+NoPush = Annotated[
+    bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
+]

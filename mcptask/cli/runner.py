@@ -1,0 +1,95 @@
+"""Running one command: build its context, run it, and turn what it raised into one line on
+stderr and the exit status (`errors.exit_code_for` is the one mapping)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from ..errors import ExitCode
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..targets import GlobalOptions
+
+
+def execute(
+    g: GlobalOptions,
+    make: Callable[[Context], Coroutine[Any, Any, int]],
+    *,
+    streaming: bool = False,
+    one_at_a_time: bool = False,
+    loop_free: bool = False,
+) -> None:
+    """Run one command: build its context, run it, map any error to its exit status.
+    `one_at_a_time`: the command makes one request at a time (a blocking HTTP connection is
+    cheaper than the async pool for that). `loop_free`: it never waits, either (no sleeps, no
+    streams): over HTTP it runs without an event loop."""
+    from ..context import Context
+    from ..errors import McptaskError, exit_code_for
+    from ..render import MODES, Output, resolve_mode
+
+    if g.output not in MODES:
+        typer.echo(f"mcptask: error: --output must be one of {', '.join(MODES)}", err=True)
+        raise typer.Exit(ExitCode.USAGE)
+    from ..terminal import current
+
+    env = current()
+    out = Output(mode=resolve_mode(g.output, env.stdout_tty, streaming=streaming))
+    ctx = Context(g, out, env=env)
+    ctx.one_at_a_time = one_at_a_time
+
+    async def main() -> int:
+        try:
+            return await make(ctx)
+        finally:
+            await ctx.aclose()
+
+    try:
+        if loop_free and ctx.target.command is None:
+            code = _run_without_loop(main())
+        else:
+            import asyncio
+
+            code = asyncio.run(main())
+    except McptaskError as exc:
+        message = exc.message + (f" ({exc.hint})" if exc.hint else "")
+        out.error(message)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        out.error("interrupted")
+        code = ExitCode.INTERRUPTED
+    except BrokenPipeError as exc:
+        _quiet_broken_pipe()
+        code = exit_code_for(exc)
+    except Exception as exc:  # a bug: one line, the traceback only with --trace
+        if g.trace:
+            import traceback
+
+            traceback.print_exc()
+        out.error(f"internal error: {type(exc).__name__}: {exc}")
+        code = exit_code_for(exc)
+    out.save_recording()
+    raise typer.Exit(code)
+
+
+def _run_without_loop(coro: Coroutine[Any, Any, int]) -> int:
+    """A one-shot command over a blocking connection never suspends: run its coroutine to the
+    end directly (importing asyncio alone costs ~11 ms of start-up; bench/startup.py)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return int(stop.value)
+    coro.close()
+    raise RuntimeError("a one-shot command waited on the event loop")
+
+
+def _quiet_broken_pipe() -> None:
+    import os
+
+    # the reader went away (`| head -1`): exit quietly, without Python's flush warning
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,228 @@
+"""Answering tasks that wait for input, shared by `answer` and `watch`'s inline forms: the
+responder (command-line answer or terminal form), and the confirmation that the task moved on."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NotApplicable, UsageError
+from ..model import Task
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..context import Context
+    from ..protocols.base import Answered, InputRequest, TaskProtocol, TaskRef
+    from ..render import LiveEvents
+    from ..watch import OnInput, Watched
+
+
+#: how long `answer` (and the form in `watch`) looks for the task to leave `input_required`
+CONFIRM_SECONDS = 5.0
+#: answered input-request keys kept per task in the task book
+ANSWERED_KEPT = 50
+
+
+class Responder:
+    """Turns one input request into an answer: from the command line (`--json`, `--text`,
+    `--decline`, `--cancel`) or, on a terminal, a form (in `watch`, inside `around`: one form
+    at a time, the live view paused). None: the person dismissed the form."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        *,
+        content: Any = None,
+        text: str | None = None,
+        action: str | None = None,
+        console: Console | None = None,
+        interrupt_dismisses: bool = True,
+        around: Any = None,
+    ) -> None:
+        self.ctx = ctx
+        self.content = content
+        self.text = text
+        self.action = action
+        self.console = console
+        self.interrupt_dismisses = interrupt_dismisses
+        #: an async context manager factory wrapped around the form (`watch`: pause the view)
+        self.around = around
+
+    async def __call__(self, request: InputRequest) -> dict[str, Any] | None:
+        from .. import forms
+
+        if self.console is not None:
+            if self.around is None:
+                return await forms.ask(
+                    request, self.console, interrupt_dismisses=self.interrupt_dismisses
+                )
+            async with self.around():
+                return await forms.ask(
+                    request, self.console, interrupt_dismisses=self.interrupt_dismisses
+                )
+        self.ctx.out.note(f"task {request.task_id} asks: {request.message or '(no message)'}")
+        if self.action is not None:
+            if not request.can_decline:
+                raise UsageError(
+                    f"an A2A agent takes an answer (--text TEXT), not --{self.action}; "
+                    f"`mcptask cancel {request.task_id}` cancels the task"
+                )
+            return {"action": self.action}
+        try:
+            if self.text is not None:
+                content = forms.text_content(request.schema, self.text)
+            else:
+                content = forms.validate(request.schema, self.content)
+        except forms.Invalid as exc:
+            option = "--text" if self.text is not None else "--json"
+            raise UsageError(f"{option}: {exc}; {form_summary(request)}") from None
+        if request.params.get("mode") == "url":
+            return {"action": "accept"}
+        return {"action": "accept", "content": content}
+
+
+def form_summary(request: InputRequest) -> str:
+    """`the form: name* (text), size (one of s, m, l)`: what `--json` must hold."""
+    from .. import forms
+
+    parts = []
+    for f in forms.fields(request.schema):
+        what = f.kind if f.kind not in ("string", "any") else "text"
+        if f.choices:
+            values = ", ".join(forms.short_value(c.value) for c in f.choices[:8])
+            what = ("one of " if f.kind == "choice" else "any of ") + values
+        parts.append(f"{f.name}{'*' if f.required else ''} ({what})")
+    return "the form: " + (", ".join(parts) if parts else "no fields")
+
+
+def check_waiting(task: Task) -> None:
+    if task.status == "input_required":
+        return
+    if task.status == "auth_required":
+        raise NotApplicable(
+            f"task {task.taskId} waits for authentication (auth-required), not for an answer: "
+            "mcptask cannot give it"
+        )
+    raise NotApplicable(f"task {task.taskId} is not waiting for input: it is {task.status}")
+
+
+def answered_keys(ctx: Context, task_id: str) -> frozenset[str]:
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    keys = rec.get("answered") if rec else None
+    return (
+        frozenset(k for k in keys if isinstance(k, str)) if isinstance(keys, list) else frozenset()
+    )
+
+
+def keep_answered(
+    ctx: Context, task: Task, ref: TaskRef, old: frozenset[str], new: list[str]
+) -> None:
+    if new:
+        keys = list(dict.fromkeys([*sorted(old), *new]))[-ANSWERED_KEPT:]
+        ctx.remember(task, ref, answered=keys)
+
+
+def moved_on(before: Task, after: Task, done: Answered) -> bool:
+    """Whether the task took the answer: it left `input_required`, or (still asking) none of
+    the requests answered is pending any more (2026-07-28 keys), or it asks something else."""
+    if after.status != "input_required":
+        return True
+    keys = set(done.keys)
+    if after.inputRequests is not None or before.inputRequests is not None:
+        return not (keys & set(after.inputRequests or {}))
+    return not after.same_state(before)
+
+
+async def confirm(
+    ctx: Context, proto: TaskProtocol, ref: TaskRef, before: Task, done: Answered
+) -> tuple[Task, bool]:
+    """Servers acknowledge answers they ignore: poll (at the task's pace) for up to
+    CONFIRM_SECONDS until it moved on. The last task seen, and whether it moved on."""
+    from ..watch import WatchConfig, interval_for
+
+    pace = interval_for(before, WatchConfig(default_interval=proto.default_interval))
+    deadline = ctx.clock() + CONFIRM_SECONDS
+    task = done.task
+    if task is not None and task.taskId == ref.task_id and moved_on(before, task, done):
+        return task, True
+    while True:
+        task = await proto.get(ref)
+        if moved_on(before, task, done):
+            return task, True
+        if ctx.clock() + pace > deadline:
+            return task, False
+        await ctx.sleep(pace)
+
+
+def how_to_answer(task: Task, requests: list[InputRequest] | None) -> str:
+    tid = task.taskId
+    if requests is None:
+        return (
+            f"task {tid} waits for input: answer with --json CONTENT, --decline or --cancel, or "
+            "run `mcptask answer` on a terminal for a form (an MCP 2025-11-25 server shows its "
+            "question only to the client that answers it)"
+        )
+    asks = "; ".join(
+        f"{r.key + ': ' if r.key and len(requests) > 1 else ''}{r.message or r.method} "
+        f"({form_summary(r)})"
+        for r in requests
+    )
+    how = (
+        "--text TEXT"
+        if requests and not requests[0].can_decline
+        else ("--json CONTENT, --decline or --cancel")
+    )
+    return f"task {tid} asks: {asks}; answer with {how}, or run `mcptask answer` on a terminal"
+
+
+def inline_answers(ctx: Context, proto: TaskProtocol, events: LiveEvents) -> OnInput:
+    """`watch` on a terminal: a task that asks for input gets the form inline (the live view
+    paused, one form at a time); the other tasks are polled meanwhile."""
+    import asyncio
+
+    lock = asyncio.Lock()
+    sent: dict[str, set[str]] = {}
+
+    @contextlib.asynccontextmanager
+    async def paused() -> Any:
+        async with lock:
+            events.pause()
+            try:
+                yield
+            finally:
+                events.resume()
+
+    async def say(message: str) -> None:
+        async with paused():
+            ctx.out.note(message)
+
+    async def on_input(w: Watched) -> Task | None:
+        from ..errors import McptaskError
+
+        task, ref = w.task, w.ref
+        if task is None:
+            return None
+        answered = answered_keys(ctx, ref.task_id) | sent.get(ref.task_id, set())
+        responder = Responder(
+            ctx, console=ctx.out.console, interrupt_dismisses=False, around=paused
+        )
+        try:
+            done = await proto.answer(ref, task, responder, answered=frozenset(answered))
+            for note in done.notes:
+                await say(f"{ref.task_id}: {note}")
+            if not done.sent:
+                return None
+            sent.setdefault(ref.task_id, set()).update(done.keys)
+            keep_answered(ctx, task, ref, frozenset(answered), done.keys)
+            after, moved = await confirm(ctx, proto, ref, task, done)
+        except McptaskError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            await say(f"{ref.task_id}: not answered: {exc.message}{hint}")
+            return None
+        if not moved:
+            await say(f"{ref.task_id} still waits for input: the server did not take the answer")
+            return None
+        return after
+
+    return on_input

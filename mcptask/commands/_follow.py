@@ -1,0 +1,68 @@
+"""What `call`, `send` and `demo` do once a task exists: print it, or watch it, or wait for its
+result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ExitCode
+from ..model import Task
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+
+@dataclass
+class FollowUp:
+    """What `call` and `send` do once the task exists: print it, watch it, wait for its
+    result."""
+
+    watch: bool = False
+    want_result: bool = False
+    interval: float | None = None
+    timeout: float | None = None
+    push: bool = True
+
+
+async def after_create(
+    ctx: Context, created: Any, then: FollowUp, *, title: str | None = None
+) -> int:
+    from ..protocols.base import TaskRef, TaskResult
+    from .result import ResultOptions, run_result
+    from .watch import WatchOptions, run_watch
+
+    watch, want_result = then.watch, then.want_result
+    interval, timeout, push = then.interval, then.timeout, then.push
+
+    if created.task is None:
+        ctx.out.note("the server answered without creating a task; this is its answer")
+        placeholder = Task(taskId="-", status="completed", protocol="?", server=ctx.server, raw={})
+        ctx.out.result(TaskResult(task=placeholder, payload=created.result))
+        return ExitCode.OK
+    task: Task = created.task
+    ref: TaskRef = created.ref or TaskRef(task.taskId)
+    ctx.remember(task, ref)
+    if ctx.target.command is not None:
+        watch = True  # over stdio the task dies with the server: follow it now
+    if not watch and not want_result:
+        ctx.out.task(task)
+        return ExitCode.OK
+    if not watch:
+        # --result alone: wait quietly, print the result
+        ctx.out.note(f"task {task.taskId} created; waiting for its result")
+        return await run_result(ResultOptions(task.taskId, interval=interval, timeout=timeout), ctx)
+    if ctx.out.pretty:
+        ctx.out.note(f"task {task.taskId} created")
+    return await run_watch(
+        WatchOptions(
+            task_ids=[task.taskId],
+            interval=interval,
+            timeout=timeout,
+            want_result=want_result,
+            initial={task.taskId: task},
+            title=title,
+            push=push,
+        ),
+        ctx,
+    )

@@ -1,0 +1,58 @@
+"""Pieces several commands share: one status look-up through the task book, the signal
+handlers of commands that wait."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..errors import ExitCode, TaskNotFound
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..model import Task
+    from ..protocols.base import TaskProtocol, TaskRef
+    from ..watch import Watcher
+
+
+async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task, TaskRef]:
+    """One status fetch through the task book's reference; recorded; a task the book knew
+    but the server does not is reported as expired."""
+    ref = ctx.ref(task_id)
+    try:
+        task = await proto.get(ref)
+    except TaskNotFound as exc:
+        raise gone(ctx, task_id, exc) from None
+    ctx.remember(task, ref)
+    return task, ref
+
+
+def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    if rec is not None:
+        last = rec.get("status", "unknown")
+        return TaskNotFound(f"task {task_id} has expired (last seen {last}): {exc.message}")
+    return exc
+
+
+@contextlib.contextmanager
+def signals(watcher: Watcher) -> Iterator[None]:
+    """Ctrl-C (130) and SIGTERM (143) end the watch cleanly: every task gets its end event.
+    Installed before the first event is printed, so no signal can skip the end lines."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig, code in ((signal.SIGINT, ExitCode.INTERRUPTED), (signal.SIGTERM, ExitCode.TERMINATED)):
+        try:
+            loop.add_signal_handler(sig, watcher.interrupt, code)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

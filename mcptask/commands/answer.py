@@ -1,0 +1,109 @@
+"""`mcptask answer TASK_ID`: answer a task that waits for input (a form on a terminal, else
+--json/--text/--decline/--cancel), then confirm that it moved on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ExitCode, Interrupted, TaskEnded, UsageError
+from ._answering import (
+    CONFIRM_SECONDS,
+    Responder,
+    answered_keys,
+    check_waiting,
+    confirm,
+    how_to_answer,
+    keep_answered,
+)
+from ._shared import look_up
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+
+@dataclass
+class AnswerOptions:
+    task_id: str
+    json: str | None = None
+    decline: bool = False
+    cancel: bool = False
+    text: str | None = None
+    key: str | None = None
+
+
+async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
+    import json
+
+    given = [
+        name
+        for name, on in (
+            ("--json", opts.json is not None),
+            ("--text", opts.text is not None),
+            ("--decline", opts.decline),
+            ("--cancel", opts.cancel),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
+    content: Any = None
+    if opts.json is not None:
+        try:
+            content = json.loads(opts.json)
+        except (ValueError, RecursionError) as exc:
+            raise UsageError(f"--json is not valid JSON: {exc}") from None
+        if not isinstance(content, dict):
+            raise UsageError("--json must be a JSON object of the form's fields")
+    interactive = not given and ctx.env.interactive
+    ctx.require_reachable("answer", [opts.task_id])
+    proto = await ctx.protocol()
+    task, ref = await look_up(ctx, proto, opts.task_id)
+    check_waiting(task)
+    requests = proto.input_requests(task)
+    if not given and not interactive:
+        raise UsageError(how_to_answer(task, requests))
+    answered = answered_keys(ctx, task.taskId)
+    if requests is not None and not interactive and opts.key is None:
+        open_ = [r for r in requests if r.answerable and r.key not in answered]
+        if len(open_) > 1:
+            keys = ", ".join(str(r.key) for r in open_)
+            raise UsageError(
+                f"task {task.taskId} asks {len(open_)} questions: pick one with --key "
+                f"(keys: {keys})"
+            )
+    console = None
+    if interactive:
+        console = ctx.out.console if ctx.out.pretty else ctx.out.err_console()
+    action = "decline" if opts.decline else "cancel" if opts.cancel else None
+    responder = Responder(ctx, content=content, text=opts.text, action=action, console=console)
+    try:
+        done = await proto.answer(ref, task, responder, key=opts.key, answered=answered)
+    except Interrupted as exc:  # Ctrl-C in the form
+        exc.hint = exc.hint or f"nothing was sent: task {task.taskId} still waits for input"
+        raise
+    for note in done.notes:
+        ctx.out.note(note)
+    keep_answered(ctx, task, ref, answered, done.keys)
+    if not done.sent:
+        raise TaskEnded(
+            f"the form was dismissed; nothing was sent: task {task.taskId} still waits for input",
+            ExitCode.INPUT,
+        )
+    if done.dismissed:
+        ctx.out.note(
+            "the form was dismissed: mcptask answered `cancel` (a question read from an MCP "
+            "2025-11-25 server cannot be put back)"
+        )
+    after, moved = await confirm(ctx, proto, ref, task, done)
+    ctx.remember(after, ref)
+    if not moved:
+        raise TaskEnded(
+            f"task {task.taskId} still waits for input {CONFIRM_SECONDS:g} s after the answer: "
+            "the server did not take it",
+            ExitCode.INPUT,
+        )
+    actions = ", ".join(str(response.get("action")) for _, response in done.sent)
+    ctx.out.note(f"task {task.taskId} took the answer ({actions}); it is {after.status} now")
+    ctx.out.task(after)
+    return ExitCode.OK

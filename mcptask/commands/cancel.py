@@ -1,0 +1,37 @@
+"""`mcptask cancel TASK_ID`: ask the server to cancel a task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import ExitCode, TaskNotFound
+from ._shared import gone
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+
+@dataclass
+class CancelOptions:
+    task_id: str
+
+
+async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
+    ctx.require_reachable("cancel", [opts.task_id])
+    proto = await ctx.protocol()
+    ref = ctx.ref(opts.task_id)
+    try:
+        task = await proto.cancel(ref)
+    except TaskNotFound as exc:
+        raise gone(ctx, opts.task_id, exc) from None
+    if task is None:
+        ctx.out.note(f"cancellation of task {opts.task_id} requested")
+        if not ctx.out.pretty:
+            ctx.out.line({"taskId": opts.task_id, "cancelRequested": True})
+        return ExitCode.OK
+    ctx.remember(task, ref)
+    if ctx.out.pretty:
+        ctx.out.note(f"task {task.taskId}: cancellation requested")
+    ctx.out.task(task)
+    return ExitCode.OK

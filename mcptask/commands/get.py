@@ -1,0 +1,27 @@
+"""`mcptask get TASK_ID`: one status fetch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import ExitCode
+from ._shared import look_up
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+
+@dataclass
+class GetOptions:
+    task_id: str
+    history: int | None = None
+
+
+async def run_get(opts: GetOptions, ctx: Context) -> int:
+    ctx.require_reachable("get", [opts.task_id])
+    proto = await ctx.protocol()
+    proto.history_length = opts.history
+    task, _ = await look_up(ctx, proto, opts.task_id)
+    ctx.out.task(task)
+    return ExitCode.OK

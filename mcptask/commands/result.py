@@ -1,0 +1,131 @@
+"""`mcptask result TASK_ID`: print a task's result, waiting while it runs; a result kept in the
+task book outlives the task on the server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import OUTCOME_EXIT, ExitCode, NotApplicable, TaskEnded, TaskNotFound
+from ..model import INTERRUPTED, TERMINAL, Task
+from ._shared import gone, signals
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..protocols.base import TaskRef, TaskResult
+
+
+@dataclass
+class ResultOptions:
+    task_id: str
+    wait: bool = True
+    interval: float | None = None
+    timeout: float | None = None
+
+
+async def run_result(opts: ResultOptions, ctx: Context) -> int:
+    from ..watch import WatchConfig, Watcher
+
+    ctx.require_reachable("result", [opts.task_id])
+    proto = await ctx.protocol()
+    ref = ctx.ref(opts.task_id)
+    try:
+        task = await proto.get(ref)
+    except TaskNotFound as exc:
+        return _kept_result(ctx, opts.task_id, exc)
+    ctx.remember(task, ref)
+    if task.status not in TERMINAL:
+        if task.status in INTERRUPTED:
+            raise TaskEnded(
+                f"task {task.taskId} is waiting for input ({task.status}); "
+                f"answer it with `mcptask answer {task.taskId}`",
+                OUTCOME_EXIT[task.status],
+            )
+        if not opts.wait:
+            raise NotApplicable(f"task {task.taskId} is still {task.status} (--no-wait)")
+        watcher = Watcher(
+            fetch=proto.get,
+            fetch_result=proto.result,
+            config=WatchConfig(
+                floor=opts.interval or 0.0,
+                default_interval=proto.default_interval,
+                timeout=opts.timeout,
+                want_result=True,
+            ),
+            events=_Quiet(),
+            clock=ctx.clock,
+            sleep=ctx.sleep,
+        )
+        with signals(watcher):
+            w = watcher.add(ref, task)
+            await watcher.run()
+        if w.task is not None:
+            task = w.task
+            ctx.remember(task, ref)
+        if w.outcome == "timeout":
+            raise TaskEnded(
+                f"task {task.taskId} is still {task.status} (--timeout)", ExitCode.TIMEOUT
+            )
+        if w.outcome == "interrupted":
+            raise TaskEnded("interrupted", w.exit_code or ExitCode.INTERRUPTED)
+        if w.outcome == "expired":
+            return _kept_result(ctx, opts.task_id, TaskNotFound(f"task {opts.task_id} expired"))
+        if w.outcome == "error":
+            raise TaskEnded(
+                w.last_error or "the server stopped answering", w.exit_code or ExitCode.SERVER
+            )
+        if task.status in INTERRUPTED:
+            raise TaskEnded(
+                f"task {task.taskId} is waiting for input ({task.status}); "
+                f"answer it with `mcptask answer {task.taskId}`",
+                OUTCOME_EXIT[task.status],
+            )
+        if w.result is not None:
+            return _print_result(ctx, ref, w.result)
+    if task.status in ("cancelled", "rejected"):
+        raise TaskEnded(
+            f"task {task.taskId} was {task.status}; it has no result", ExitCode.CANCELLED
+        )
+    return _print_result(ctx, ref, await proto.result(ref, task))
+
+
+class _Quiet:
+    def update(self, w: Any, via: str) -> None:
+        pass
+
+    def retry(self, w: Any, error: str, delay: float) -> None:
+        pass
+
+    def end(self, w: Any) -> None:
+        pass
+
+
+def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
+    ctx.remember(result.task, ref, result=result.to_json())
+    ctx.out.result(result)
+    return OUTCOME_EXIT.get(result.task.status, ExitCode.OK)
+
+
+def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    if rec is None:
+        raise exc
+    if "result" not in rec:
+        raise gone(ctx, task_id, exc)
+    status = str(rec.get("status", "completed"))
+    ctx.out.note(
+        f"task {task_id} is gone from the server; showing the result kept at "
+        f"{rec.get('resultKeptAt', '?')}"
+    )
+    if ctx.out.pretty:
+        from ..protocols.base import TaskResult
+
+        kept = rec["result"]
+        error = kept.get("error") if isinstance(kept, dict) and len(kept) == 1 else None
+        placeholder = Task(
+            taskId=task_id, status="completed", protocol="?", server=ctx.server, raw={}
+        )
+        ctx.out.result(TaskResult(task=placeholder, payload=None if error else kept, error=error))
+    else:
+        ctx.out.line(rec["result"])
+    return OUTCOME_EXIT.get(status, ExitCode.OK)

@@ -1,0 +1,23 @@
+"""`mcptask send TEXT`: start an A2A task with a non-blocking message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ._follow import FollowUp, after_create
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+
+@dataclass
+class SendOptions:
+    text: str
+    then: FollowUp = field(default_factory=FollowUp)
+
+
+async def run_send(opts: SendOptions, ctx: Context) -> int:
+    proto = await ctx.protocol()
+    created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
+    return await after_create(ctx, created, opts.then)

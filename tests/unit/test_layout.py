@@ -1,0 +1,145 @@
+"""The package's shape (issue 14): one module per command, no import circle, exit codes named in
+one place, protocol names spelled only by the protocol modules, their check suites and the
+registry, transport features reached through typed capabilities."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from mcptask.errors import OUTCOME_EXIT, ExitCode
+from mcptask.protocols import registry
+
+PACKAGE = Path(__file__).resolve().parents[2] / "mcptask"
+COMMANDS = ("get", "watch", "result", "list", "cancel", "answer", "call", "send", "check")
+COMMANDS += ("servers", "demo")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """Every mcptask module this one imports, at the top or inside a function (not under
+    TYPE_CHECKING, which never runs)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parts = package.split(".")
+                    parts = parts[: len(parts) - (child.level - 1)]
+                    base = ".".join(parts + ([child.module] if child.module else []))
+                for alias in child.names:
+                    if f"{base}.{alias.name}" in known:
+                        found.add(f"{base}.{alias.name}")
+                    elif base in known:
+                        found.add(base)
+            elif isinstance(child, ast.Import):
+                found.update(a.name for a in child.names if a.name in known)
+            visit(child)
+
+    visit(tree)
+    # importing a.b.c runs a and a.b first
+    for target in list(found):
+        parts = target.split(".")
+        for i in range(2, len(parts)):
+            parent = ".".join(parts[:i])
+            if parent in known and not name.startswith(parent + "."):
+                found.add(parent)
+    found.discard(name)
+    return found
+
+
+def test_no_import_circle() -> None:
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                pytest.fail("import circle: " + " -> ".join(cycle))
+            if nxt not in state:
+                walk(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_has_its_module(command: str) -> None:
+    source = (PACKAGE / "commands" / f"{command}.py").read_text(encoding="utf-8")
+    assert re.search(rf"^async def run_{command}\(opts: \w+Options, ctx: Context\)", source, re.M)
+    assert re.search(r"^class \w+Options\b", source, re.M)
+
+
+def test_exit_codes_are_named() -> None:
+    assert {int(c) for c in ExitCode} >= {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 130, 143}
+    assert all(isinstance(code, ExitCode) for code in OUTCOME_EXIT.values())
+
+
+def test_no_bare_exit_numbers() -> None:
+    """Exit statuses are spelled `ExitCode.X` outside errors.py."""
+    bare = re.compile(
+        r"(Exit\(\d+\)|TaskEnded\([^)]*,\s*\d+\)|exit_code\s*=\s*\d+|return [1-9]\d*$"
+        r"|code = \d+$)"
+    )
+    offenders = []
+    for path in [*(PACKAGE / "commands").glob("*.py"), *(PACKAGE / "cli").glob("*.py")]:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if bare.search(line.strip()):
+                offenders.append(f"{path.name}:{n}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def test_protocol_names_live_in_the_registry() -> None:
+    """Outside protocols/ and check/, no module spells a protocol's name: help texts, the
+    target's checks and `check` read the registry."""
+    names = registry.NAMES
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] in ("protocols", "check"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [f"{rel}: {name}" for name in names if f'"{name}"' in text]
+    assert not offenders, offenders
+
+
+def test_registry_rows_load() -> None:
+    for row in registry.PROTOCOLS:
+        cls = registry.load(row.impl)
+        assert getattr(cls, "name", None) == row.name
+        assert registry.load(row.check) is not None
+    assert registry.fallback().name in registry.NAMES
+    assert registry.probe_modules()
+
+
+def test_protocols_reach_transport_features_through_capabilities() -> None:
+    """`getattr`/`hasattr` on a transport is what the typed capabilities in `rpc` replace."""
+    pattern = re.compile(r"(getattr|hasattr)\([^)]*transport")
+    for path in [*(PACKAGE / "protocols").glob("*.py"), *(PACKAGE / "check").glob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        assert not pattern.search(text), path
