@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["servers.plugin", "servers.a2a_plugin"]
+pytest_plugins = ["servers.plugin", "servers.a2a_plugin", "servers.conformance_plugin"]
 
 
 @dataclass

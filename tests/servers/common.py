@@ -117,17 +117,30 @@ def _package_name(spec: str) -> str:
 def npm_package(spec: str) -> Path:
     """npm-install ``spec`` (once) into its own cached folder; return node_modules/<name>."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+    return npm_folder(slug, [spec]) / "node_modules" / _package_name(spec)
+
+
+def npm_folder(slug: str, specs: list[str]) -> Path:
+    """npm-install ``specs`` (once) together into ``.cache/servers/npm-<slug>``; return the folder.
+
+    Every package lands in ``<folder>/node_modules/<name>``; a marker file is written only after
+    all of them installed, so a half-built folder is rebuilt.
+    """
     folder = CACHE / f"npm-{slug}"
-    pkg = folder / "node_modules" / _package_name(spec)
+    pkgs = [folder / "node_modules" / _package_name(spec) for spec in specs]
     marker = folder / _MARKER
-    if marker.exists() and pkg.exists():
-        return pkg
+
+    def ready() -> bool:
+        return marker.exists() and all(pkg.exists() for pkg in pkgs)
+
+    if ready():
+        return folder
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeError("npm is not on PATH: cannot install " + spec)
+        raise RuntimeError("npm is not on PATH: cannot install " + " ".join(specs))
     with _locked(folder.name):
-        if marker.exists() and pkg.exists():
-            return pkg
+        if ready():
+            return folder
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
@@ -136,17 +149,18 @@ def npm_package(spec: str) -> Path:
                 '{"name": "mcptask-test-server", "private": true}\n'
             )
             _run(
-                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", spec],
+                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *specs],
                 cwd=folder,
-                what=f"npm install {spec}",
+                what=f"npm install {' '.join(specs)}",
             )
-            if not pkg.exists():
-                raise RuntimeError(f"npm install {spec} did not produce {pkg}")
+            missing = [str(pkg) for pkg in pkgs if not pkg.exists()]
+            if missing:
+                raise RuntimeError(f"npm install {' '.join(specs)} did not produce {missing}")
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        marker.write_text(spec + "\n")
-    return pkg
+        marker.write_text("\n".join(specs) + "\n")
+    return folder
 
 
 @dataclass
