@@ -40,6 +40,12 @@ async def _asyncio_sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
+def _ambiguous_prefix(prefix: str, hits: list[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{tid} ({ep})" for ep, tid in hits[:10])
+    more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
+    return f"{prefix!r} is the start of {len(hits)} task ids: {shown}{more}; give more of it"
+
+
 #: a watch of this many tasks uses aiohttp's connection pool: 0.3 ms of CPU per request instead
 #: of 1-1.3 ms with httpx's own, for 0.2 s more start-up (bench/README.md)
 MANY_TASKS = 50
@@ -74,6 +80,8 @@ class Context:
         self.one_at_a_time = False
         #: the command keeps many requests in flight (a watch of MANY_TASKS or more)
         self.many_tasks = False
+        #: contexts for the other endpoints this run reaches (task ids found in the task book)
+        self._children: dict[str, Context] = {}
 
     @property
     def target(self) -> Target:
@@ -83,6 +91,98 @@ class Context:
 
             self._target = targets.resolve(self.options, self.out.note)
         return self._target
+
+    # -- which endpoint a task id lives on -------------------------------------------------------
+
+    def has_target(self) -> bool:
+        """A flag, a target variable or the config default names the target. Without one,
+        commands about task ids find each id's endpoint in the task book."""
+        if self._target is not None:
+            return True
+        from .targets import given
+
+        return given(self.options)
+
+    def at(self, endpoint: str) -> Context:
+        """The context for another endpoint the task book names (one per endpoint and run:
+        its own connection pool, session, protocol and push stream); closed with this one."""
+        child = self._children.get(endpoint)
+        if child is None:
+            from .targets import endpoint_target
+
+            child = Context(
+                self.options,
+                self.out,
+                book=self.book,
+                clock=self.clock,
+                sleep=self.sleep,
+                target=endpoint_target(self.options, endpoint),
+                env=self._env,
+            )
+            child.one_at_a_time = self.one_at_a_time
+            child.many_tasks = self.many_tasks
+            self._children[endpoint] = child
+        return child
+
+    def locate(self, task_id: str) -> tuple[Context, str]:
+        """The context that reaches `task_id`, and the whole id (a unique prefix of at least
+        four characters stands for an id the task book knows). With a target, that target;
+        without one, the task book's endpoint for the id."""
+        [(ctx, [found])] = self.locate_many([task_id])
+        return ctx, found
+
+    def locate_many(self, task_ids: Iterable[str]) -> list[tuple[Context, list[str]]]:
+        """Task ids grouped by the context that reaches them, in the order first given."""
+        from .targets import NoTarget
+
+        ids = list(task_ids)
+        for task_id in ids:
+            if not task_id:
+                raise UsageError("a task id cannot be empty")
+        if self.has_target():
+            return [(self, [self._expand(task_id) for task_id in ids])]
+        groups: dict[str, list[str]] = {}
+        for task_id in ids:
+            endpoint, full = self._find(task_id, NoTarget)
+            groups.setdefault(endpoint, [])
+            if full not in groups[endpoint]:
+                groups[endpoint].append(full)
+        return [(self.at(endpoint), found) for endpoint, found in groups.items()]
+
+    def _expand(self, task_id: str) -> str:
+        """A prefix of one of this endpoint's ids in the book, as the whole id."""
+        from .taskbook import MIN_PREFIX
+
+        if not self.remembers or len(task_id) < MIN_PREFIX:
+            return task_id
+        known = self.book.tasks(self.server)
+        if task_id in known:
+            return task_id
+        matches = sorted(t for t in known if t.startswith(task_id))
+        if len(matches) > 1:
+            raise UsageError(_ambiguous_prefix(task_id, [(self.server, m) for m in matches]))
+        return matches[0] if matches else task_id
+
+    def _find(self, task_id: str, no_target: type[UsageError]) -> tuple[str, str]:
+        """(endpoint, whole id) of a task the book knows, for a run without a target."""
+        hits = self.book.find(task_id)
+        if not hits:
+            raise no_target(
+                f"task {task_id} is not in the task book, so mcptask does not know where it "
+                "lives: give a target for tasks this machine has not seen (--url URL, "
+                "--stdio CMD or -s NAME)"
+            )
+        ids = {tid for _, tid, _ in hits}
+        if len(ids) > 1:
+            raise UsageError(_ambiguous_prefix(task_id, [(ep, tid) for ep, tid, _ in hits]))
+        if len(hits) > 1:
+            where = "; ".join(sorted(ep for ep, _, _ in hits))
+            raise UsageError(
+                f"task {task_id} is known on {len(hits)} endpoints ({where}): pick one with "
+                "--url URL or -s NAME"
+            )
+        endpoint, full, _ = hits[0]
+        return endpoint, full
 
     def use_target(self, target: Target) -> None:
         """Point this run at a target it made itself (the demo's server)."""
@@ -262,6 +362,8 @@ class Context:
 
     async def aclose(self) -> None:
         try:
+            for child in self._children.values():
+                await child.aclose()
             if self._protocol is not None:
                 await self._protocol.aclose()
         finally:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from .hints import command_line
 from .model import Task
 from .protocols.wire import result_text
 from .textsafe import clean, one_line
@@ -261,7 +262,9 @@ def input_hints(out: Output, watched: list[Watched]) -> None:
     """One line on stderr per task that ended waiting for input, naming `answer`."""
     for w in watched:
         if w.outcome in ("input_required", "auth_required"):
-            out.note(f"{w.task_id} needs input: answer it with `mcptask answer {w.task_id}`")
+            out.note(
+                f"{w.task_id} needs input: answer it with `{command_line('answer', w.task_id)}`"
+            )
 
 
 class NdjsonEvents:
@@ -335,6 +338,8 @@ class LiveEvents:
         self.title = title
         self.watched: list[Watched] = []
         self.retrying: dict[str, str] = {}
+        #: task id -> a short name of its server, when the watch spans servers (a column then)
+        self.servers: dict[str, str] = {}
         self._live: Any = None
 
     def __enter__(self) -> LiveEvents:
@@ -391,9 +396,8 @@ class LiveEvents:
             if w.outcome in ("error", "unknown") and w.last_error:
                 self.out.note(f"{w.task_id}: {w.last_error}")
             elif w.outcome in ("input_required", "auth_required"):
-                self.out.note(
-                    f"{w.task_id} needs input: answer it with `mcptask answer {w.task_id}`"
-                )
+                how = command_line("answer", w.task_id)
+                self.out.note(f"{w.task_id} needs input: answer it with `{how}`")
 
     def render(self) -> RenderableType:
         from rich.console import Group
@@ -403,6 +407,8 @@ class LiveEvents:
         now = self.clock()
         table = Table(show_edge=False, title=self.title, title_justify="left", expand=False)
         table.add_column("task", no_wrap=True)
+        if self.servers:
+            table.add_column("server", no_wrap=True, overflow="ellipsis", max_width=24)
         table.add_column("status", no_wrap=True)
         table.add_column("message", overflow="ellipsis", no_wrap=True, max_width=60)
         table.add_column("elapsed", justify="right")
@@ -432,8 +438,10 @@ class LiveEvents:
                     left -= now - w.ended
                 ttl = elapsed(left)
             short = w.task_id if len(w.task_id) <= 14 else w.task_id[:12] + "…"
+            server = [safe_line(self.servers.get(w.task_id, ""), 24)] if self.servers else []
             table.add_row(
                 safe_line(short),
+                *server,
                 status_text(shown),
                 safe_line(message, 60),
                 elapsed(now - w.started),

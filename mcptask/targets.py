@@ -117,10 +117,49 @@ def choose(options: GlobalOptions) -> tuple[str, str, str]:
     hint = ""
     if cfg.servers:
         hint = f"; servers in {cfg.path}: {', '.join(sorted(cfg.servers))}"
-    raise UsageError(
+    raise NoTarget(
         f"no target: give --url URL, --stdio CMD or -s NAME (or set {ENV_URL} or {ENV_SERVER})"
         + hint
     )
+
+
+class NoTarget(UsageError):
+    """No flag, variable or config default names a target (commands about task ids then
+    look the ids up in the task book)."""
+
+
+def given(options: GlobalOptions) -> bool:
+    """Whether a flag, a target variable or the config file's default names a target."""
+    try:
+        choose(options)
+    except NoTarget:
+        return False
+    return True
+
+
+def endpoint_target(options: GlobalOptions, url: str) -> Target:
+    """The target for an endpoint the task book names: the config entry for that place when
+    there is one (its headers, token and name), else the URL with the flags' headers and
+    token."""
+    from . import config
+    from .taskbook import same_place
+
+    place = same_place(url)
+    for entry in config.load(options.config).servers.values():
+        if not entry.url or entry.unsupported:
+            continue
+        try:
+            full = config.expanded(entry)
+        except UsageError:  # a variable it needs is not set: not this one
+            continue
+        if full.url and same_place(full.url) == place:
+            return _url_target(options, full.url, full)
+    if redact.REDACTED in url:
+        raise UsageError(
+            f"the task book keeps no secrets, so it cannot reach {url} alone: "
+            "give the target (--url URL or -s NAME)"
+        )
+    return _url_target(options, url, None)
 
 
 def resolve(options: GlobalOptions, warn: Warn | None = None) -> Target:

@@ -28,6 +28,8 @@ VERSION = 1
 MAX_RESULT_BYTES = 1024 * 1024
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
 MAX_TASKS_PER_ENDPOINT = 1000
+#: the shortest id prefix that stands for a task id (as git's short hashes)
+MIN_PREFIX = 4
 
 Record = dict[str, Any]
 #: fields of a task record that readers use as text: anything else there means a damaged book
@@ -45,14 +47,37 @@ def state_dir() -> Path:
 
 def endpoint_key(url: str) -> str:
     """Endpoints are namespaced by URL without credentials (user info, secret-looking query
-    values), fragment or trailing slash."""
+    values), fragment, default port or trailing slash; scheme and host in lower case."""
     u = urlsplit(url.strip())
     host = u.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    netloc = host + (f":{u.port}" if u.port else "")
+    scheme = u.scheme.lower()
+    port = u.port
+    if port == DEFAULT_PORTS.get(scheme):
+        port = None
+    netloc = host + (f":{port}" if port else "")
     path = u.path.rstrip("/")
-    return urlunsplit((u.scheme.lower(), netloc.lower(), path, redact_query(u.query), ""))
+    return urlunsplit((scheme, netloc.lower(), path, redact_query(u.query), ""))
+
+
+#: the ports a URL need not spell
+DEFAULT_PORTS = {"http": 80, "https": 443}
+#: host names of this machine's loopback interface: one endpoint for book look-ups
+LOOPBACK = frozenset(("localhost", "127.0.0.1", "[::1]"))
+
+
+def same_place(url: str) -> str:
+    """What two URLs of one endpoint share: the endpoint key with every loopback host name
+    spelled alike (a task made via 127.0.0.1 is found via localhost)."""
+    key = endpoint_key(url)
+    u = urlsplit(key)
+    host = u.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if host in LOOPBACK:
+        return urlunsplit(u._replace(netloc="loopback" + (f":{u.port}" if u.port else "")))
+    return key
 
 
 def now_iso() -> str:
@@ -141,12 +166,40 @@ class TaskBook:
     # -- queries ----------------------------------------------------------------------------
 
     def endpoint(self, url: str) -> Record:
-        ep = self._snapshot()["endpoints"].get(endpoint_key(url), {})
+        """The endpoint's record (its own key first, else one of its other spellings)."""
+        eps = self._snapshot()["endpoints"]
+        keys = _matching(eps, url)
+        ep = eps.get(keys[0], {}) if keys else {}
         return ep if isinstance(ep, dict) else {}
 
     def tasks(self, url: str) -> dict[str, Record]:
-        tasks = self.endpoint(url).get("tasks", {})
-        return tasks if isinstance(tasks, dict) else {}
+        """The endpoint's tasks, under every spelling of it (its own key wins)."""
+        eps = self._snapshot()["endpoints"]
+        merged: dict[str, Record] = {}
+        for key in reversed(_matching(eps, url)):
+            tasks = eps[key].get("tasks", {}) if isinstance(eps[key], dict) else {}
+            merged.update(tasks if isinstance(tasks, dict) else {})
+        return merged
+
+    def find(self, task_id: str) -> list[tuple[str, str, Record]]:
+        """(endpoint, task id, record) for every endpoint that knows `task_id`; when none
+        does, for every task whose id starts with it (a prefix of at least MIN_PREFIX
+        characters). Endpoints that are one place (`same_place`) count once."""
+        eps = self.all_endpoints()
+
+        def hits(match: Callable[[str], bool]) -> list[tuple[str, str, Record]]:
+            out: dict[tuple[str, str], tuple[str, str, Record]] = {}
+            for key, ep in eps.items():
+                tasks = ep.get("tasks") if isinstance(ep, dict) else None
+                for tid, rec in (tasks if isinstance(tasks, dict) else {}).items():
+                    if match(tid) and isinstance(rec, dict):
+                        out.setdefault((same_place(key), tid), (key, tid, rec))
+            return list(out.values())
+
+        exact = hits(lambda tid: tid == task_id)
+        if exact or len(task_id) < MIN_PREFIX:
+            return exact
+        return hits(lambda tid: tid.startswith(task_id))
 
     def lookup(self, url: str, task_id: str) -> Record | None:
         rec = self.tasks(url).get(task_id)
@@ -159,9 +212,8 @@ class TaskBook:
     # -- changes ------------------------------------------------------------------------------
 
     def set_endpoint(self, url: str, **fields: Any) -> None:
-        key = endpoint_key(url)
-
         def change(data: dict[str, Any]) -> None:
+            key = _write_key(data["endpoints"], url)
             ep = data["endpoints"].setdefault(key, {"tasks": {}})
             ep.update(fields)
 
@@ -173,10 +225,10 @@ class TaskBook:
     def record_many(self, url: str, updates: dict[str, Record]) -> None:
         if not updates:
             return
-        key = endpoint_key(url)
         stamp = now_iso()
 
         def change(data: dict[str, Any]) -> None:
+            key = _write_key(data["endpoints"], url)
             ep = data["endpoints"].setdefault(key, {"tasks": {}})
             tasks = ep.setdefault("tasks", {})
             for task_id, fields in updates.items():
@@ -201,6 +253,22 @@ class TaskBook:
             data["endpoints"].get(key, {}).get("tasks", {}).pop(task_id, None)
 
         self._update(change)
+
+
+def _matching(endpoints: dict[str, Any], url: str) -> list[str]:
+    """The stored keys that name the endpoint at `url`: its own key first, then its other
+    spellings (loopback names)."""
+    own = endpoint_key(url)
+    place = same_place(own)
+    others = [k for k in endpoints if k != own and same_place(k) == place]
+    return ([own] if own in endpoints else []) + sorted(others)
+
+
+def _write_key(endpoints: dict[str, Any], url: str) -> str:
+    """Where a change for `url` goes: the endpoint's existing record under any spelling, else
+    a new one under its own key."""
+    keys = _matching(endpoints, url)
+    return keys[0] if keys else endpoint_key(url)
 
 
 def _enforce_limits(data: dict[str, Any]) -> None:

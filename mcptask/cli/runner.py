@@ -49,7 +49,8 @@ def execute(
             await ctx.aclose()
 
     try:
-        if loop_free and ctx.target.command is None:
+        # over HTTP (and task ids found in the task book are always on HTTP endpoints)
+        if loop_free and (not ctx.has_target() or ctx.target.command is None):
             code = _run_without_loop(main())
         else:
             import asyncio

@@ -7,9 +7,12 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotApplicable, UsageError
+from ..hints import command_line
 from ..model import Task
 
 if TYPE_CHECKING:
+    import asyncio
+
     from rich.console import Console
 
     from ..context import Context
@@ -66,7 +69,7 @@ class Responder:
             if not request.can_decline:
                 raise UsageError(
                     f"an A2A agent takes an answer (--text TEXT), not --{self.action}; "
-                    f"`mcptask cancel {request.task_id}` cancels the task"
+                    f"`{command_line('cancel', request.task_id)}` cancels the task"
                 )
             return {"action": self.action}
         try:
@@ -160,7 +163,8 @@ def how_to_answer(task: Task, requests: list[InputRequest] | None) -> str:
     if requests is None:
         return (
             f"task {tid} waits for input: answer with --json CONTENT, --decline or --cancel, or "
-            "run `mcptask answer` on a terminal for a form (an MCP 2025-11-25 server shows its "
+            f"run `{command_line('answer', tid)}` on a terminal for a form (an MCP 2025-11-25 "
+            "server shows its "
             "question only to the client that answers it)"
         )
     asks = "; ".join(
@@ -173,15 +177,19 @@ def how_to_answer(task: Task, requests: list[InputRequest] | None) -> str:
         if requests and not requests[0].can_decline
         else ("--json CONTENT, --decline or --cancel")
     )
-    return f"task {tid} asks: {asks}; answer with {how}, or run `mcptask answer` on a terminal"
+    form = command_line("answer", tid)
+    return f"task {tid} asks: {asks}; answer with {how}, or run `{form}` on a terminal"
 
 
-def inline_answers(ctx: Context, proto: TaskProtocol, events: LiveEvents) -> OnInput:
+def inline_answers(
+    ctx: Context, proto: TaskProtocol, events: LiveEvents, *, lock: asyncio.Lock | None = None
+) -> OnInput:
     """`watch` on a terminal: a task that asks for input gets the form inline (the live view
-    paused, one form at a time); the other tasks are polled meanwhile."""
+    paused, one form at a time, also across servers when they share `lock`); the other tasks
+    are polled meanwhile."""
     import asyncio
 
-    lock = asyncio.Lock()
+    lock = lock or asyncio.Lock()
     sent: dict[str, set[str]] = {}
 
     @contextlib.asynccontextmanager

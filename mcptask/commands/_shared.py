@@ -37,9 +37,10 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
 
 
 @contextlib.contextmanager
-def signals(watcher: Watcher) -> Iterator[None]:
-    """Ctrl-C (130) and SIGTERM (143) end the watch cleanly: every task gets its end event.
-    Installed before the first event is printed, so no signal can skip the end lines."""
+def signals(*watchers: Watcher) -> Iterator[None]:
+    """Ctrl-C (130) and SIGTERM (143) end the watch cleanly: every task of every watcher gets
+    its end event. Installed before the first event is printed, so no signal can skip the end
+    lines."""
     import asyncio
     import signal
 
@@ -47,7 +48,7 @@ def signals(watcher: Watcher) -> Iterator[None]:
     installed = []
     for sig, code in ((signal.SIGINT, ExitCode.INTERRUPTED), (signal.SIGTERM, ExitCode.TERMINATED)):
         try:
-            loop.add_signal_handler(sig, watcher.interrupt, code)
+            loop.add_signal_handler(sig, _interrupt_all, watchers, code)
             installed.append(sig)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
@@ -56,3 +57,8 @@ def signals(watcher: Watcher) -> Iterator[None]:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+
+
+def _interrupt_all(watchers: tuple[Watcher, ...], code: int) -> None:
+    for watcher in watchers:
+        watcher.interrupt(code)

@@ -56,9 +56,10 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         if not isinstance(content, dict):
             raise UsageError("--json must be a JSON object of the form's fields")
     interactive = not given and ctx.env.interactive
-    ctx.require_reachable("answer", [opts.task_id])
+    ctx, task_id = ctx.locate(opts.task_id)
+    ctx.require_reachable("answer", [task_id])
     proto = await ctx.protocol()
-    task, ref = await look_up(ctx, proto, opts.task_id)
+    task, ref = await look_up(ctx, proto, task_id)
     check_waiting(task)
     requests = proto.input_requests(task)
     if not given and not interactive:

@@ -18,17 +18,18 @@ class CancelOptions:
 
 
 async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
-    ctx.require_reachable("cancel", [opts.task_id])
+    ctx, task_id = ctx.locate(opts.task_id)
+    ctx.require_reachable("cancel", [task_id])
     proto = await ctx.protocol()
-    ref = ctx.ref(opts.task_id)
+    ref = ctx.ref(task_id)
     try:
         task = await proto.cancel(ref)
     except TaskNotFound as exc:
-        raise gone(ctx, opts.task_id, exc) from None
+        raise gone(ctx, task_id, exc) from None
     if task is None:
-        ctx.out.note(f"cancellation of task {opts.task_id} requested")
+        ctx.out.note(f"cancellation of task {task_id} requested")
         if not ctx.out.pretty:
-            ctx.out.line({"taskId": opts.task_id, "cancelRequested": True})
+            ctx.out.line({"taskId": task_id, "cancelRequested": True})
         return ExitCode.OK
     ctx.remember(task, ref)
     if ctx.out.pretty:

@@ -19,9 +19,10 @@ class GetOptions:
 
 
 async def run_get(opts: GetOptions, ctx: Context) -> int:
-    ctx.require_reachable("get", [opts.task_id])
+    ctx, task_id = ctx.locate(opts.task_id)
+    ctx.require_reachable("get", [task_id])
     proto = await ctx.protocol()
     proto.history_length = opts.history
-    task, _ = await look_up(ctx, proto, opts.task_id)
+    task, _ = await look_up(ctx, proto, task_id)
     ctx.out.task(task)
     return ExitCode.OK

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ExitCode
 from ..model import Task
@@ -18,6 +18,9 @@ class ListOptions:
 
 
 async def run_list(opts: ListOptions, ctx: Context) -> int:
+    if opts.local and not ctx.has_target():
+        _whole_book(ctx)
+        return ExitCode.OK
     if opts.local:
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
@@ -33,11 +36,32 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     return ExitCode.OK
 
 
-def local_tasks(ctx: Context) -> list[Task]:
-    out = []
-    for task_id, rec in ctx.book.tasks(ctx.server).items():
-        from ..model import normalize_status
+def _whole_book(ctx: Context) -> None:
+    """`list --local` without a target: every endpoint's tasks, grouped by server."""
+    by_server = {
+        server: book_tasks(ep.get("tasks") or {}, server)
+        for server, ep in ctx.book.all_endpoints().items()
+    }
+    if not ctx.out.pretty:
+        ctx.out.tasks([t for tasks in by_server.values() for t in tasks])
+        return
+    if not any(by_server.values()):
+        ctx.out.tasks([], title="tasks in the task book")
+    for server, tasks in by_server.items():
+        if tasks:
+            ctx.out.tasks(tasks, title=f"tasks in the task book on {server}")
 
+
+def local_tasks(ctx: Context) -> list[Task]:
+    return book_tasks(ctx.book.tasks(ctx.server), ctx.server)
+
+
+def book_tasks(records: dict[str, dict[str, Any]], server: str) -> list[Task]:
+    """The task book's records of one endpoint as normalized tasks."""
+    from ..model import normalize_status
+
+    out = []
+    for task_id, rec in records.items():
         out.append(
             Task(
                 taskId=task_id,
@@ -45,7 +69,7 @@ def local_tasks(ctx: Context) -> list[Task]:
                 lastUpdatedAt=rec.get("lastSeenAt"),
                 createdAt=rec.get("firstSeenAt"),
                 protocol=str(rec.get("protocol", "?")),
-                server=ctx.server,
+                server=server,
                 contextId=rec.get("contextId"),
                 raw=rec,
             )

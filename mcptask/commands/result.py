@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OUTCOME_EXIT, ExitCode, NotApplicable, TaskEnded, TaskNotFound
+from ..hints import command_line
 from ..model import INTERRUPTED, TERMINAL, Task
 from ._shared import gone, signals
 
@@ -26,19 +27,20 @@ class ResultOptions:
 async def run_result(opts: ResultOptions, ctx: Context) -> int:
     from ..watch import WatchConfig, Watcher
 
-    ctx.require_reachable("result", [opts.task_id])
+    ctx, task_id = ctx.locate(opts.task_id)
+    ctx.require_reachable("result", [task_id])
     proto = await ctx.protocol()
-    ref = ctx.ref(opts.task_id)
+    ref = ctx.ref(task_id)
     try:
         task = await proto.get(ref)
     except TaskNotFound as exc:
-        return _kept_result(ctx, opts.task_id, exc)
+        return _kept_result(ctx, task_id, exc)
     ctx.remember(task, ref)
     if task.status not in TERMINAL:
         if task.status in INTERRUPTED:
             raise TaskEnded(
                 f"task {task.taskId} is waiting for input ({task.status}); "
-                f"answer it with `mcptask answer {task.taskId}`",
+                f"answer it with `{command_line('answer', task.taskId)}`",
                 OUTCOME_EXIT[task.status],
             )
         if not opts.wait:
@@ -69,7 +71,7 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
         if w.outcome == "interrupted":
             raise TaskEnded("interrupted", w.exit_code or ExitCode.INTERRUPTED)
         if w.outcome == "expired":
-            return _kept_result(ctx, opts.task_id, TaskNotFound(f"task {opts.task_id} expired"))
+            return _kept_result(ctx, task_id, TaskNotFound(f"task {task_id} expired"))
         if w.outcome == "error":
             raise TaskEnded(
                 w.last_error or "the server stopped answering", w.exit_code or ExitCode.SERVER
@@ -77,7 +79,7 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
         if task.status in INTERRUPTED:
             raise TaskEnded(
                 f"task {task.taskId} is waiting for input ({task.status}); "
-                f"answer it with `mcptask answer {task.taskId}`",
+                f"answer it with `{command_line('answer', task.taskId)}`",
                 OUTCOME_EXIT[task.status],
             )
         if w.result is not None:

@@ -3,11 +3,15 @@ as a live view, ndjson events or one JSON summary."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..errors import ExitCode, UsageError
+from ..hints import command_line
 from ..model import TERMINAL, Task
 from ..render import JsonEvents, LiveEvents, NdjsonEvents
 from ._answering import inline_answers
@@ -16,6 +20,7 @@ from ._shared import signals
 if TYPE_CHECKING:
     from ..context import Context
     from ..protocols.base import TaskRef, TaskResult
+    from ..watch import Watched, Watcher
 
 
 @dataclass
@@ -33,115 +38,228 @@ class WatchOptions:
 
 
 async def run_watch(opts: WatchOptions, ctx: Context) -> int:
-    from ..watch import WatchConfig, Watcher
-
     if opts.all_tasks and opts.task_ids:
         raise UsageError("give task ids or --all, not both")
     if not opts.task_ids and not opts.all_tasks:
         raise UsageError("watch needs task ids (or --all)")
-    ctx.require_reachable("watch", opts.task_ids)
-    await ctx.expect_tasks(len(opts.task_ids))  # before the first request builds the client
-    proto = await ctx.protocol()
     if opts.all_tasks:
-        opts.task_ids = await _unfinished_tasks(ctx, proto)
-        await ctx.expect_tasks(len(opts.task_ids))
-        if not opts.task_ids:
-            ctx.out.note("no unfinished tasks to watch")
-            if not ctx.out.pretty:
-                ctx.out.line(
-                    {"exitCode": ExitCode.OK, "tasks": []}
-                    if ctx.out.mode == "json"
-                    else {"event": "done", "exitCode": ExitCode.OK, "outcomes": {}}
-                )
-            return ExitCode.OK
-    mode = ctx.out.mode
-    events: NdjsonEvents | JsonEvents | LiveEvents
-    if mode == "pretty":
-        events = LiveEvents(
-            ctx.out, with_result=opts.want_result, clock=ctx.clock, title=opts.title
-        )
-    elif mode == "ndjson":
-        events = NdjsonEvents(ctx.out, with_result=opts.want_result)
+        places = await _everything_unfinished(ctx)
     else:
-        events = JsonEvents(ctx.out, with_result=opts.want_result)
-
-    refs: dict[str, TaskRef] = {}
-
-    async def fetch_result(ref: TaskRef, task: Task) -> TaskResult:
-        result = await proto.result(ref, task)
-        ctx.remember(task, ref, result=result.to_json())
-        return result
-
-    # ended tasks go to the task book in batches (each write rewrites the whole file): at most
-    # every BOOK_FLUSH seconds during the watch, and the rest when it ends
-    ended: list[tuple[Task, TaskRef]] = []
-    flushed = ctx.clock()
-
-    def flush() -> None:
-        nonlocal flushed
-        if ended:
-            batch = ended[:]
-            ended.clear()
-            ctx.remember_many(batch)
-        flushed = ctx.clock()
-
-    def on_end(w: Any) -> None:
-        if w.task is not None:
-            ended.append((w.task, w.ref))
-            if ctx.clock() - flushed >= BOOK_FLUSH:
-                flush()
-
-    watcher = Watcher(
-        fetch=proto.get,
-        fetch_result=fetch_result,
-        config=WatchConfig(
-            floor=opts.interval or 0.0,
-            default_interval=proto.default_interval,
-            timeout=opts.timeout,
-            want_result=opts.want_result,
-            push=opts.push,
-            on_input=inline_answers(ctx, proto, events)
-            if isinstance(events, LiveEvents) and proto.can_answer and ctx.env.interactive
-            else None,
-        ),
-        events=_EndHook(events, on_end),
-        clock=ctx.clock,
-        sleep=ctx.sleep,
-    )
-    with signals(watcher):
-        for ref in ctx.refs(dict.fromkeys(opts.task_ids)):
-            refs[ref.task_id] = ref
-            watcher.add(ref, opts.initial.get(ref.task_id))
-        if opts.push:
-            watcher.feeds = proto.push_feeds(list(refs.values()))
-        view: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
-        if isinstance(events, LiveEvents):
-            events.track(watcher.watched)
-            view = events  # left on every path, so the terminal never stays in live mode
+        places = ctx.locate_many(opts.task_ids)
+        for place, ids in places:
+            place.require_reachable("watch", ids)
+    if not any(ids for _, ids in places):
+        ctx.out.note("no unfinished tasks to watch")
+        if not ctx.out.pretty:
+            ctx.out.line(
+                {"exitCode": ExitCode.OK, "tasks": []}
+                if ctx.out.mode == "json"
+                else {"event": "done", "exitCode": ExitCode.OK, "outcomes": {}}
+            )
+        return ExitCode.OK
+    events = _events(opts, ctx)
+    lock = asyncio.Lock()  # one inline form at a time, whichever server asks
+    groups = []
+    for place, ids in places:
+        if ids:
+            groups.append(await _Group.start(opts, place, ids, events, lock))
+    watched = [w for g in groups for w in g.watcher.watched]
+    if isinstance(events, LiveEvents):
+        if len(groups) > 1:
+            events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
+        events.track(watched)
+    watchers = [g.watcher for g in groups]
+    with signals(*watchers), _reader_gone(ctx, watchers):
+        # the live view is left on every path, so the terminal never stays in live mode
+        view = events if isinstance(events, LiveEvents) else contextlib.nullcontext()
         with view:
             try:
-                code = await watcher.run()
+                codes = await asyncio.gather(*(w.run() for w in watchers))
             finally:
-                flush()
-    events.finish(watcher.watched, code)
+                for g in groups:
+                    g.flush()
+    code = max(codes, default=ExitCode.OK)
+    events.finish(watched, code)
+    if all(g.ctx.remembers for g in groups):  # stdio tasks die with the server
+        _resume_hint(ctx, watched)
     return code
+
+
+def _events(opts: WatchOptions, ctx: Context) -> NdjsonEvents | JsonEvents | LiveEvents:
+    if ctx.out.mode == "pretty":
+        return LiveEvents(ctx.out, with_result=opts.want_result, clock=ctx.clock, title=opts.title)
+    if ctx.out.mode == "ndjson":
+        return NdjsonEvents(ctx.out, with_result=opts.want_result)
+    return JsonEvents(ctx.out, with_result=opts.want_result)
+
+
+class _Group:
+    """The tasks of one endpoint in a watch: its context (connection pool, session, push
+    stream), its protocol, its own watcher (pace, rate limits, backoff), and the ended tasks
+    waiting to be written to the task book in a batch (each write rewrites the whole file: at
+    most every BOOK_FLUSH seconds during the watch, and the rest when it ends)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.ended: list[tuple[Task, TaskRef]] = []
+        self.flushed = ctx.clock()
+        self.watcher: Watcher
+
+    @property
+    def short_name(self) -> str:
+        target = self.ctx.target
+        if target.name:
+            return target.name
+        u = urlsplit(self.ctx.server)
+        return u.netloc or self.ctx.server
+
+    @classmethod
+    async def start(
+        cls,
+        opts: WatchOptions,
+        ctx: Context,
+        task_ids: list[str],
+        events: NdjsonEvents | JsonEvents | LiveEvents,
+        lock: asyncio.Lock,
+    ) -> _Group:
+        from ..watch import WatchConfig, Watcher
+
+        self = cls(ctx)
+        await ctx.expect_tasks(len(task_ids))  # before the first request builds the client
+        proto = await ctx.protocol()
+
+        async def fetch_result(ref: TaskRef, task: Task) -> TaskResult:
+            result = await proto.result(ref, task)
+            ctx.remember(task, ref, result=result.to_json())
+            return result
+
+        answers = isinstance(events, LiveEvents) and proto.can_answer and ctx.env.interactive
+        self.watcher = Watcher(
+            fetch=proto.get,
+            fetch_result=fetch_result,
+            config=WatchConfig(
+                floor=opts.interval or 0.0,
+                default_interval=proto.default_interval,
+                timeout=opts.timeout,
+                want_result=opts.want_result,
+                push=opts.push,
+                on_input=inline_answers(ctx, proto, events, lock=lock)
+                if answers and isinstance(events, LiveEvents)
+                else None,
+            ),
+            events=_EndHook(events, self.on_end),
+            clock=ctx.clock,
+            sleep=ctx.sleep,
+        )
+        refs = ctx.refs(task_ids)
+        for ref in refs:
+            self.watcher.add(ref, opts.initial.get(ref.task_id))
+        if opts.push:
+            self.watcher.feeds = proto.push_feeds(refs)
+        return self
+
+    def flush(self) -> None:
+        if self.ended:
+            batch = self.ended[:]
+            self.ended.clear()
+            self.ctx.remember_many(batch)
+        self.flushed = self.ctx.clock()
+
+    def on_end(self, w: Watched) -> None:
+        if w.task is not None:
+            self.ended.append((w.task, w.ref))
+            if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
+                self.flush()
+
+
+def _resume_hint(ctx: Context, watched: list[Watched]) -> None:
+    """After Ctrl-C (or SIGTERM) the tasks keep running: say how to pick them up again."""
+    left = [w.task_id for w in watched if w.outcome == "interrupted"]
+    if left:
+        ctx.out.note(
+            f"the {'task keeps' if len(left) == 1 else 'tasks keep'} running on the server; "
+            f"resume with `{command_line('watch', *left)}`"
+        )
+
+
+@contextlib.contextmanager
+def _reader_gone(ctx: Context, watchers: list[Watcher]) -> Iterator[None]:
+    """`mcptask watch ID | head -1`: when the reader of a pipe goes away, end the watch
+    within a fraction of a second, without waiting for the next line to fail to write (with
+    push, that may be a whole safety-net interval away)."""
+    fd = _pipe_fd(ctx)
+    if fd is None:
+        yield
+        return
+    import select
+
+    def gone() -> bool:
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+
+    async def watch_pipe() -> None:
+        while True:
+            await asyncio.sleep(PIPE_CHECK)
+            if gone():
+                for watcher in watchers:
+                    watcher.interrupt(ExitCode.OK)
+                raise BrokenPipeError
+
+    job = asyncio.ensure_future(watch_pipe())
+    try:
+        yield
+    finally:
+        job.cancel()
+    if job.done() and not job.cancelled() and isinstance(job.exception(), BrokenPipeError):
+        raise BrokenPipeError
+
+
+def _pipe_fd(ctx: Context) -> int | None:
+    """The descriptor of stdout when it is a pipe or socket (None for files and terminals)."""
+    import os
+    import stat
+
+    try:
+        fd = ctx.out.stdout.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None  # a StringIO in tests, a closed stream
+    return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
 
 
 #: seconds between two task-book writes of ended tasks during a watch
 BOOK_FLUSH = 1.0
+#: seconds between two looks at whether the reader of a piped stdout went away
+PIPE_CHECK = 0.2
 
 
-async def _unfinished_tasks(ctx: Context, proto: Any) -> list[str]:
-    """`watch --all`: the server's unfinished tasks (where it can list them) and the task
-    book's tasks for this endpoint that were last seen unfinished."""
+async def _everything_unfinished(ctx: Context) -> list[tuple[Context, list[str]]]:
+    """`watch --all`: with a target, its unfinished tasks; without one, those of every
+    endpoint in the task book."""
+    if ctx.has_target():
+        return [(ctx, await _unfinished_tasks(ctx))]
+    places = []
+    for endpoint in ctx.book.all_endpoints():
+        place = ctx.at(endpoint)
+        places.append((place, await _unfinished_tasks(place)))
+    return places
+
+
+async def _unfinished_tasks(ctx: Context) -> list[str]:
+    """The server's unfinished tasks (where it can list them) and the task book's tasks for
+    this endpoint that were last seen unfinished."""
     ids: dict[str, None] = {}
     book = ctx.book.tasks(ctx.server) if ctx.remembers else {}
+    unfinished = [t for t, rec in book.items() if str(rec.get("status", "working")) not in TERMINAL]
+    if not unfinished and not ctx.has_target():
+        return []  # nothing of ours is left there: no need to ask the server
+    proto = await ctx.protocol()
+    await ctx.expect_tasks(len(unfinished))
     if proto.can_list:
         listed = await proto.list_tasks(ctx.refs(book))
         ids.update((t.taskId, None) for t in listed if not t.terminal)
-    for task_id, rec in book.items():
-        if str(rec.get("status", "working")) not in TERMINAL:
-            ids.setdefault(task_id, None)
+    ids.update(dict.fromkeys(unfinished))
     return list(ids)
 
 

@@ -26,6 +26,7 @@ from ..errors import (
     TaskNotFound,
     UsageError,
 )
+from ..hints import command_line
 from ..model import Status, Task, normalize_status
 from ..rpc import FetchesUrls, RpcClient, error_from
 from .base import (
@@ -413,7 +414,7 @@ class A2ABase(TaskProtocol):
         if response.get("action") != "accept" or not isinstance(text, str):
             raise UsageError(
                 "an A2A agent takes an answer (--text TEXT), not a decline or cancel; "
-                f"`mcptask cancel {ref.task_id}` cancels the task"
+                f"`{command_line('cancel', ref.task_id)}` cancels the task"
             )
         message = self.user_message(text, ref.context_id or task.contextId or self.context_id)
         message["taskId"] = ref.task_id
