@@ -177,6 +177,12 @@ def _choice_list(f: Field) -> str:
 
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+#: RFC 3339 `full-date` and `date-time`, the shapes JSON Schema's formats name (Python's
+#: `fromisoformat` also takes other ISO 8601 shapes: `20260101`, week dates, no time zone)
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
 
 
 def check(f: Field, value: Any) -> Any:
@@ -193,6 +199,8 @@ def check(f: Field, value: Any) -> Any:
     if f.kind in ("number", "integer"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise Invalid("must be a number" if f.kind == "number" else "must be a whole number")
+        if isinstance(value, float) and not math.isfinite(value) and f.kind == "number":
+            raise Invalid("must be a finite number")  # `--json` reads NaN and Infinity
         if f.kind == "integer":
             if isinstance(value, float) and not value.is_integer():
                 raise Invalid("must be a whole number")
@@ -233,12 +241,16 @@ def _check_format(fmt: str | None, value: str) -> None:
             raise Invalid("must be a URI (scheme:...)")
     if fmt == "date":
         try:
+            if not _DATE.fullmatch(value):
+                raise ValueError
             date.fromisoformat(value)
         except ValueError:
             raise Invalid("must be a date (YYYY-MM-DD)") from None
     if fmt == "date-time":
         try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if not _DATE_TIME.fullmatch(value):
+                raise ValueError
+            datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
         except ValueError:
             raise Invalid("must be a date and time (YYYY-MM-DDTHH:MM:SSZ)") from None
 

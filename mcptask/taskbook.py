@@ -15,12 +15,13 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from .urls import redact_query
 
@@ -48,12 +49,15 @@ def state_dir() -> Path:
 def endpoint_key(url: str) -> str:
     """Endpoints are namespaced by URL without credentials (user info, secret-looking query
     values), fragment, default port or trailing slash; scheme and host in lower case."""
-    u = urlsplit(url.strip())
+    try:
+        u = urlsplit(url.strip())
+    except ValueError:  # e.g. an unclosed `[` of an IPv6 host
+        return _unparsable_key(url.strip())
     host = u.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     scheme = u.scheme.lower()
-    port = u.port
+    port = _port(u)
     if port == DEFAULT_PORTS.get(scheme):
         port = None
     netloc = host + (f":{port}" if port else "")
@@ -71,13 +75,31 @@ def same_place(url: str) -> str:
     """What two URLs of one endpoint share: the endpoint key with every loopback host name
     spelled alike (a task made via 127.0.0.1 is found via localhost)."""
     key = endpoint_key(url)
-    u = urlsplit(key)
+    try:
+        u = urlsplit(key)
+    except ValueError:
+        return key
     host = u.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     if host in LOOPBACK:
-        return urlunsplit(u._replace(netloc="loopback" + (f":{u.port}" if u.port else "")))
+        port = _port(u)
+        return urlunsplit(u._replace(netloc="loopback" + (f":{port}" if port else "")))
     return key
+
+
+def _port(u: SplitResult) -> int | str | None:
+    """A URL's port; one that is not a port number as written (a key is still a key)."""
+    try:
+        return u.port
+    except ValueError:
+        return u.netloc.rpartition("@")[2].rpartition(":")[2]
+
+
+def _unparsable_key(url: str) -> str:
+    """A key for what `urlsplit` refuses: as written, less user info, query and fragment."""
+    url = re.split(r"[?#]", url, maxsplit=1)[0]
+    return re.sub(r"^([^:/?#]*://)[^/]*@", r"\1", url).rstrip("/")
 
 
 def now_iso() -> str:

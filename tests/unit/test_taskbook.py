@@ -1,0 +1,380 @@
+"""The task book on its own: records, look-ups, endpoint keys, file mode, a corrupt file set
+aside, the size limits and parallel writers (threads and processes sharing one file)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcptask import taskbook
+from mcptask.taskbook import TaskBook, endpoint_key
+
+URL = "http://127.0.0.1:8000/mcp"
+
+
+@pytest.fixture
+def warnings() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def book(tmp_path: Path, warnings: list[str]) -> TaskBook:
+    return TaskBook(tmp_path / "state" / "tasks.json", warn=warnings.append)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every change stamped one second after the last (the real stamp has one-second steps)."""
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(taskbook, "now_iso", lambda: f"2026-01-01T00:00:00Z+{next(ticks):06d}")
+    yield
+
+
+def on_disk(book: TaskBook) -> dict[str, object]:
+    data = json.loads(book.path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+# -- endpoint keys ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp"),
+        ("HTTP://Example.COM/mcp", "http://example.com/mcp"),
+        ("https://example.com/mcp/", "https://example.com/mcp"),
+        ("  https://example.com/mcp  ", "https://example.com/mcp"),
+        ("https://example.com/", "https://example.com"),
+        ("https://example.com/mcp#part", "https://example.com/mcp"),
+        ("https://user:pw@example.com:8443/mcp", "https://example.com:8443/mcp"),
+        ("https://user@example.com/mcp", "https://example.com/mcp"),
+        ("http://[::1]:8000/mcp", "http://[::1]:8000/mcp"),
+        ("http://[FE80::1]/mcp", "http://[fe80::1]/mcp"),
+        ("https://example.com/MCP", "https://example.com/MCP"),  # the path keeps its case
+        ("https://example.com/mcp?x=1", "https://example.com/mcp?x=1"),
+        ("https://example.com/mcp?token=abc&x=1", "https://example.com/mcp?token=[redacted]&x=1"),
+        ("https://example.com/mcp?api_key=abc", "https://example.com/mcp?api_key=[redacted]"),
+    ],
+)
+def test_endpoint_key_normalises(url: str, key: str) -> None:
+    assert endpoint_key(url) == key
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("http://H:99999/mcp/", "http://h:99999/mcp"),
+        ("http://h:Port/mcp", "http://h:port/mcp"),
+        ("http://[::1]:x/", "http://[::1]:x"),
+        ("http://[::1/mcp/", "http://[::1/mcp"),
+        ("http://u:pw@[::1/mcp?token=x#f", "http://[::1/mcp"),
+    ],
+)
+def test_endpoint_key_of_a_bad_port_is_a_key_not_an_error(url: str, key: str) -> None:
+    assert endpoint_key(url) == key
+
+
+def test_a_book_never_holds_a_password_or_secret_query_value(book: TaskBook) -> None:
+    book.record("https://alice:hunter22@example.com/mcp?token=s3cr3t-value", "t1", status="working")
+    text = book.path.read_text(encoding="utf-8")
+    assert "hunter22" not in text and "s3cr3t-value" not in text and "alice" not in text
+
+
+def test_spellings_of_one_endpoint_share_its_tasks(book: TaskBook) -> None:
+    book.record("HTTPS://Example.com/mcp/", "t1", status="working")
+    assert book.lookup("https://example.com/mcp", "t1") is not None
+    assert book.lookup("https://user:pw@EXAMPLE.com/mcp#x", "t1") is not None
+    assert list(book.all_endpoints()) == ["https://example.com/mcp"]
+
+
+# -- records and look-ups -----------------------------------------------------------------------
+
+
+def test_an_empty_book_has_nothing_and_no_file(book: TaskBook) -> None:
+    assert book.lookup(URL, "t1") is None
+    assert book.tasks(URL) == {}
+    assert book.endpoint(URL) == {}
+    assert book.all_endpoints() == {}
+    book.record_many(URL, {})
+    assert not book.path.exists()
+
+
+def test_record_then_lookup(book: TaskBook, clock: None) -> None:
+    book.record(URL, "t1", status="working", protocol="mcp-2025-11-25", session="s-1")
+    rec = book.lookup(URL, "t1")
+    assert rec == {
+        "firstSeenAt": "2026-01-01T00:00:00Z+000000",
+        "lastSeenAt": "2026-01-01T00:00:00Z+000000",
+        "status": "working",
+        "protocol": "mcp-2025-11-25",
+        "session": "s-1",
+    }
+    assert book.lookup(URL, "t2") is None
+    assert book.lookup("http://127.0.0.1:9999/mcp", "t1") is None
+
+
+def test_a_later_record_updates_fields_and_keeps_the_first_sighting(
+    book: TaskBook, clock: None
+) -> None:
+    book.record(URL, "t1", status="working", session="s-1")
+    book.record(URL, "t1", status="completed", session=None, contextId="c-1")
+    rec = book.lookup(URL, "t1")
+    assert rec is not None
+    assert rec["status"] == "completed"
+    assert rec["session"] == "s-1"  # None leaves a field as it was
+    assert rec["contextId"] == "c-1"
+    assert rec["firstSeenAt"] == "2026-01-01T00:00:00Z+000000"
+    assert rec["lastSeenAt"] == "2026-01-01T00:00:00Z+000001"
+
+
+def test_record_many_writes_every_task_at_once(book: TaskBook) -> None:
+    book.record_many(URL, {"a": {"status": "working"}, "b": {"status": "completed"}})
+    assert {k: v["status"] for k, v in book.tasks(URL).items()} == {
+        "a": "working",
+        "b": "completed",
+    }
+
+
+def test_all_endpoints_lists_each_endpoint_with_its_tasks(book: TaskBook) -> None:
+    book.record(URL, "t1", status="working")
+    book.record("https://example.com/a2a", "t2", status="completed")
+    endpoints = book.all_endpoints()
+    assert set(endpoints) == {URL, "https://example.com/a2a"}
+    assert set(endpoints[URL]["tasks"]) == {"t1"}
+    assert set(endpoints["https://example.com/a2a"]["tasks"]) == {"t2"}
+
+
+def test_set_endpoint_keeps_fields_beside_the_tasks(book: TaskBook) -> None:
+    book.set_endpoint(URL, protocol="a2a")
+    assert book.endpoint(URL) == {"tasks": {}, "protocol": "a2a"}
+    book.record(URL, "t1", status="working")
+    book.set_endpoint(URL, protocol="mcp-2026-07-28", session="s-2")
+    ep = book.endpoint(URL)
+    assert ep["protocol"] == "mcp-2026-07-28" and ep["session"] == "s-2"
+    assert set(ep["tasks"]) == {"t1"}
+
+
+def test_forget_removes_one_task(book: TaskBook) -> None:
+    book.record_many(URL, {"a": {"status": "working"}, "b": {"status": "working"}})
+    book.forget(URL, "a")
+    assert set(book.tasks(URL)) == {"b"}
+    book.forget(URL, "never-seen")
+    book.forget("https://elsewhere.example/mcp", "b")
+    assert set(book.tasks(URL)) == {"b"}
+    assert "https://elsewhere.example/mcp" not in book.all_endpoints()
+
+
+def test_the_default_path_is_in_the_state_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPTASK_STATE_DIR", str(tmp_path / "elsewhere"))
+    assert taskbook.state_dir() == tmp_path / "elsewhere"
+    assert TaskBook().path == tmp_path / "elsewhere" / "tasks.json"
+
+
+# -- the file -----------------------------------------------------------------------------------
+
+
+def test_the_file_is_private_json(book: TaskBook) -> None:
+    book.record(URL, "t1", status="working")
+    assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(book.path.parent.stat().st_mode) == 0o700
+    lock = book.path.with_name("tasks.json.lock")
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    data = on_disk(book)
+    assert data["version"] == taskbook.VERSION
+    assert list(book.path.parent.glob(".tasks-*")) == []  # no temporary file left behind
+
+
+def test_a_rewrite_keeps_the_mode_whatever_the_old_file_had(book: TaskBook) -> None:
+    book.record(URL, "t1", status="working")
+    book.path.chmod(0o644)
+    book.record(URL, "t2", status="working")
+    assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"\xff\xfe not utf-8",
+        b"[]",
+        b'{"version": 1}',
+        b'{"version": 1, "endpoints": []}',
+        b'{"version": 1, "endpoints": {"http://h": "x"}}',
+        b'{"version": 1, "endpoints": {"http://h": {"tasks": []}}}',
+        b'{"version": 1, "endpoints": {"http://h": {"tasks": {"t": 1}}}}',
+        b'{"version": 1, "endpoints": {"http://h": {"tasks": {"t": {"status": 3}}}}}',
+        b'{"version": 1, "endpoints": {"http://h": {"tasks": {"t": {"session": {}}}}}}',
+        b"[" * 100_000,
+    ],
+)
+def test_a_corrupt_file_is_set_aside_with_a_warning(
+    book: TaskBook, warnings: list[str], content: bytes
+) -> None:
+    book.path.parent.mkdir(parents=True)
+    book.path.write_bytes(content)
+    assert book.lookup(URL, "t1") is None
+    assert len(warnings) == 1
+    assert "was corrupt; set aside as tasks.json.corrupt-" in warnings[0]
+    (aside,) = book.path.parent.glob("tasks.json.corrupt-*")
+    assert aside.read_bytes() == content
+    assert not book.path.exists()
+    # a fresh book begins
+    book.record(URL, "t1", status="working")
+    assert book.lookup(URL, "t1") is not None
+    assert len(warnings) == 1
+
+
+def test_a_well_formed_book_is_not_set_aside(book: TaskBook, warnings: list[str]) -> None:
+    book.path.parent.mkdir(parents=True)
+    book.path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "endpoints": {URL: {"tasks": {"t1": {"status": "working", "session": None}}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    assert book.lookup(URL, "t1") == {"status": "working", "session": None}
+    assert warnings == []
+
+
+def test_an_unreadable_book_warns_and_nothing_raises(book: TaskBook, warnings: list[str]) -> None:
+    book.path.mkdir(parents=True)  # a directory where the file should be
+    assert book.lookup(URL, "t1") is None
+    book.record(URL, "t1", status="working")
+    assert any(w.startswith("cannot read the task book") for w in warnings)
+    assert any(w.startswith("cannot write the task book") for w in warnings)
+    assert book.path.is_dir()
+
+
+def test_a_state_directory_that_cannot_be_made_warns(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("in the way", encoding="utf-8")
+    warned: list[str] = []
+    book = TaskBook(tmp_path / "file" / "tasks.json", warn=warned.append)
+    book.record(URL, "t1", status="working")
+    assert book.lookup(URL, "t1") is None
+    assert book.all_endpoints() == {}
+    assert len(warned) == 1 and warned[0].startswith("cannot write the task book")
+
+
+def test_without_a_warn_callable_problems_are_quiet(tmp_path: Path) -> None:
+    book = TaskBook(tmp_path / "tasks.json")
+    book.path.write_bytes(b"{broken")
+    assert book.lookup(URL, "t1") is None
+
+
+# -- limits -------------------------------------------------------------------------------------
+
+
+def test_a_result_up_to_one_mib_is_kept(book: TaskBook, clock: None) -> None:
+    result = "x" * (taskbook.MAX_RESULT_BYTES - 2)  # with its quotes: exactly 1 MiB of JSON
+    book.record(URL, "t1", status="completed", result=result)
+    rec = book.lookup(URL, "t1")
+    assert rec is not None
+    assert rec["result"] == result
+    assert rec["resultKeptAt"] == rec["lastSeenAt"]
+    assert "resultNotKept" not in rec
+
+
+def test_a_result_over_one_mib_is_not_kept(book: TaskBook) -> None:
+    book.record(URL, "t1", status="completed", result="x" * taskbook.MAX_RESULT_BYTES)
+    rec = book.lookup(URL, "t1")
+    assert rec is not None
+    assert "result" not in rec and "resultKeptAt" not in rec
+    assert rec["resultNotKept"] == f"{taskbook.MAX_RESULT_BYTES + 2} bytes, over the 1 MiB limit"
+    assert rec["status"] == "completed"
+
+
+def test_results_past_the_total_limit_drop_the_oldest_first(
+    book: TaskBook, clock: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(taskbook, "MAX_RESULTS_BYTES", 25)
+    for i in range(4):  # 10 bytes of JSON each ("12345678" with quotes)
+        other = URL if i % 2 else "https://example.com/mcp"  # the limit spans endpoints
+        book.record(other, f"t{i}", status="completed", result="12345678")
+    kept = {
+        task_id
+        for ep in book.all_endpoints().values()
+        for task_id, rec in ep["tasks"].items()
+        if "result" in rec
+    }
+    assert kept == {"t2", "t3"}
+    dropped = book.lookup("https://example.com/mcp", "t0")
+    assert dropped is not None and "resultKeptAt" not in dropped
+    assert dropped["status"] == "completed"  # the task stays; only its result goes
+
+
+def test_each_endpoint_keeps_its_latest_thousand_tasks(book: TaskBook) -> None:
+    limit = taskbook.MAX_TASKS_PER_ENDPOINT
+    book.record_many(URL, {f"t{i}": {"status": "working"} for i in range(limit + 5)})
+    book.record("https://example.com/mcp", "other", status="working")
+    tasks = book.tasks(URL)
+    assert len(tasks) == limit
+    assert "t0" not in tasks and "t4" not in tasks and f"t{limit + 4}" in tasks
+    assert set(book.tasks("https://example.com/mcp")) == {"other"}
+
+
+def test_the_per_endpoint_cap_drops_the_least_recently_seen(
+    book: TaskBook, clock: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(taskbook, "MAX_TASKS_PER_ENDPOINT", 3)
+    for task_id in ("a", "b", "c"):
+        book.record(URL, task_id, status="working")
+    book.record(URL, "a", status="completed")  # seen again: now the latest
+    book.record(URL, "d", status="working")
+    assert set(book.tasks(URL)) == {"a", "c", "d"}
+
+
+# -- parallel writers ---------------------------------------------------------------------------
+
+WRITERS = 4
+EACH = 8
+
+
+def _write_many(path: str, writer: int) -> None:
+    book = TaskBook(Path(path))
+    for i in range(EACH):
+        book.record(URL, f"w{writer}-{i}", status="working")
+        book.set_endpoint(URL, **{f"writer{writer}": i})
+
+
+def _check_every_write_landed(book: TaskBook, warnings: list[str]) -> None:
+    tasks = book.tasks(URL)
+    assert set(tasks) == {f"w{w}-{i}" for w in range(WRITERS) for i in range(EACH)}
+    ep = book.endpoint(URL)
+    assert all(ep[f"writer{w}"] == EACH - 1 for w in range(WRITERS))
+    assert warnings == []
+    assert list(book.path.parent.glob("tasks.json.corrupt-*")) == []
+
+
+def test_parallel_threads_lose_no_write(book: TaskBook, warnings: list[str]) -> None:
+    threads = [
+        threading.Thread(target=_write_many, args=(str(book.path), w)) for w in range(WRITERS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _check_every_write_landed(book, warnings)
+
+
+def test_parallel_processes_lose_no_write(book: TaskBook, warnings: list[str]) -> None:
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_write_many, args=(str(book.path), w)) for w in range(WRITERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    _check_every_write_landed(book, warnings)
