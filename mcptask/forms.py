@@ -525,13 +525,18 @@ async def ask(
         else:
             result.set_result(value)
 
+    def deliver(value: Response | None, error: BaseException | None) -> None:
+        # the run may be over (a cancelled form): then nobody waits, and the loop is closed
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, value, error)
+
     def work() -> None:
         try:
             value = Form(request, console, LineReader(fd, stop)).run()
         except Exception as exc:  # a bug in the form: reported by the caller
-            loop.call_soon_threadsafe(settle, None, exc)
+            deliver(None, exc)
         else:
-            loop.call_soon_threadsafe(settle, value, None)
+            deliver(value, None)
 
     def on_sigint() -> None:
         interrupted.set()

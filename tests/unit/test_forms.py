@@ -4,20 +4,28 @@ parsing what a person types for each kind of field, and the terminal form driven
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
+import os
 import re
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+from mcptask.errors import Interrupted
 from mcptask.forms import (
     Choice,
     Dismissed,
     Field,
     Form,
     Invalid,
+    LineReader,
+    ask,
     check,
     fields,
     parse,
@@ -536,3 +544,109 @@ def test_server_text_in_a_form_is_cleaned() -> None:
         assert part in shown, part
     assert "owned" not in shown
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", shown)
+
+
+# -- reading a terminal's lines, and the form in a thread ----------------------------------------
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    read_fd, write_fd = os.pipe()
+    yield read_fd, write_fd
+    for fd in (read_fd, write_fd):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def test_line_reader_reads_lines_from_a_file_descriptor(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    os.write(write_fd, b"first\r\nsecond\ncaf\xc3\xa9 \xff\nlast without newline")
+    os.close(write_fd)
+    read = LineReader(read_fd)
+    assert [read(), read(), read(), read()] == [
+        "first",
+        "second",
+        "café \ufffd",
+        "last without newline",
+    ]
+    with pytest.raises(Dismissed):
+        read()
+
+
+def test_line_reader_stops_when_told(pipe: tuple[int, int]) -> None:
+    read_fd, _ = pipe
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Dismissed):
+        LineReader(read_fd, stop)()
+
+
+def _ask(pipe: tuple[int, int], lines: bytes, **options: Any) -> tuple[dict[str, Any] | None, str]:
+    read_fd, write_fd = pipe
+    c = console()
+
+    async def main() -> dict[str, Any] | None:
+        answer = asyncio.create_task(ask(request(TEXT_FORM), c, fd=read_fd, **options))
+        await asyncio.sleep(0)  # the loop goes on while the form waits
+        os.write(write_fd, lines)
+        return await answer
+
+    return asyncio.run(main()), c.export_text()
+
+
+def test_ask_runs_the_form_in_a_thread(pipe: tuple[int, int]) -> None:
+    answer, shown = _ask(pipe, b"blue\ny\n")
+    assert answer == {"action": "accept", "content": {"text": "blue"}}
+    assert "task t1 asks:" in shown
+
+
+def test_ask_returns_none_at_the_end_of_input(pipe: tuple[int, int]) -> None:
+    os.close(pipe[1])
+    c = console()
+    assert asyncio.run(ask(request(TEXT_FORM), c, fd=pipe[0])) is None
+    assert "dismissed" in c.export_text()
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_ask_closes_the_form_when_cancelled(pipe: tuple[int, int]) -> None:
+    async def main() -> None:
+        answer = asyncio.create_task(ask(request(TEXT_FORM), console(), fd=pipe[0]))
+        await asyncio.sleep(0)
+        answer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await answer
+
+    asyncio.run(main())
+    form_threads = [t for t in threading.enumerate() if t.name == "mcptask-form"]
+    for t in form_threads:
+        t.join(5)
+    assert not any(t.is_alive() for t in form_threads)
+
+
+def test_ctrl_c_during_ask_dismisses_and_raises_interrupted(pipe: tuple[int, int]) -> None:
+    before = signal.getsignal(signal.SIGINT)
+
+    async def main() -> None:
+        answer = asyncio.create_task(
+            ask(request(TEXT_FORM), console(), fd=pipe[0], interrupt_dismisses=True)
+        )
+        await asyncio.sleep(0)
+        assert signal.getsignal(signal.SIGINT) is not before  # the form's handler is in place
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(Interrupted, match="the form was dismissed"):
+            await answer
+
+    asyncio.run(main())
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_bug_in_the_form_reaches_the_caller(pipe: tuple[int, int]) -> None:
+    broken = request({"properties": {"x": {"type": "string"}}})
+    broken.params["requestedSchema"] = BrokenSchema()
+    with pytest.raises(RuntimeError, match="broken schema"):
+        asyncio.run(ask(broken, console(), fd=pipe[0]))
+
+
+class BrokenSchema(dict[str, Any]):
+    def get(self, *args: Any) -> Any:
+        raise RuntimeError("broken schema")

@@ -246,9 +246,10 @@ def test_respond_echoes_the_id_as_received(req_id: Any) -> None:
 
 
 def test_respond_with_no_result_sends_null() -> None:
-    t = FakeTransport([])
+    t = FakeTransport([{"jsonrpc": "2.0", "method": "notifications/ignored"}])
     run(RpcClient(t).respond(0))
     assert t.sent == [{"jsonrpc": "2.0", "id": 0, "result": None}]
+    assert t.streams_closed == 1
 
 
 def test_respond_with_an_error_sends_only_the_error() -> None:

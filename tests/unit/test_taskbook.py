@@ -178,6 +178,8 @@ def test_the_default_path_is_in_the_state_directory(
     monkeypatch.setenv("MCPTASK_STATE_DIR", str(tmp_path / "elsewhere"))
     assert taskbook.state_dir() == tmp_path / "elsewhere"
     assert TaskBook().path == tmp_path / "elsewhere" / "tasks.json"
+    monkeypatch.delenv("MCPTASK_STATE_DIR")
+    assert taskbook.state_dir().name == "mcptask"  # the platform's user state directory
 
 
 # -- the file -----------------------------------------------------------------------------------
