@@ -236,7 +236,10 @@ def _check_format(fmt: str | None, value: str) -> None:
     if fmt == "email" and not _EMAIL.match(value):
         raise Invalid("must be an email address")
     if fmt == "uri":
-        u = urlsplit(value)
+        try:
+            u = urlsplit(value)  # raises on a bad IPv6 host (`http://[x]/`)
+        except ValueError:
+            raise Invalid("must be a URI (scheme:...)") from None
         if not u.scheme or not (u.netloc or u.path):
             raise Invalid("must be a URI (scheme:...)")
     if fmt == "date":

@@ -143,6 +143,8 @@ def test_malformed_properties_are_read_leniently() -> None:
         ({"type": "string", "format": "email"}, "a@b@c", "must be an email address"),
         ({"type": "string", "format": "uri"}, "no-scheme", "must be a URI (scheme:...)"),
         ({"type": "string", "format": "uri"}, "http://", "must be a URI (scheme:...)"),
+        ({"type": "string", "format": "uri"}, "http://[::1/x", "must be a URI (scheme:...)"),
+        ({"type": "string", "format": "uri"}, "http://[x]/", "must be a URI (scheme:...)"),
         ({"type": "string", "format": "date"}, "2026-13-01", "must be a date (YYYY-MM-DD)"),
         ({"type": "string", "format": "date"}, "20260101", "must be a date (YYYY-MM-DD)"),
         ({"type": "string", "format": "date"}, "2026-W01-1", "must be a date (YYYY-MM-DD)"),
@@ -438,17 +440,28 @@ def test_a_wrong_answer_is_asked_again_with_the_reason() -> None:
         "properties": {
             "n": {"type": "integer", "minimum": 1},
             "when": {"type": "string", "format": "date"},
+            "link": {"type": "string", "format": "uri"},
         },
         "required": ["n"],
     }
-    answer, shown = run_form(request(schema), "", "zero", "0", "3", "May 1st", "2026-05-01", "y")
-    assert answer == {"action": "accept", "content": {"n": 3, "when": "2026-05-01"}}
+    answer, shown = run_form(
+        request(schema),
+        *("", "zero", "0", "3"),
+        *("May 1st", "2026-05-01"),
+        *("http://[oops/", "https://example.com/"),
+        "y",
+    )
+    assert answer == {
+        "action": "accept",
+        "content": {"n": 3, "when": "2026-05-01", "link": "https://example.com/"},
+    }
     # (each complaint follows its prompt: the person's newline is the terminal's echo)
     assert re.findall(r"✖ [^\n]*", shown) == [
         "✖ this field is required",
         "✖ type a whole number",
         "✖ must be at least 1",
         "✖ must be a date (YYYY-MM-DD)",
+        "✖ must be a URI (scheme:...)",
     ]
     assert "a date (YYYY-MM-DD): " in shown
 
