@@ -269,10 +269,11 @@ class TaskBook:
         self._update(change)
 
     def forget(self, url: str, task_id: str) -> None:
-        key = endpoint_key(url)
+        """Drop a task from the endpoint, under every spelling of it (as `tasks` reads them)."""
 
         def change(data: dict[str, Any]) -> None:
-            data["endpoints"].get(key, {}).get("tasks", {}).pop(task_id, None)
+            for key in _matching(data["endpoints"], url):
+                data["endpoints"][key].get("tasks", {}).pop(task_id, None)
 
         self._update(change)
 

@@ -666,3 +666,36 @@ def test_pause_and_resume_stop_and_restart_the_redraws() -> None:
     assert "a form" in console.export_text()
     events.pause()  # after the end: nothing to do
     events.resume()
+
+
+def test_a_watch_across_servers_has_a_server_column() -> None:
+    events = LiveEvents(output("pretty", recording_console()), with_result=False, clock=lambda: NOW)
+    a = watched("a", task("a"), started=NOW, due=NOW + 1)
+    b = watched("b", task("b"), started=NOW, due=NOW + 1)
+    events.track([a, b])
+    assert "server" not in words(frame(events)[0])
+    events.servers = {"a": "local", "b": "a-very-long-server-name.example.com:8443" + HOSTILE}
+    lines = frame(events)
+    assert words(lines[0])[:3] == ["task", "server", "status"]
+    assert words(lines[2])[:3] == ["a", "local", "●"]
+    row_b = " ".join(words(lines[3]))
+    assert row_b.startswith("b a-very-long-server-nam")  # cut to the column's 24 characters
+    assert "owned" not in row_b and not UNSAFE.search(row_b)
+
+
+@pytest.mark.parametrize(
+    ("task_id", "hint"),
+    [
+        ("t1", "mcptask answer t1"),
+        ("-x1", "mcptask answer -- -x1"),
+        ("a b", "mcptask answer 'a b'"),
+    ],
+)
+def test_the_input_hint_is_a_command_that_works_when_pasted(task_id: str, hint: str) -> None:
+    for events in (
+        NdjsonEvents(output("ndjson"), with_result=False),
+        JsonEvents(output("json"), with_result=False),
+        LiveEvents(output("pretty", recording_console()), with_result=False),
+    ):
+        events.finish([watched(task_id, outcome="input_required", exit_code=10)], 10)
+        assert stderr(events.out) == (f"mcptask: {task_id} needs input: answer it with `{hint}`\n")

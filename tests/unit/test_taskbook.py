@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcptask import taskbook
-from mcptask.taskbook import TaskBook, endpoint_key
+from mcptask.taskbook import TaskBook, endpoint_key, same_place
 
 URL = "http://127.0.0.1:8000/mcp"
 
@@ -62,6 +62,10 @@ def on_disk(book: TaskBook) -> dict[str, object]:
         ("https://example.com/mcp?x=1", "https://example.com/mcp?x=1"),
         ("https://example.com/mcp?token=abc&x=1", "https://example.com/mcp?token=[redacted]&x=1"),
         ("https://example.com/mcp?api_key=abc", "https://example.com/mcp?api_key=[redacted]"),
+        ("HTTPS://example.com:443/mcp", "https://example.com/mcp"),
+        ("http://example.com:80/mcp", "http://example.com/mcp"),
+        ("http://example.com:443/mcp", "http://example.com:443/mcp"),  # not http's default
+        ("https://example.com:80/mcp", "https://example.com:80/mcp"),
     ],
 )
 def test_endpoint_key_normalises(url: str, key: str) -> None:
@@ -80,6 +84,38 @@ def test_endpoint_key_normalises(url: str, key: str) -> None:
 )
 def test_endpoint_key_of_a_bad_port_is_a_key_not_an_error(url: str, key: str) -> None:
     assert endpoint_key(url) == key
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("http://localhost:8000/mcp", "http://127.0.0.1:8000/mcp/"),
+        ("http://[::1]:8000/mcp", "http://LOCALHOST:8000/mcp"),
+        ("http://user:pw@127.0.0.1/mcp", "http://[::1]:80/mcp"),
+        ("https://example.com/mcp", "https://EXAMPLE.com:443/mcp/"),
+    ],
+)
+def test_same_place_joins_the_spellings_of_one_endpoint(one: str, other: str) -> None:
+    assert same_place(one) == same_place(other)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("http://localhost:8000/mcp", "http://localhost:8001/mcp"),
+        ("http://localhost:8000/mcp", "https://localhost:8000/mcp"),
+        ("http://localhost:8000/mcp", "http://localhost:8000/a2a"),
+        ("http://127.0.0.2:8000/mcp", "http://127.0.0.1:8000/mcp"),
+        ("http://example.com/mcp", "http://localhost/mcp"),
+    ],
+)
+def test_same_place_keeps_other_endpoints_apart(one: str, other: str) -> None:
+    assert same_place(one) != same_place(other)
+
+
+def test_same_place_of_a_bad_url_is_a_key_not_an_error() -> None:
+    assert same_place("http://localhost:x/mcp") == same_place("http://127.0.0.1:x/mcp")
+    assert same_place("http://[::1/mcp") == "http://[::1/mcp"
 
 
 def test_a_book_never_holds_a_password_or_secret_query_value(book: TaskBook) -> None:
@@ -170,6 +206,81 @@ def test_forget_removes_one_task(book: TaskBook) -> None:
     book.forget("https://elsewhere.example/mcp", "b")
     assert set(book.tasks(URL)) == {"b"}
     assert "https://elsewhere.example/mcp" not in book.all_endpoints()
+
+
+def test_the_loopback_spellings_of_an_endpoint_share_one_record(book: TaskBook) -> None:
+    book.record("http://127.0.0.1:9/mcp", "t1", status="working", session="s1")
+    book.record("http://localhost:9/mcp", "t2", status="working")
+    book.set_endpoint("http://[::1]:9/mcp", protocol="mcp-2025-11-25")
+    assert list(book.all_endpoints()) == ["http://127.0.0.1:9/mcp"]
+    for spelling in ("http://localhost:9/mcp", "http://127.0.0.1:9/mcp/", "http://[::1]:9/mcp"):
+        assert set(book.tasks(spelling)) == {"t1", "t2"}
+        assert book.endpoint(spelling)["protocol"] == "mcp-2025-11-25"
+    assert book.tasks("http://localhost:10/mcp") == {}
+
+
+def _two_spellings(book: TaskBook) -> None:
+    """A book written before the spellings were joined: one endpoint under two keys."""
+    book.path.parent.mkdir(parents=True)
+    endpoints = {
+        "http://localhost:9/mcp": {"tasks": {"t1": {"status": "working"}}, "protocol": "a2a"},
+        "http://127.0.0.1:9/mcp": {
+            "tasks": {"t1": {"status": "completed"}, "t2": {"status": "working"}},
+            "protocol": "mcp-2025-11-25",
+        },
+    }
+    book.path.write_text(json.dumps({"version": 1, "endpoints": endpoints}), encoding="utf-8")
+
+
+def test_an_endpoint_s_own_spelling_wins(book: TaskBook) -> None:
+    _two_spellings(book)
+    local = book.tasks("http://localhost:9/mcp")
+    assert {k: v["status"] for k, v in local.items()} == {"t1": "working", "t2": "working"}
+    numeric = book.tasks("http://127.0.0.1:9/mcp")
+    assert {k: v["status"] for k, v in numeric.items()} == {"t1": "completed", "t2": "working"}
+    assert book.endpoint("http://localhost:9/mcp")["protocol"] == "a2a"
+    assert book.endpoint("http://[::1]:9/mcp")["protocol"] == "mcp-2025-11-25"  # sorted first
+
+
+def test_forget_reaches_every_spelling(book: TaskBook) -> None:
+    _two_spellings(book)
+    book.forget("http://[::1]:9/mcp", "t1")
+    for spelling in ("http://localhost:9/mcp", "http://127.0.0.1:9/mcp"):
+        assert book.lookup(spelling, "t1") is None
+    assert book.lookup("http://localhost:9/mcp", "t2") is not None
+
+
+def test_find_an_id_on_every_endpoint_that_knows_it(book: TaskBook) -> None:
+    book.record("http://127.0.0.1:9/mcp", "task-1234", status="working")
+    book.record("https://example.com/mcp", "task-1234", status="completed")
+    book.record("https://example.com/mcp", "task-5678", status="working")
+    found = sorted((ep, tid, rec["status"]) for ep, tid, rec in book.find("task-1234"))
+    assert found == [
+        ("http://127.0.0.1:9/mcp", "task-1234", "working"),
+        ("https://example.com/mcp", "task-1234", "completed"),
+    ]
+    assert book.find("nothing-like-it") == []
+
+
+def test_find_a_prefix_of_at_least_four_characters(book: TaskBook) -> None:
+    book.record(URL, "abcd-1", status="working")
+    book.record(URL, "abcd-2", status="working")
+    book.record(URL, "abce-3", status="working")
+    assert sorted(tid for _, tid, _ in book.find("abcd")) == ["abcd-1", "abcd-2"]
+    assert [tid for _, tid, _ in book.find("abce")] == ["abce-3"]
+    assert book.find("abc") == []  # shorter than MIN_PREFIX
+    assert taskbook.MIN_PREFIX == 4
+
+
+def test_find_prefers_an_exact_id_to_longer_ids_it_begins(book: TaskBook) -> None:
+    book.record(URL, "abcd", status="working")
+    book.record(URL, "abcd-2", status="working")
+    assert [tid for _, tid, _ in book.find("abcd")] == ["abcd"]
+
+
+def test_find_counts_one_place_once(book: TaskBook) -> None:
+    _two_spellings(book)
+    assert len(book.find("t1")) == 1
 
 
 def test_the_default_path_is_in_the_state_directory(
