@@ -139,11 +139,11 @@ class Output:
             self.line({"tasks": [t.to_json() for t in tasks]})
             return
         if not tasks:
-            self.console.print(f"no {title}")
+            self.console.print(safe(f"no {title}"))
             return
         from rich.table import Table
 
-        table = Table(title=title, title_justify="left", show_edge=False)
+        table = Table(title=safe(title), title_justify="left", show_edge=False)
         for col in ("task", "status", "message", "updated"):
             table.add_column(col, overflow="fold" if col == "task" else "ellipsis")
         for t in tasks:

@@ -63,7 +63,7 @@ def _table(ctx: Context, rows: list[dict[str, Any]], path: str | None) -> None:
     if not rows:
         ctx.out.console.print(safe(f"no servers in {path}" if path else "no servers"))
         return
-    table = Table(title=path, title_justify="left", show_edge=False)
+    table = Table(title=safe(path) if path else None, title_justify="left", show_edge=False)
     for col in ("name", "kind", "target", "protocol", "details"):
         table.add_column(col, overflow="fold")
     for row in rows:
