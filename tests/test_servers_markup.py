@@ -9,7 +9,7 @@ from conftest import RunCli
 
 def test_a_config_path_with_brackets_is_shown_as_written(run_cli: RunCli, tmp_path: Path) -> None:
     folder = tmp_path / "x[/y]"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     config = folder / "c.toml"
     config.write_text('[servers.a]\nurl = "http://h.test/mcp"\n')
     r = run_cli("servers", "--config", str(config), "-o", "pretty")
