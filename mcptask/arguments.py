@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .errors import UsageError
@@ -101,3 +102,45 @@ def build(pairs: list[str], args_json: str | None, schema: dict[str, Any] | None
 
 def needs_schema(pairs: list[str]) -> bool:
     return any("=" in p and not (":=" in p and p.index(":=") < p.index("=")) for p in pairs)
+
+
+def _summary(props: dict[str, Any], required: list[str]) -> str:
+    """`a* (number), b* (number), note (string)`: what the tool takes."""
+    parts = []
+    for name, prop in props.items():
+        types = "/".join(schema_types(prop)) or "any"
+        parts.append(f"{name}{'*' if name in required else ''} ({types})")
+    return ", ".join(parts) or "no arguments"
+
+
+def check(
+    tool: str,
+    args: dict[str, Any],
+    schema: dict[str, Any] | None,
+    warn: Callable[[str], None],
+) -> None:
+    """The arguments against the tool's `inputSchema`, before anything is sent: a required
+    argument missing is a usage error naming it; a key the schema does not know is one when
+    the schema says `additionalProperties: false`, else a warning. (The values' types are
+    the server's to judge: `k=v` was coerced already.)"""
+    if not isinstance(schema, dict):
+        return
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    req = schema.get("required")
+    required = [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+    missing = [r for r in required if r not in args]
+    if missing:
+        names = ", ".join(missing)
+        raise UsageError(
+            f"tool {tool!r} needs argument{'s' if len(missing) > 1 else ''} {names} "
+            f"(it takes: {_summary(props, required)})"
+        )
+    unknown = [k for k in args if k not in props]
+    if not unknown or (not props and schema.get("additionalProperties") is not False):
+        return
+    names = ", ".join(unknown)
+    what = f"tool {tool!r} takes no argument {names} (it takes: {_summary(props, required)})"
+    if schema.get("additionalProperties") is False:
+        raise UsageError(what)
+    warn(f"{what}; sent anyway")

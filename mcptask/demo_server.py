@@ -88,6 +88,8 @@ class _Task:
     created: float
     ttl: int | None
     cancelled_at: float | None = None
+    #: the call's `_meta.progressToken`: progress notifications go with the status pushes
+    progress_token: Any = None
 
 
 class DemoServer:
@@ -259,7 +261,26 @@ class DemoServer:
                         "params": self._task_json(t, now),
                     }
                     log.append(json.dumps(note))
+                    if t.progress_token is not None and status in ("working", "completed"):
+                        log.append(json.dumps(self._progress_note(t, status, message)))
             return list(log)
+
+    def _progress_note(self, t: _Task, status: str, message: str) -> Json:
+        """`notifications/progress` for a task-augmented call: one step per stage, tied to
+        the task by its `related-task` `_meta`."""
+        total = len(self.steps)
+        done = total if status == "completed" else self.steps.index(message) + 1
+        return {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {
+                "progressToken": t.progress_token,
+                "progress": done,
+                "total": total,
+                "message": message,
+                "_meta": {RELATED_TASK: {"taskId": t.task_id}},
+            },
+        }
 
     def open_stream(self, sid: str, headers: dict[str, str]) -> bool:
         with self._cond:
@@ -333,6 +354,9 @@ class DemoServer:
         with self._cond:
             now = time.time()
             t = _Task(uuid.uuid4().hex, sid, topic, fail, now, ttl)
+            meta = params.get("_meta")
+            if isinstance(meta, dict):
+                t.progress_token = meta.get("progressToken")
             self._tasks[t.task_id] = t
             return {"task": self._task_json(t, now)}
 

@@ -281,6 +281,16 @@ def validate(schema: Any, content: Any) -> dict[str, Any]:
     return out
 
 
+def with_defaults(schema: Any, content: dict[str, Any]) -> dict[str, Any]:
+    """`content` plus the schema's `default` for every field it leaves out (SEP-1034: a
+    client that accepts fills in the defaults the person did not change)."""
+    out = dict(content)
+    for f in fields(schema):
+        if f.name not in out and f.has_default:
+            out[f.name] = f.default
+    return out
+
+
 def text_content(schema: Any, text: str) -> dict[str, Any]:
     """`--text TEXT` where the form has one text field (A2A's question; a one-field MCP form)."""
     form = fields(schema)
@@ -407,7 +417,7 @@ class Form:
 
     def _run(self) -> Response:
         req = self.request
-        self.console.print(_text(f"task {one_line(req.task_id, 80)} asks:", "bold yellow"))
+        self.console.print(_text(f"{one_line(req.who, 80)} asks:", "bold yellow"))
         message = clean(req.message).strip() or "(no message)"
         self.console.print(_text(message))
         url = req.params.get("url")

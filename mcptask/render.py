@@ -20,7 +20,7 @@ from .textsafe import clean, one_line
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from .protocols.base import TaskResult
+    from .protocols.base import TaskResult, Tool
     from .watch import Watched
 
 MODES = ("auto", "pretty", "json", "ndjson")
@@ -155,6 +155,31 @@ class Output:
             )
         self.console.print(table)
 
+    def tools(self, tools: list[Tool]) -> None:
+        """`tools`: `{"tools": [...]}`, or a table: name, task support, a one-line
+        description, the required arguments."""
+        if not self.pretty:
+            self.line({"tools": [t.to_json() for t in tools]})
+            return
+        if not tools:
+            self.console.print("no tools")
+            return
+        from rich.table import Table
+
+        table = Table(show_edge=False)
+        table.add_column("tool", no_wrap=True)
+        table.add_column("task", no_wrap=True)
+        table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=70)
+        table.add_column("required", overflow="fold")
+        for t in tools:
+            table.add_row(
+                safe_line(t.name, 60),
+                support_text(t.taskSupport),
+                safe_line(t.description or t.title or "", 200),
+                safe_line(", ".join(t.required), 200),
+            )
+        self.console.print(table)
+
     def result(self, result: TaskResult) -> None:
         if not self.pretty:
             self.line(result.to_json())
@@ -191,6 +216,13 @@ def status_text(status: str) -> Any:
 
     colour, symbol = STYLE.get(status, ("white", "·"))
     return Text(f"{symbol} {status}", style=colour)
+
+
+def support_text(support: str) -> Any:
+    from rich.text import Text
+
+    style = {"required": "cyan", "optional": "blue", "forbidden": "dim"}.get(support, "")
+    return Text(support, style=style)
 
 
 def task_panel(task: Task) -> RenderableType:
@@ -278,6 +310,10 @@ class NdjsonEvents:
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
         self.out.note(f"{w.task_id}: {error}; retrying in {delay:.1f} s")
+
+    def progress(self, w: Watched) -> None:
+        if w.progress is not None:
+            self.out.line({**w.progress.to_json(), "taskId": w.task_id})
 
     def end(self, w: Watched) -> None:
         self.out.line(end_record(w, with_result=self.with_result))
@@ -411,6 +447,9 @@ class LiveEvents:
             table.add_column("server", no_wrap=True, overflow="ellipsis", max_width=24)
         table.add_column("status", no_wrap=True)
         table.add_column("message", overflow="ellipsis", no_wrap=True, max_width=60)
+        show_progress = any(w.progress is not None for w in self.watched)
+        if show_progress:
+            table.add_column("progress", no_wrap=True)
         table.add_column("elapsed", justify="right")
         table.add_column("next poll", justify="right")
         table.add_column("ttl left", justify="right")
@@ -439,11 +478,13 @@ class LiveEvents:
                 ttl = elapsed(left)
             short = w.task_id if len(w.task_id) <= 14 else w.task_id[:12] + "…"
             server = [safe_line(self.servers.get(w.task_id, ""), 24)] if self.servers else []
+            extra = [progress_cell(w)] if show_progress else []
             table.add_row(
                 safe_line(short),
                 *server,
                 status_text(shown),
                 safe_line(message, 60),
+                *extra,
                 elapsed(now - w.started),
                 nxt,
                 ttl,
@@ -466,6 +507,24 @@ class LiveEvents:
         running = [w for w in self.watched if not w.done]
         ended = sorted((w for w in self.watched if w.done), key=lambda w: -(w.ended or 0.0))
         return (running + ended)[:room]
+
+
+def count_text(progress: float, total: float | None) -> str:
+    """`3/4`, or `3` without a total (numbers as short as they are)."""
+    done = f"{progress:g}"
+    return f"{done}/{total:g}" if total is not None else done
+
+
+def progress_cell(w: Watched, width: int = 10) -> str:
+    """`███░░░ 3/4` (a bar where the total is known), `3` without one, empty before any."""
+    p = w.progress
+    if p is None:
+        return ""
+    count = count_text(p.progress, p.total)
+    if not p.total or p.total <= 0:
+        return count
+    filled = round(width * min(max(p.progress / p.total, 0.0), 1.0))
+    return "█" * filled + "░" * (width - filled) + " " + count
 
 
 class _LiveView:

@@ -112,6 +112,10 @@ class RpcClient:
     def url(self) -> str:
         return self.transport.url
 
+    def next_id(self) -> int:
+        """An id for a request the caller must know before sending (to cancel it)."""
+        return next(self._ids)
+
     async def request(
         self,
         method: str,
@@ -121,9 +125,12 @@ class RpcClient:
         url: str | None = None,
         timeout: float | None = None,
         on_message: ServerMessageHandler | None = None,
+        req_id: int | None = None,
     ) -> Any:
-        """Send a request and return its `result`; a JSON-RPC error raises `RpcError`."""
-        req_id = next(self._ids)
+        """Send a request and return its `result`; a JSON-RPC error raises `RpcError`.
+        `req_id`: one from `next_id()` (else a new one)."""
+        if req_id is None:
+            req_id = next(self._ids)
         msg: Message = {"jsonrpc": "2.0", "id": req_id, "method": method}
         if params is not None:
             msg["params"] = dict(params)

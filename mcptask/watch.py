@@ -39,7 +39,7 @@ from .errors import (
 )
 from .model import INTERRUPTED, TERMINAL, Task
 from .pacing import poll_seconds
-from .protocols.base import PushFeed, TaskRef, TaskResult
+from .protocols.base import Progress, PushFeed, TaskRef, TaskResult
 
 MAX_BACKOFF = 60.0
 RELAX_FACTOR = 5.0
@@ -95,6 +95,8 @@ class Watched:
     polling: bool = False
     #: when the task ended (clock time)
     ended: float | None = None
+    #: the last progress notification the server pushed for it (task-augmented calls)
+    progress: Progress | None = None
 
     @property
     def task_id(self) -> str:
@@ -174,6 +176,8 @@ class Watcher:
         for w in self.watched:
             if w.task is not None and not w.done:
                 await self._maybe_finish(w, w.task)
+        for feed in self.feeds:
+            feed.progress = self.progressed
         feeds = [
             asyncio.create_task(feed.run(self.push, self._health_for(feed)))
             for feed in (self.feeds if self.config.push else [])
@@ -217,6 +221,17 @@ class Watcher:
             w.due = self.clock()
             self._schedule(w)
             self._wake.set()
+
+    def progressed(self, progress: Progress) -> None:
+        """A progress notification the server pushed for one of the tasks: kept on the task
+        and reported to the events that show progress (the live view, ndjson)."""
+        w = self._by_id(progress.task_id) if progress.task_id is not None else None
+        if w is None:
+            return
+        w.progress = progress
+        report = getattr(self.events, "progress", None)
+        if report is not None:
+            report(w)
 
     def _health_for(self, feed: PushFeed) -> Callable[[bool], None]:
         def health(live: bool) -> None:

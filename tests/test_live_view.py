@@ -57,3 +57,18 @@ def test_a_small_watch_draws_every_row() -> None:
     text = render(events, 40)
     assert len([ln for ln in text.splitlines() if "task-" in ln]) == 6
     assert "more rows" not in text
+
+
+def test_pushed_progress_gets_a_column_with_a_bar() -> None:
+    from mcptask.protocols.base import Progress
+
+    out = Output(mode="pretty", stdout=io.StringIO())
+    out._console = Console(file=io.StringIO(), width=140, height=40)
+    events = LiveEvents(out, with_result=False, clock=lambda: 10.0)
+    rows = [watched(i, done=False) for i in range(2)]
+    events.track(rows)
+    assert "progress" not in render(events, 40)  # no column until a task reports progress
+    rows[0].progress = Progress(progress=3, total=4, task_id=rows[0].task_id)
+    text = render(events, 40)
+    assert "progress" in text
+    assert "████████░░ 3/4" in text

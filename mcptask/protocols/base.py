@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import NotApplicable, ProtocolError, UsageError
 from ..model import Task
 from ..rpc import RpcClient
+from .wire import TASK_SUPPORT, task_support
 
 
 @dataclass
@@ -69,6 +70,12 @@ class InputRequest:
     key: str | None = None
     #: the answer may be `decline` or `cancel` (MCP); an A2A agent only takes an answer
     can_decline: bool = True
+    #: who asks, for a person ("tool echo"); None: the task (`task <id>`)
+    asker: str | None = None
+
+    @property
+    def who(self) -> str:
+        return self.asker or f"task {self.task_id}"
 
     @property
     def message(self) -> str:
@@ -112,8 +119,165 @@ class Answered:
         return [req.key for req, _ in self.sent if req.key is not None]
 
 
+@dataclass
+class Tool:
+    """A tool as `tools/list` shows it, normalized: `taskSupport` is one of `wire.TASK_SUPPORT`
+    (the spec's default, `forbidden`, when the server says nothing), `raw` what it sent."""
+
+    name: str
+    title: str | None
+    description: str | None
+    taskSupport: str
+    inputSchema: dict[str, Any]
+    raw: dict[str, Any]
+
+    @property
+    def required(self) -> list[str]:
+        """The arguments the schema requires, in its order."""
+        req = self.inputSchema.get("required")
+        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+
+    @property
+    def runs_as_task(self) -> bool:
+        return self.taskSupport in ("required", "optional")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "taskSupport": self.taskSupport,
+            "inputSchema": self.inputSchema,
+            "raw": self.raw,
+        }
+
+
+def tool_from_wire(data: Any, *, default_support: str = "forbidden") -> Tool | None:
+    """One `tools/list` entry, read leniently; None when it has no name (not a tool)."""
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    title = data.get("title")
+    annotations = data.get("annotations")
+    if not isinstance(title, str) and isinstance(annotations, dict):
+        title = annotations.get("title")  # the older place for a title
+    description = data.get("description")
+    schema = data.get("inputSchema")
+    return Tool(
+        name=data["name"],
+        title=title if isinstance(title, str) else None,
+        description=description if isinstance(description, str) else None,
+        taskSupport=_support(data, default_support),
+        inputSchema=schema if isinstance(schema, dict) else {"type": "object"},
+        raw=dict(data),
+    )
+
+
+def _support(tool: dict[str, Any], default: str) -> str:
+    """`execution.taskSupport` when it is one of the spec's words, else `default`."""
+    support = task_support(tool)
+    return support if support in TASK_SUPPORT else default
+
+
+def find_tool(tools: list[Tool], name: str) -> Tool:
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    names = ", ".join(sorted(t.name for t in tools)) or "none"
+    raise UsageError(f"the server has no tool {name!r}; its tools: {names}")
+
+
+@dataclass
+class Progress:
+    """A `notifications/progress`: how far a request (or the task it made) has come."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    #: the task it belongs to (its `related-task` `_meta`), for task-augmented calls
+    task_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "event": "progress",
+            "progress": self.progress,
+            "total": self.total,
+            "message": self.message,
+        }
+        if self.task_id is not None:
+            out["taskId"] = self.task_id
+        return out
+
+
+@dataclass
+class LogMessage:
+    """A `notifications/message` (MCP logging): level, logger name, data."""
+
+    level: str
+    data: Any
+    logger: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "log", "level": self.level, "logger": self.logger, "data": self.data}
+
+
+def _number_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def progress_from(params: Any, *, task_id: str | None = None) -> Progress | None:
+    """A progress notification's params, read leniently; None when `progress` is no number."""
+    if not isinstance(params, dict):
+        return None
+    progress = _number_or_none(params.get("progress"))
+    if progress is None:
+        return None
+    message = params.get("message")
+    return Progress(
+        progress=progress,
+        total=_number_or_none(params.get("total")),
+        message=message if isinstance(message, str) else None,
+        task_id=task_id,
+    )
+
+
+def log_from(params: Any) -> LogMessage | None:
+    if not isinstance(params, dict) or "data" not in params:
+        return None
+    level, logger = params.get("level"), params.get("logger")
+    return LogMessage(
+        level=level if isinstance(level, str) else "info",
+        data=params["data"],
+        logger=logger if isinstance(logger, str) else None,
+    )
+
+
+@dataclass
+class CallHooks:
+    """What a plain (non-task) `tools/call` reports while it runs, and who answers the
+    server's questions. `responder` None: every elicitation is declined."""
+
+    on_progress: Callable[[Progress], None] | None = None
+    on_log: Callable[[LogMessage], None] | None = None
+    responder: Responder | None = None
+    #: remarks for the person (requests refused), one line each
+    on_note: Callable[[str], None] | None = None
+
+    def note(self, message: str) -> None:
+        if self.on_note is not None:
+            self.on_note(message)
+
+
+PROGRESS_NOTIFICATION = "notifications/progress"
+LOG_NOTIFICATION = "notifications/message"
+
+
 Deliver = Callable[[Task], Awaitable[None]]
 Health = Callable[[bool], None]
+#: where a push feed reports progress of a task it follows
+ProgressSink = Callable[[Progress], None]
 
 
 class PushFeed(ABC):
@@ -123,6 +287,8 @@ class PushFeed(ABC):
 
     def __init__(self, task_ids: set[str]) -> None:
         self.task_ids = task_ids
+        #: set by the watcher: progress notifications tied to one of the tasks go here
+        self.progress: ProgressSink | None = None
 
     @abstractmethod
     async def run(self, deliver: Deliver, health: Health) -> None: ...
@@ -234,6 +400,24 @@ class TaskProtocol(ABC):
 
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
         return None
+
+    #: the protocol has tools (`tools`, plain calls)
+    has_tools: ClassVar[bool] = False
+
+    @property
+    def makes_tasks(self) -> bool:
+        """Whether the server can run tool calls as tasks, as far as it said so far."""
+        return True
+
+    async def list_tools(self) -> list[Tool]:
+        raise UsageError(f"`tools` lists MCP tools; {self.name} has no tools")
+
+    async def call_plain(
+        self, tool: str, arguments: dict[str, Any], hooks: CallHooks
+    ) -> dict[str, Any]:
+        """A plain `tools/call` (no task): its `CallToolResult`, while `hooks` hear about its
+        progress, logs and questions. A JSON-RPC error raises `RpcError`."""
+        raise UsageError(f"`call` runs MCP tools; {self.name} starts tasks with `send`")
 
     async def send_message(self, text: str, *, context_id: str | None) -> Created:
         raise UsageError(f"`send` starts A2A tasks; {self.name} starts tasks with `call`")

@@ -34,7 +34,9 @@ from ..rpc import (
     ServerMessageHandler,
 )
 from .base import (
+    PROGRESS_NOTIFICATION,
     Answered,
+    CallHooks,
     Created,
     Deliver,
     Health,
@@ -44,12 +46,17 @@ from .base import (
     TaskProtocol,
     TaskRef,
     TaskResult,
+    Tool,
+    find_tool,
     lenient_int,
     lenient_str,
     paged,
     parse_wire,
+    progress_from,
+    tool_from_wire,
 )
-from .wire import INVALID_PARAMS, METHOD_NOT_FOUND, runs_as_task, task_support
+from .mcp_calls import CallTalk, progress_token
+from .wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
 VERSION = "2025-11-25"
 
@@ -181,13 +188,13 @@ class SessionFeed(PushFeed):
             )
 
     async def _handle(self, data: str, deliver: Deliver) -> None:
-        if not data.strip():
+        message = _message(data)
+        if message is None:
             return
-        try:
-            message = json.loads(data)
-        except ValueError:
+        if message.get("method") == PROGRESS_NOTIFICATION:
+            self._progress(message.get("params"))
             return
-        if not isinstance(message, dict) or message.get("method") != STATUS_NOTIFICATION:
+        if message.get("method") != STATUS_NOTIFICATION:
             return
         params = message.get("params")
         if not isinstance(params, dict) or params.get("taskId") not in self.task_ids:
@@ -197,6 +204,15 @@ class SessionFeed(PushFeed):
         except ProtocolError:
             return  # a malformed push is ignored: polling is the safety net
         await deliver(task)
+
+    def _progress(self, params: Any) -> None:
+        """Progress of a task-augmented call: tied to its task by the `related-task` `_meta`."""
+        task_id = related_task(params)
+        if task_id is None or task_id not in self.task_ids or self.progress is None:
+            return
+        progress = progress_from(params, task_id=task_id)
+        if progress is not None:
+            self.progress(progress)
 
 
 class StdioFeed(PushFeed):
@@ -224,6 +240,7 @@ class StdioFeed(PushFeed):
         transport.on_notification = on_notification
         health(True)
         handler = SessionFeed(self.proto, "", self.task_ids)
+        handler.progress = self.progress
         try:
             while True:
                 await handler._handle(await inbox.get(), deliver)
@@ -248,48 +265,71 @@ class Mcp2025(TaskProtocol):
         self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
+        self.server_version = "?"
+        #: this object ran `initialize` (so `capabilities` is what the server announced)
+        self.initialized = False
+        self._tools: list[Tool] | None = None
 
     # -- sessions -------------------------------------------------------------------------------
 
-    async def open_session(self) -> str:
-        """`initialize` + `notifications/initialized`; checks that the server does tasks."""
+    async def open_session(self, *, need_tasks: bool = True) -> str:
+        """`initialize` + `notifications/initialized`, once; with `need_tasks`, checks that
+        the server does tasks (`tools` and plain calls do not need them)."""
         import asyncio
 
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
-            if self.session is not None:
-                return self.session
-            params = {
-                "protocolVersion": VERSION,
-                "capabilities": CLIENT_CAPABILITIES,
-                "clientInfo": {"name": "mcptask", "version": __version__},
-            }
-            result = await self.rpc.request("initialize", params)
-            if not isinstance(result, dict):
-                raise ProtocolError("the server's initialize answer is not an object")
-            self.capabilities = result.get("capabilities") or {}
-            info = result.get("serverInfo")
-            self.server_info = info if isinstance(info, dict) else {}
-            transport = self.rpc.transport
-            session = (transport.session_id if isinstance(transport, HasSession) else None) or ""
-            headers = {"Mcp-Session-Id": session} if session else {}
-            await self.rpc.notify("notifications/initialized", headers=headers)
-            if not isinstance(self.capabilities, dict) or "tasks" not in self.capabilities:
-                name = self.server_info.get("name", "the server")
-                raise ServerError(
-                    f"{name} does not support tasks (MCP {result.get('protocolVersion', '?')}); "
-                    f"it advertises: {describe_capabilities(self.capabilities)}"
-                )
-            self.session = session
-            return session
+            if self.session is None:
+                self.session = await self._initialize()
+        if need_tasks:
+            self._require_tasks()
+        return self.session
 
-    async def _session_for(self, ref: TaskRef | None) -> str:
+    async def _initialize(self) -> str:
+        params = {
+            "protocolVersion": VERSION,
+            "capabilities": CLIENT_CAPABILITIES,
+            "clientInfo": {"name": "mcptask", "version": __version__},
+        }
+        result = await self.rpc.request("initialize", params)
+        if not isinstance(result, dict):
+            raise ProtocolError("the server's initialize answer is not an object")
+        caps = result.get("capabilities")
+        self.capabilities = caps if isinstance(caps, dict) else {}
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else {}
+        self.server_version = str(result.get("protocolVersion", "?"))
+        transport = self.rpc.transport
+        session = (transport.session_id if isinstance(transport, HasSession) else None) or ""
+        headers = {"Mcp-Session-Id": session} if session else {}
+        await self.rpc.notify("notifications/initialized", headers=headers)
+        self.initialized = True
+        return session
+
+    @property
+    def makes_tasks(self) -> bool:
+        """A server we initialized says so in its capabilities (a reused session: assumed)."""
+        return not self.initialized or "tasks" in self.capabilities
+
+    def _require_tasks(self) -> None:
+        """A server we initialized that announced no `tasks` does not do them (a session
+        given with `--session` was checked by whoever opened it)."""
+        if not self.makes_tasks:
+            name = self.server_info.get("name", "the server")
+            raise ServerError(
+                f"{name} does not support tasks (MCP {self.server_version}); "
+                f"it advertises: {describe_capabilities(self.capabilities)}"
+            )
+
+    async def _session_for(self, ref: TaskRef | None, *, need_tasks: bool = True) -> str:
         if ref is not None and ref.session is not None:
             return ref.session
         if self.session is not None:
+            if need_tasks:
+                self._require_tasks()
             return self.session
-        return await self.open_session()
+        return await self.open_session(need_tasks=need_tasks)
 
     async def _call(
         self,
@@ -298,11 +338,15 @@ class Mcp2025(TaskProtocol):
         ref: TaskRef | None,
         *,
         on_message: ServerMessageHandler | None = None,
+        need_tasks: bool = True,
+        req_id: int | None = None,
     ) -> Any:
-        session = await self._session_for(ref)
+        session = await self._session_for(ref, need_tasks=need_tasks)
         headers = {"Mcp-Session-Id": session} if session else {}
         try:
-            return await self.rpc.request(method, params, headers=headers, on_message=on_message)
+            return await self.rpc.request(
+                method, params, headers=headers, on_message=on_message, req_id=req_id
+            )
         except HttpStatusError as exc:
             if exc.status == 404 and session and ref is not None:
                 raise TaskNotFound(
@@ -555,31 +599,45 @@ class Mcp2025(TaskProtocol):
         tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
         return [self._task(t, "task in tasks/list") for t in tasks]
 
-    async def tools(self) -> list[dict[str, Any]]:
-        tools = await paged(lambda p: self._call("tools/list", p, None), "tools/list", "tools")
-        return [t for t in tools if isinstance(t, dict)]
+    # -- tools ----------------------------------------------------------------------------------
 
-    async def _tool(self, name: str) -> dict[str, Any]:
-        tools = await self.tools()
-        for tool in tools:
-            if tool.get("name") == name:
-                return tool
-        names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
-        raise UsageError(f"the server has no tool {name!r}; its tools: {names}")
+    has_tools: ClassVar[bool] = True
+
+    async def list_tools(self) -> list[Tool]:
+        """Every page of `tools/list` (kept for the rest of the run); needs no task support."""
+        if self._tools is None:
+            pages = await paged(
+                lambda p: self._call("tools/list", p, None, need_tasks=False),
+                "tools/list",
+                "tools",
+            )
+            self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
+        return self._tools
+
+    async def tool(self, name: str) -> Tool:
+        return find_tool(await self.list_tools(), name)
 
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        schema = (await self._tool(tool)).get("inputSchema")
-        return schema if isinstance(schema, dict) else None
+        return (await self.tool(tool)).inputSchema
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
-        info = await self._tool(tool)
-        support = task_support(info)
-        if not runs_as_task(info):
+        await self._session_for(None)  # a server without tasks says so first
+        info = await self.tool(tool)
+        if not info.runs_as_task:
             raise ServerError(
-                f"tool {tool!r} does not run as a task (taskSupport: {support or 'forbidden'})"
+                f"tool {tool!r} does not run as a task (taskSupport: {info.taskSupport})",
+                hint="`mcptask tools` shows which tools do; without --task, `call` runs it "
+                "as a plain call",
             )
         task_param: dict[str, Any] = {"ttl": ttl} if ttl is not None else {}
-        params = {"name": tool, "arguments": arguments, "task": task_param}
+        # a progress token: a server may report the task's progress (tied to it by its
+        # `related-task` `_meta`; `watch` shows it)
+        params = {
+            "name": tool,
+            "arguments": arguments,
+            "task": task_param,
+            "_meta": {"progressToken": progress_token()},
+        }
         data = await self._call("tools/call", params, None)
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
@@ -587,3 +645,87 @@ class Mcp2025(TaskProtocol):
         if isinstance(data, dict) and "content" in data:
             return Created(task=None, result=data)
         raise ProtocolError("the server's tools/call answer holds neither a task nor a result")
+
+    async def call_plain(
+        self, tool: str, arguments: dict[str, Any], hooks: CallHooks
+    ) -> dict[str, Any]:
+        """`tools/call` without a task. Progress for our `progressToken` and log messages go
+        to `hooks`; server requests (elicitation) are answered from the call's own stream and
+        from the session's GET stream, opened first (the TypeScript SDK sends a request that
+        names no related request there, and drops it when no stream is open). Ctrl-C (the
+        call cancelled) sends `notifications/cancelled` for it."""
+        import asyncio
+
+        session = await self._session_for(None, need_tasks=False)
+        headers = {"Mcp-Session-Id": session} if session else {}
+        token = progress_token()
+        talk = CallTalk(self.rpc, hooks, token, asker=f"tool {tool}", headers=headers)
+        listener = await self._open_listener(session, talk)
+        req_id = self.rpc.next_id()
+        params = {"name": tool, "arguments": arguments, "_meta": {"progressToken": token}}
+        try:
+            data = await self._call(
+                "tools/call",
+                params,
+                None,
+                on_message=talk.handle,
+                need_tasks=False,
+                req_id=req_id,
+            )
+        except asyncio.CancelledError:
+            await talk.cancel(req_id)
+            raise
+        finally:
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await listener
+        if not isinstance(data, dict):
+            raise ProtocolError("the server's tools/call answer is not an object")
+        return data
+
+    async def _open_listener(self, session: str, talk: CallTalk) -> asyncio.Task[None] | None:
+        """The session's GET stream, read by a task that hands every message to `talk`;
+        returns once the stream is open (or refused: 405, 409 and the like leave the call's
+        own stream, which is all many servers use)."""
+        import asyncio
+
+        transport = self.rpc.transport
+        if not isinstance(transport, HasEventStream) or not session:
+            return None
+        stream = transport.event_stream
+        opened = asyncio.Event()
+
+        async def listen() -> None:
+            try:
+                async for event in stream(headers={"Mcp-Session-Id": session}):
+                    if event.event == "open":
+                        opened.set()
+                        continue
+                    message = _message(event.data)
+                    if message is not None:
+                        await talk.handle(message)
+            except McptaskError:
+                pass  # no stream here: the call's own stream still carries what it needs
+            finally:
+                opened.set()
+
+        task = asyncio.ensure_future(listen())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(opened.wait(), LISTEN_WAIT)
+        return task
+
+
+#: how long a plain call waits for the session's GET stream to open before it is sent
+LISTEN_WAIT = 5.0
+
+
+def _message(data: str) -> dict[str, Any] | None:
+    """One SSE event's JSON-RPC message; None for priming events and anything not JSON."""
+    if not data.strip():
+        return None
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return message if isinstance(message, dict) else None

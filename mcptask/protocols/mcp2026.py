@@ -27,20 +27,25 @@ from ..errors import (
     UsageError,
 )
 from ..model import Task, normalize_status
-from ..rpc import HasSession, RpcClient
+from ..rpc import HasSession, RpcClient, ServerMessageHandler
 from .base import (
     Answered,
+    CallHooks,
     Created,
     InputRequest,
     Responder,
     TaskProtocol,
     TaskRef,
     TaskResult,
+    Tool,
+    find_tool,
     lenient_int,
     lenient_str,
     paged,
     parse_wire,
+    tool_from_wire,
 )
+from .mcp_calls import ELICIT, CallTalk, elicitation_answer, progress_token
 from .wire import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -60,14 +65,19 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
-#: JSON-RPC error codes 2026-07-28 adds
+#: rounds of a plain call's multi round-trip requests before mcptask gives up
+MAX_ROUNDS = 10
 
 
-def client_meta() -> dict[str, Any]:
-    """The `_meta` every request's params carry (a fresh copy: callers may change it)."""
+def client_meta(*, tasks: bool = True) -> dict[str, Any]:
+    """The `_meta` every request's params carry (a fresh copy: callers may change it);
+    without `tasks`, the tasks extension is not declared (the server then makes no task)."""
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
+    if tasks:
+        capabilities["extensions"] = {TASKS_EXTENSION: {}}
     return {
         META_VERSION: VERSION,
-        META_CAPABILITIES: {"elicitation": {"form": {}}, "extensions": {TASKS_EXTENSION: {}}},
+        META_CAPABILITIES: capabilities,
         META_CLIENT_INFO: {"name": "mcptask", "version": __version__},
     }
 
@@ -235,10 +245,25 @@ class Mcp2026(TaskProtocol):
     default_interval: ClassVar[float] = 1.0
     can_list: ClassVar[bool] = False
 
-    async def _request(self, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        name: str | None = None,
+        *,
+        on_message: ServerMessageHandler | None = None,
+        req_id: int | None = None,
+    ) -> Any:
+        """One request; its params get the client `_meta` unless they carry their own."""
+        if "_meta" not in params:
+            params = with_meta(params)
         try:
             return await self.rpc.request(
-                method, with_meta(params), headers=request_headers(method, name)
+                method,
+                params,
+                headers=request_headers(method, name),
+                on_message=on_message,
+                req_id=req_id,
             )
         except RpcError as exc:
             better = explain(exc, method)
@@ -382,18 +407,87 @@ class Mcp2026(TaskProtocol):
         )
         return done
 
-    async def tools(self) -> list[dict[str, Any]]:
-        tools = await paged(lambda p: self._request("tools/list", p), "tools/list", "tools")
-        return [t for t in tools if isinstance(t, dict)]
+    # -- tools ----------------------------------------------------------------------------------
+
+    has_tools: ClassVar[bool] = True
+    _tools: list[Tool] | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """Every page of `tools/list`. Servers may say nothing of task support here (fastmcp
+        4 does not): the server decides per call, so a tool that says nothing is `optional`."""
+        if self._tools is None:
+            pages = await paged(lambda p: self._request("tools/list", p), "tools/list", "tools")
+            tools = (tool_from_wire(d, default_support="optional") for d in pages)
+            self._tools = [t for t in tools if t is not None]
+        return self._tools
+
+    async def tool(self, name: str) -> Tool:
+        return find_tool(await self.list_tools(), name)
 
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        tools = await self.tools()
-        for info in tools:
-            if info.get("name") == tool:
-                schema = info.get("inputSchema")
-                return schema if isinstance(schema, dict) else None
-        names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
-        raise UsageError(f"the server has no tool {tool!r}; its tools: {names}")
+        return (await self.tool(tool)).inputSchema
+
+    async def call_plain(
+        self, tool: str, arguments: dict[str, Any], hooks: CallHooks
+    ) -> dict[str, Any]:
+        """`tools/call` without the tasks extension (the server runs it at once), with a
+        `progressToken`. A server that needs input answers `input_required` with its
+        `inputRequests` (multi round-trip requests): each goes through `hooks`, and the call
+        is sent again with the `inputResponses` (and the `requestState`, echoed), at most
+        MAX_ROUNDS times."""
+        import asyncio
+
+        token = progress_token()
+        talk = CallTalk(self.rpc, hooks, token, asker=f"tool {tool}")
+        params: dict[str, Any] = {"name": tool, "arguments": arguments}
+        for _ in range(MAX_ROUNDS):
+            meta = client_meta(tasks=False)
+            meta["progressToken"] = token
+            req_id = self.rpc.next_id()
+            try:
+                data = await self._request(
+                    "tools/call",
+                    {**params, "_meta": meta},
+                    tool,
+                    on_message=talk.handle,
+                    req_id=req_id,
+                )
+            except asyncio.CancelledError:
+                await talk.cancel(req_id, client_meta(tasks=False))
+                raise
+            if not isinstance(data, dict):
+                raise ProtocolError("the server's tools/call answer is not an object")
+            if data.get("resultType") != "input_required":
+                if data.get("resultType") == "task":
+                    raise ProtocolError(
+                        "the server made a task of a call that did not declare the tasks extension"
+                    )
+                return data
+            params = {"name": tool, "arguments": arguments}
+            params["inputResponses"] = await self._input_responses(tool, data, hooks)
+            if "requestState" in data:
+                params["requestState"] = data["requestState"]
+        raise ServerError(f"tool {tool!r} still asks for input after {MAX_ROUNDS} rounds")
+
+    async def _input_responses(
+        self, tool: str, data: dict[str, Any], hooks: CallHooks
+    ) -> dict[str, Any]:
+        requests = data.get("inputRequests")
+        if not isinstance(requests, dict):
+            raise ProtocolError("the server's input_required answer has no `inputRequests` map")
+        responses: dict[str, Any] = {}
+        for key, embedded in requests.items():
+            embedded = embedded if isinstance(embedded, dict) else {}
+            method, params = embedded.get("method"), embedded.get("params")
+            if method != ELICIT:
+                raise ServerError(f"tool {tool!r} asks for {method}, which mcptask cannot answer")
+            responses[str(key)] = await elicitation_answer(
+                hooks,
+                params if isinstance(params, dict) else {},
+                key=str(key),
+                asker=f"tool {tool}",
+            )
+        return responses
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         """The server decides per call whether to make a task (tools/list does not say)."""

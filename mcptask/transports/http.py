@@ -8,6 +8,7 @@ status), anything else that is not JSON-RPC `ProtocolError`/`HttpStatusError`.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,54 @@ def origin(url: str | httpx.URL) -> tuple[str, str, int | None]:
     u = httpx.URL(str(url))
     port = u.port or (443 if u.scheme == "https" else 80)
     return (u.scheme, u.host, port)
+
+
+#: reconnections of a request's event stream that closed before its answer (SEP-1699)
+RESUME_ATTEMPTS = 5
+#: the longest `retry` mcptask waits before it reconnects, in seconds
+RESUME_MAX_WAIT = 30.0
+
+
+def _can_wait() -> bool:
+    """Whether an event loop runs (one-shot commands run loop-free: no resumption there)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@dataclass
+class _StreamState:
+    """What a request's event stream said so far: the last event id, the server's `retry`,
+    and whether the answer came (else the stream may be resumed)."""
+
+    request_id: Any
+    last_id: str | None = None
+    retry: float | None = None
+    answered: bool = False
+
+    def event(self, event_id: str | None, retry: int | None) -> None:
+        if event_id:
+            self.last_id = event_id
+        if retry is not None:
+            self.retry = min(max(retry / 1000.0, 0.0), RESUME_MAX_WAIT)
+
+    def saw(self, msg: Message) -> None:
+        if "method" not in msg and ("result" in msg or "error" in msg):
+            self.answered = self.answered or msg.get("id") == self.request_id
+
+    @property
+    def resumable(self) -> bool:
+        return self.request_id is not None and not self.answered and self.last_id is not None
+
+    def delay(self, attempt: int) -> float:
+        if self.retry is not None:
+            return self.retry
+        return float(min(0.5 * 2**attempt, RESUME_MAX_WAIT))
 
 
 @dataclass
@@ -372,24 +421,33 @@ class HttpTransport:
             response = await self.client.send(request, stream=True)
         except httpx.TransportError as exc:
             raise self._connect_error(exc, target) from None
+        state = _StreamState(message.get("id") if "method" in message else None)
         try:
             self._trace_response(response, started)
             sid = response.headers.get("mcp-session-id")
             if sid and response.is_success:
                 self.session_id = sid
-            async for msg in self._messages(response, target):
+            async for msg in self._messages(response, target, state):
+                state.saw(msg)
                 yield msg
         except httpx.TransportError as exc:
-            raise self._connect_error(exc, target) from None
+            if not state.resumable or isinstance(exc, httpx.TimeoutException) or not _can_wait():
+                raise self._connect_error(exc, target) from None
+            self._trace(f"* the event stream broke ({type(exc).__name__}): resuming")
         finally:
             await response.aclose()
+        if state.resumable and _can_wait():
+            async for msg in self._resume(state, message, all_headers):
+                yield msg
 
-    async def _messages(self, response: httpx.Response, target: str) -> AsyncIterator[Message]:
+    async def _messages(
+        self, response: httpx.Response, target: str, state: _StreamState | None = None
+    ) -> AsyncIterator[Message]:
         if response.status_code == 204:
             return
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.is_success and ctype == "text/event-stream":
-            async for msg in self._sse(response):
+            async for msg in self._sse(response, state):
                 yield msg
             return
         body = await self._read_body(response)
@@ -405,7 +463,9 @@ class HttpTransport:
                 raise ProtocolError(f"{self._where()} answered JSON that is not a JSON-RPC message")
             yield item
 
-    async def _sse(self, response: httpx.Response) -> AsyncIterator[Message]:
+    async def _sse(
+        self, response: httpx.Response, state: _StreamState | None = None
+    ) -> AsyncIterator[Message]:
         from httpx_sse import EventSource, SSEError
 
         # the limit applies to the decoded bytes as they arrive, not only between events: one
@@ -417,24 +477,75 @@ class HttpTransport:
         )
         try:
             async for event in EventSource(capped).aiter_sse():
+                if state is not None:
+                    state.event(event.id, event.retry)
                 if not event.data.strip():
                     continue  # priming events and keep-alives carry no message
                 self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
-                try:
-                    parsed = json.loads(event.data)
-                except (ValueError, RecursionError):
-                    raise ProtocolError(
-                        f"{self._where()} sent an event that is not JSON: "
-                        f"{one_line(event.data, 80)!r}"
-                    ) from None
-                for item in parsed if isinstance(parsed, list) else [parsed]:
-                    if not isinstance(item, dict):
-                        raise ProtocolError(
-                            f"{self._where()} sent an event that is not a JSON-RPC message"
-                        )
+                for item in self._event_messages(event.data):
                     yield item
         except SSEError as exc:
             raise ProtocolError(f"bad event stream from {self._where()}: {exc}") from None
+
+    def _event_messages(self, data: str) -> list[Message]:
+        """The JSON-RPC messages of one SSE event's data (one, or a batch)."""
+        try:
+            parsed = json.loads(data)
+        except (ValueError, RecursionError):
+            raise ProtocolError(
+                f"{self._where()} sent an event that is not JSON: {one_line(data, 80)!r}"
+            ) from None
+        items = parsed if isinstance(parsed, list) else [parsed]
+        for item in items:
+            if not isinstance(item, dict):
+                raise ProtocolError(f"{self._where()} sent an event that is not a JSON-RPC message")
+        return items
+
+    async def _resume(
+        self, state: _StreamState, message: Message, sent_headers: Mapping[str, str]
+    ) -> AsyncIterator[Message]:
+        """SSE resumption (SEP-1699): a request's event stream closed before its answer, after
+        the server gave an event id. Reconnect with GET and `Last-Event-ID`, after the `retry`
+        the server set (else a short backoff), at most RESUME_ATTEMPTS times, and take the
+        rest of the stream (the answer included) from there."""
+        import asyncio
+        from contextlib import aclosing
+
+        method = message.get("method")
+        session = {k: v for k, v in sent_headers.items() if k.lower() == "mcp-session-id"}
+        unreachable = 0
+        for attempt in range(RESUME_ATTEMPTS):
+            delay = state.delay(attempt)
+            self._trace(f"* resuming the {method} stream in {delay:g} s (Last-Event-ID)")
+            await asyncio.sleep(delay)
+            stream = self.event_stream(headers=session, last_event_id=state.last_id)
+            try:
+                async with aclosing(stream):  # type: ignore[type-var]
+                    async for event in stream:
+                        if event.event == "open":
+                            continue
+                        state.event(event.id, event.retry)
+                        if not event.data.strip():
+                            continue
+                        for item in self._event_messages(event.data):
+                            state.saw(item)
+                            yield item
+                        if state.answered:
+                            return
+            except HttpStatusError as exc:
+                raise ProtocolError(
+                    f"the server closed the {method} stream without answering and refused to "
+                    f"resume it (HTTP {exc.status})"
+                ) from None
+            except TransportError:
+                unreachable += 1
+                if unreachable >= 2:  # the server is gone, not pausing
+                    raise
+                continue
+        raise ProtocolError(
+            f"the server closed the {method} stream without answering, also after "
+            f"{RESUME_ATTEMPTS} reconnections"
+        )
 
     async def event_stream(
         self, *, headers: Mapping[str, str] | None = None, last_event_id: str | None = None

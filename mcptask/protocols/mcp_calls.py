@@ -1,0 +1,127 @@
+"""What both MCP versions share in a plain (non-task) `tools/call`: the progress token, the
+notifications that come while it runs (progress, logs), and the server's requests (elicitation
+answered through the caller's responder, pings, everything else refused)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import McptaskError
+from ..rpc import Message, RpcClient
+from .base import (
+    LOG_NOTIFICATION,
+    PROGRESS_NOTIFICATION,
+    CallHooks,
+    InputRequest,
+    log_from,
+    progress_from,
+)
+
+ELICIT = "elicitation/create"
+CANCELLED = "notifications/cancelled"
+#: seconds a `notifications/cancelled` may take on the way out (Ctrl-C)
+CANCEL_GRACE = 2.0
+
+_tokens = itertools.count(1)
+#: tokens of two mcptask processes on one session must differ too
+_PROCESS = secrets.token_hex(4)
+
+
+def progress_token() -> str:
+    """A token unique within this process: progress for it belongs to our call."""
+    return f"mcptask-{_PROCESS}-{next(_tokens)}"
+
+
+async def elicitation_answer(
+    hooks: CallHooks, params: dict[str, Any], *, key: str, asker: str
+) -> dict[str, Any]:
+    """The answer to one `elicitation/create`: the responder's, `cancel` when the person
+    dismissed it, `decline` without a responder."""
+    if hooks.responder is None:
+        hooks.note(f"{asker} asks for input; declined (no way to answer here)")
+        return {"action": "decline"}
+    request = InputRequest("", ELICIT, params, key=key, asker=asker)
+    response = await hooks.responder(request)
+    return response if response is not None else {"action": "cancel"}
+
+
+class CallTalk:
+    """Handles what the server sends while one plain call runs, from whichever stream it
+    comes (the call's own, the session's GET stream, a stdio server's stdout)."""
+
+    def __init__(
+        self,
+        rpc: RpcClient,
+        hooks: CallHooks,
+        token: str,
+        *,
+        asker: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.rpc = rpc
+        self.hooks = hooks
+        self.token = token
+        self.asker = asker
+        self.headers = dict(headers or {})
+        #: server request ids already answered (a request seen on two streams is answered once)
+        self.answered: set[str] = set()
+
+    async def handle(self, message: Message) -> None:
+        method = message.get("method")
+        params = message.get("params")
+        if "id" not in message:
+            self._notification(method, params)
+            return
+        req_id = message["id"]
+        seen = f"{type(req_id).__name__}:{req_id}"
+        if seen in self.answered:
+            return
+        self.answered.add(seen)
+        if method == "ping":
+            await self._respond(req_id, {})
+            return
+        if method == ELICIT:
+            answer = await elicitation_answer(
+                self.hooks,
+                params if isinstance(params, dict) else {},
+                key=str(req_id),
+                asker=self.asker,
+            )
+            await self._respond(req_id, answer)
+            return
+        self.hooks.note(
+            f"the server sent a {method} request, which mcptask does not support: refused"
+        )
+        error = {"code": -32601, "message": f"{method} is not supported by mcptask"}
+        await self.rpc.respond(req_id, error=error, headers=self.headers)
+
+    def _notification(self, method: Any, params: Any) -> None:
+        if method == PROGRESS_NOTIFICATION and isinstance(params, dict):
+            if params.get("progressToken") != self.token:
+                return  # another request's progress
+            progress = progress_from(params)
+            if progress is not None and self.hooks.on_progress is not None:
+                self.hooks.on_progress(progress)
+        elif method == LOG_NOTIFICATION:
+            log = log_from(params)
+            if log is not None and self.hooks.on_log is not None:
+                self.hooks.on_log(log)
+
+    async def _respond(self, req_id: Any, result: Any) -> None:
+        await self.rpc.respond(req_id, result, headers=self.headers)
+
+    async def cancel(self, req_id: Any, params_meta: Mapping[str, Any] | None = None) -> None:
+        """Tell the server we gave up on request `req_id` (Ctrl-C): best effort, bounded."""
+        import asyncio
+
+        params: dict[str, Any] = {"requestId": req_id, "reason": "interrupted by the user"}
+        if params_meta:
+            params["_meta"] = dict(params_meta)
+        with contextlib.suppress(McptaskError, OSError, TimeoutError):
+            await asyncio.wait_for(
+                self.rpc.notify(CANCELLED, params, headers=self.headers), CANCEL_GRACE
+            )

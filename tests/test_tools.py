@@ -1,0 +1,360 @@
+"""Every tool, not only task tools: the tool list, plain `tools/call` with progress, logs and
+elicitation (on the call's stream and the session's GET stream), argument checks against the
+`inputSchema`, SSE resumption (SEP-1699) and progress of task-augmented calls in `watch`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from mcptask import arguments, forms
+from mcptask.demo_server import DemoServer
+from mcptask.errors import ProtocolError, UsageError
+from mcptask.protocols.base import CallHooks, InputRequest, LogMessage, Progress, TaskRef
+from mcptask.protocols.mcp2025 import Mcp2025
+from mcptask.protocols.mcp2026 import Mcp2026
+from mcptask.render import NdjsonEvents, Output
+from mcptask.rpc import RpcClient
+from mcptask.transports.http import HttpOptions, HttpTransport
+from mcptask.watch import WatchConfig, Watcher
+
+from servers.common import ServerProcess
+
+
+def mcp2025(url: str, client: httpx.AsyncClient | None = None) -> Mcp2025:
+    return Mcp2025(RpcClient(HttpTransport(HttpOptions(url=url), client)), url)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+class Heard:
+    """Collects what a plain call's hooks hear."""
+
+    def __init__(self, answer: dict[str, Any] | None = None) -> None:
+        self.progress: list[Progress] = []
+        self.logs: list[LogMessage] = []
+        self.asked: list[InputRequest] = []
+        self.notes: list[str] = []
+        self.answer = answer
+
+    def hooks(self, *, respond: bool = True) -> CallHooks:
+        async def responder(request: InputRequest) -> dict[str, Any] | None:
+            self.asked.append(request)
+            return self.answer
+
+        return CallHooks(
+            on_progress=self.progress.append,
+            on_log=self.logs.append,
+            responder=responder if respond else None,
+            on_note=self.notes.append,
+        )
+
+
+# -- the tool list -------------------------------------------------------------------------------
+
+
+def test_tools_on_server_everything_with_task_support(everything_server: ServerProcess) -> None:
+    async def go() -> Any:
+        proto = mcp2025(everything_server.url)
+        try:
+            return await proto.list_tools()
+        finally:
+            await proto.rpc.aclose()
+
+    tools = {t.name: t for t in run(go())}
+    assert tools["echo"].taskSupport == "forbidden"
+    assert tools["simulate-research-query"].taskSupport in ("optional", "required")
+    assert tools["get-sum"].required == ["a", "b"]
+    shown = tools["echo"].to_json()
+    assert list(shown) == ["name", "title", "description", "taskSupport", "inputSchema", "raw"]
+    assert shown["raw"]["name"] == "echo" and shown["inputSchema"]["type"] == "object"
+
+
+def test_tools_on_fastmcp4_say_optional_where_the_server_decides(
+    fastmcp4_server: ServerProcess,
+) -> None:
+    async def go() -> Any:
+        url = fastmcp4_server.url
+        proto = Mcp2026(RpcClient(HttpTransport(HttpOptions(url=url))), url)
+        try:
+            return await proto.list_tools()
+        finally:
+            await proto.rpc.aclose()
+
+    tools = {t.name: t for t in run(go())}
+    assert tools["slow_echo"].taskSupport == "optional"
+    assert tools["slow_echo"].required == ["text"]
+
+
+# -- plain calls on real servers -----------------------------------------------------------------
+
+
+def test_plain_call_reports_progress_on_the_calls_stream(everything_server: ServerProcess) -> None:
+    heard = Heard()
+
+    async def go() -> Any:
+        proto = mcp2025(everything_server.url)
+        try:
+            return await proto.call_plain(
+                "trigger-long-running-operation", {"duration": 1, "steps": 3}, heard.hooks()
+            )
+        finally:
+            await proto.rpc.aclose()
+
+    result = run(go())
+    assert "Long running operation completed" in result["content"][0]["text"]
+    assert [(p.progress, p.total) for p in heard.progress] == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_plain_call_answers_an_elicitation_on_the_calls_stream(
+    everything_server: ServerProcess,
+) -> None:
+    heard = Heard({"action": "decline"})
+
+    async def go() -> Any:
+        proto = mcp2025(everything_server.url)
+        try:
+            return await proto.call_plain("trigger-elicitation-request", {}, heard.hooks())
+        finally:
+            await proto.rpc.aclose()
+
+    result = run(go())
+    assert [r.who for r in heard.asked] == ["tool trigger-elicitation-request"]
+    assert "name" in heard.asked[0].schema["properties"]
+    assert "declined" in json.dumps(result)
+
+
+def test_plain_call_without_a_responder_declines_and_says_so(
+    everything_server: ServerProcess,
+) -> None:
+    heard = Heard()
+
+    async def go() -> Any:
+        proto = mcp2025(everything_server.url)
+        try:
+            return await proto.call_plain(
+                "trigger-elicitation-request", {}, heard.hooks(respond=False)
+            )
+        finally:
+            await proto.rpc.aclose()
+
+    result = run(go())
+    assert "declined" in json.dumps(result)
+    assert heard.notes and "declined" in heard.notes[0]
+
+
+def test_plain_call_over_stdio_reports_progress(everything_stdio_cmd: list[str]) -> None:
+    from mcptask.transports.stdio import StdioOptions, StdioTransport
+
+    heard = Heard()
+
+    async def go() -> Any:
+        transport = StdioTransport(StdioOptions(command=everything_stdio_cmd, read_timeout=30))
+        proto = Mcp2025(RpcClient(transport), transport.url)
+        try:
+            return await proto.call_plain(
+                "trigger-long-running-operation", {"duration": 0.5, "steps": 2}, heard.hooks()
+            )
+        finally:
+            await transport.aclose()
+
+    result = run(go())
+    assert "completed" in result["content"][0]["text"]
+    assert [p.progress for p in heard.progress] == [1, 2]
+
+
+def test_plain_call_on_2026_answers_input_required_and_retries(
+    fastmcp4_server: ServerProcess,
+) -> None:
+    heard = Heard({"action": "accept", "content": {"name": "Ada"}})
+
+    async def go() -> Any:
+        url = fastmcp4_server.url
+        proto = Mcp2026(RpcClient(HttpTransport(HttpOptions(url=url))), url)
+        try:
+            return await proto.call_plain("ask_name", {}, heard.hooks())
+        finally:
+            await proto.rpc.aclose()
+
+    result = run(go())
+    assert result["content"][0]["text"] == "Hello, Ada!"
+    assert heard.asked[0].message == "What is your name?"
+
+
+# -- argument checks -----------------------------------------------------------------------------
+
+SUM = {
+    "type": "object",
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    "required": ["a", "b"],
+}
+
+
+def test_a_missing_required_argument_is_a_usage_error_naming_it() -> None:
+    with pytest.raises(UsageError, match=r"needs argument b \(it takes: a\* \(number\), b\*"):
+        arguments.check("get-sum", {"a": 1}, SUM, print)
+
+
+def test_unknown_arguments_warn_or_fail_by_additional_properties() -> None:
+    warned: list[str] = []
+    arguments.check("get-sum", {"a": 1, "b": 2, "c": 3}, SUM, warned.append)
+    assert warned == [
+        "tool 'get-sum' takes no argument c (it takes: a* (number), b* (number)); sent anyway"
+    ]
+    strict = {**SUM, "additionalProperties": False}
+    with pytest.raises(UsageError, match="takes no argument c"):
+        arguments.check("get-sum", {"a": 1, "b": 2, "c": 3}, strict, warned.append)
+    arguments.check("any", {"x": 1}, {"type": "object"}, warned.append)  # says nothing
+    arguments.check("any", {"x": 1}, None, warned.append)
+    assert len(warned) == 1
+
+
+# -- SEP-1034 defaults ---------------------------------------------------------------------------
+
+DEFAULTS_FORM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+        "note": {"type": "string"},
+    },
+}
+
+
+def test_defaults_fill_what_the_answer_leaves_out() -> None:
+    assert forms.with_defaults(DEFAULTS_FORM, {"age": 41}) == {
+        "age": 41,
+        "name": "John Doe",
+        "status": "active",
+        "verified": True,
+    }
+
+
+# -- SSE resumption (SEP-1699), scripted ---------------------------------------------------------
+
+
+def resuming_server(
+    *, answer_on_get: bool = True, get_status: int = 200
+) -> tuple[Callable[[httpx.Request], httpx.Response], list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        sse = {"content-type": "text/event-stream"}
+        if request.method == "POST":
+            body = json.loads(request.content)
+            if "id" not in body:
+                return httpx.Response(202)
+            # a priming event with an id and a retry, then the stream ends without an answer
+            return httpx.Response(200, headers=sse, content=b"id: e1\nretry: 10\ndata: \n\n")
+        if get_status != 200:
+            return httpx.Response(get_status)
+        answer = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"content": [{"type": "text", "text": "ok"}]},
+        }
+        text = f"id: e2\nevent: message\ndata: {json.dumps(answer)}\n\n" if answer_on_get else ""
+        return httpx.Response(200, headers=sse, content=text.encode())
+
+    return handler, seen
+
+
+async def _request_over(handler: Callable[[httpx.Request], httpx.Response]) -> Any:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    transport = HttpTransport(HttpOptions(url="http://mock/mcp"), client)
+    rpc = RpcClient(transport)
+    try:
+        return await rpc.request("tools/call", {"name": "x"}, headers={"Mcp-Session-Id": "s1"})
+    finally:
+        await client.aclose()
+
+
+def test_a_stream_closed_before_the_answer_is_resumed_with_last_event_id() -> None:
+    handler, seen = resuming_server()
+    assert run(_request_over(handler)) == {"content": [{"type": "text", "text": "ok"}]}
+    get = seen[-1]
+    assert get.method == "GET"
+    assert get.headers["last-event-id"] == "e1"
+    assert get.headers["mcp-session-id"] == "s1"
+
+
+def test_resumption_is_bounded() -> None:
+    handler, seen = resuming_server(answer_on_get=False)
+    with pytest.raises(ProtocolError, match="also after 5 reconnections"):
+        run(_request_over(handler))
+    assert [r.method for r in seen] == ["POST"] + ["GET"] * 5
+
+
+def test_a_server_that_refuses_to_resume_is_one_clear_error() -> None:
+    handler, _ = resuming_server(get_status=405)
+    with pytest.raises(ProtocolError, match=r"refused to resume it \(HTTP 405\)"):
+        run(_request_over(handler))
+
+
+# -- progress of task-augmented calls in watch ---------------------------------------------------
+
+
+def test_watch_reports_the_progress_a_server_pushes_for_a_task() -> None:
+    import io
+    import time
+
+    out = Output(mode="ndjson", stdout=io.StringIO(), stderr=io.StringIO())
+
+    async def go() -> int:
+        with DemoServer(task_seconds=1.0, steps=["one", "two"]) as server:
+            proto = mcp2025(server.url)
+            created = await proto.call_tool("build-report", {"topic": "t"}, ttl=None)
+            assert created.task is not None and created.ref is not None
+            watcher = Watcher(
+                fetch=proto.get,
+                fetch_result=proto.result,
+                config=WatchConfig(),
+                events=NdjsonEvents(out, with_result=False),
+                clock=time.monotonic,
+                sleep=asyncio.sleep,
+            )
+            watcher.add(created.ref, created.task)
+            watcher.feeds = proto.push_feeds([created.ref])
+            try:
+                return await watcher.run()
+            finally:
+                await proto.rpc.aclose()
+
+    assert run(go()) == 0
+    lines = [json.loads(ln) for ln in out.stdout.getvalue().splitlines()]  # type: ignore[attr-defined]
+    progress = [ln for ln in lines if ln["event"] == "progress"]
+    assert progress, lines
+    assert progress[-1]["total"] == 2 and progress[-1]["taskId"] == lines[0]["taskId"]
+    assert {p["progress"] for p in progress} <= {1, 2}
+
+
+def test_progress_notifications_for_other_tasks_are_ignored() -> None:
+    proto = mcp2025("http://unused/mcp")
+    from mcptask.protocols.mcp2025 import SessionFeed
+
+    feed = SessionFeed(proto, "s", {"mine"})
+    got: list[Progress] = []
+    feed.progress = got.append
+
+    async def deliver(_: Any) -> None:
+        pass
+
+    def note(task_id: str) -> str:
+        meta = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+        params = {"progressToken": "t", "progress": 1, "total": 4, "_meta": meta}
+        return json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    run(feed._handle(note("other"), deliver))
+    run(feed._handle(note("mine"), deliver))
+    assert [(p.task_id, p.progress, p.total) for p in got] == [("mine", 1, 4)]
+    assert TaskRef("mine").task_id == "mine"
