@@ -179,6 +179,15 @@ def answer(
 
 @app.command()
 @with_target
+def tools(g: GlobalOptions) -> None:
+    """List the target's tools: task support, description, required arguments."""
+    from ..commands.tools import ToolsOptions, run_tools
+
+    execute(g, lambda ctx: run_tools(ToolsOptions(), ctx), one_at_a_time=True)
+
+
+@app.command()
+@with_target
 def call(
     g: GlobalOptions,
     tool: Annotated[str, typer.Argument(help="The tool to call.")],
@@ -189,19 +198,57 @@ def call(
     ttl: Annotated[
         int | None, typer.Option("--ttl", help="Ask for a ttl in ms (2025-11-25).")
     ] = None,
+    task: Annotated[
+        bool | None,
+        typer.Option(
+            "--task/--no-task",
+            help="Run it as a task, or as a plain call (default: a task where the tool and "
+            "server allow it).",
+        ),
+    ] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Then watch the task.")] = False,
     result: WantResult = False,
     interval: Interval = None,
     timeout: Timeout = None,
     no_push: NoPush = False,
+    json_content: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="A plain call's questions: answer with this JSON object (defaults fill the rest).",
+        ),
+    ] = None,
+    decline: Annotated[
+        bool, typer.Option("--decline", help="A plain call's questions: decline them.")
+    ] = False,
+    cancel: Annotated[
+        bool, typer.Option("--cancel", help="A plain call's questions: dismiss them.")
+    ] = False,
+    defaults: Annotated[
+        bool,
+        typer.Option(
+            "--defaults", help="A plain call's questions: accept with the form's defaults."
+        ),
+    ] = False,
 ) -> None:
-    """Start an MCP tool call as a task."""
+    """Call an MCP tool: as a task where it can run as one, else as a plain call (progress and
+    logs shown live)."""
     from ..commands._follow import FollowUp
-    from ..commands.call import CallOptions, run_call
+    from ..commands.call import CallOptions, PlainAnswers, run_call
 
     then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
-    opts = CallOptions(tool=tool, pairs=arguments or [], args_json=args, ttl=ttl, then=then)
-    execute(g, lambda ctx: run_call(opts, ctx), streaming=watch, one_at_a_time=not watch)
+    answers = PlainAnswers(json=json_content, decline=decline, cancel=cancel, defaults=defaults)
+    opts = CallOptions(
+        tool=tool,
+        pairs=arguments or [],
+        args_json=args,
+        ttl=ttl,
+        then=then,
+        task=task,
+        answers=answers,
+    )
+    # a plain call reads the session's GET stream while its POST runs: the async pool
+    execute(g, lambda ctx: run_call(opts, ctx), streaming=watch)
 
 
 @app.command()

@@ -42,8 +42,14 @@ class Responder:
         console: Console | None = None,
         interrupt_dismisses: bool = True,
         around: Any = None,
+        explain: str | None = None,
+        option: str = "--json",
     ) -> None:
         self.ctx = ctx
+        #: said after the question on stderr (a plain call that declines by itself: why)
+        self.explain = explain
+        #: the option the content came from, named when it does not fit the form
+        self.option = option
         self.content = content
         self.text = text
         self.action = action
@@ -64,7 +70,8 @@ class Responder:
                 return await forms.ask(
                     request, self.console, interrupt_dismisses=self.interrupt_dismisses
                 )
-        self.ctx.out.note(f"task {request.task_id} asks: {request.message or '(no message)'}")
+        said = f"; {self.explain}" if self.explain else ""
+        self.ctx.out.note(f"{request.who} asks: {request.message or '(no message)'}{said}")
         if self.action is not None:
             if not request.can_decline:
                 raise UsageError(
@@ -76,9 +83,13 @@ class Responder:
             if self.text is not None:
                 content = forms.text_content(request.schema, self.text)
             else:
-                content = forms.validate(request.schema, self.content)
+                # SEP-1034: the fields the answer leaves out take the form's defaults
+                given = self.content
+                if isinstance(given, dict):
+                    given = forms.with_defaults(request.schema, given)
+                content = forms.validate(request.schema, given)
         except forms.Invalid as exc:
-            option = "--text" if self.text is not None else "--json"
+            option = "--text" if self.text is not None else self.option
             raise UsageError(f"{option}: {exc}; {form_summary(request)}") from None
         if request.params.get("mode") == "url":
             return {"action": "accept"}

@@ -1,14 +1,31 @@
-"""`mcptask call TOOL [k=v ...]`: start an MCP tool call as a task."""
+"""`mcptask call TOOL [k=v ...]`: run an MCP tool. As a task where the tool and the server
+allow it (then print, watch or wait for the task), otherwise as a plain `tools/call` whose
+progress, logs and questions are shown while it runs. `--task` / `--no-task` force either."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..errors import UsageError
 from ._follow import FollowUp, after_create
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..protocols.base import TaskProtocol, Tool
+    from ..render_call import CallEvents
+    from ._answering import Responder
+
+
+@dataclass
+class PlainAnswers:
+    """How questions (elicitation) during a plain call are answered off a terminal."""
+
+    json: str | None = None
+    decline: bool = False
+    cancel: bool = False
+    #: accept, each field left out filled with the schema's `default` (SEP-1034)
+    defaults: bool = False
 
 
 @dataclass
@@ -18,13 +35,117 @@ class CallOptions:
     args_json: str | None = None
     ttl: int | None = None
     then: FollowUp = field(default_factory=FollowUp)
+    #: `--task` (True), `--no-task` (False), or as the tool and server allow (None)
+    task: bool | None = None
+    answers: PlainAnswers = field(default_factory=PlainAnswers)
 
 
 async def run_call(opts: CallOptions, ctx: Context) -> int:
     from .. import arguments
 
+    content = _answer_content(opts.answers)
     proto = await ctx.protocol()
-    schema = await proto.tool_schema(opts.tool) if arguments.needs_schema(opts.pairs) else None
-    args = arguments.build(opts.pairs, opts.args_json, schema)
-    created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
-    return await after_create(ctx, created, opts.then)
+    if not proto.has_tools:
+        created = await proto.call_tool(opts.tool, {}, ttl=opts.ttl)  # says what to use instead
+        return await after_create(ctx, created, opts.then)
+    tool = await proto.tool(opts.tool)
+    args = arguments.build(opts.pairs, opts.args_json, tool.inputSchema)
+    arguments.check(opts.tool, args, tool.inputSchema, ctx.out.note)
+    if _as_task(opts, proto, tool):
+        created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
+        return await after_create(ctx, created, opts.then)
+    if opts.ttl is not None:
+        ctx.out.note(f"--ttl: tool {opts.tool!r} runs as a plain call, not a task; ignored")
+    return await _plain(opts, ctx, proto, args, content)
+
+
+def _as_task(opts: CallOptions, proto: TaskProtocol, tool: Tool) -> bool:
+    if opts.task is True:
+        return True  # the protocol says clearly when the tool or the server cannot
+    if opts.task is False:
+        if tool.taskSupport == "required":
+            raise UsageError(
+                f"tool {tool.name!r} runs only as a task (taskSupport: required); "
+                "leave out --no-task"
+            )
+        return False
+    return tool.runs_as_task and proto.makes_tasks
+
+
+def _answer_content(answers: PlainAnswers) -> Any:
+    """The `--json` answer, checked before anything is sent; conflicting answers refused."""
+    import json
+
+    given = [
+        name
+        for name, on in (
+            ("--json", answers.json is not None),
+            ("--decline", answers.decline),
+            ("--cancel", answers.cancel),
+        )
+        if on
+    ]
+    if answers.defaults and (answers.decline or answers.cancel):
+        given.append("--defaults")
+    if len(given) > 1:
+        raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
+    if answers.json is None:
+        return None
+    try:
+        content = json.loads(answers.json)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"--json is not valid JSON: {exc}") from None
+    if not isinstance(content, dict):
+        raise UsageError("--json must be a JSON object of the form's fields")
+    return content
+
+
+def _responder(ctx: Context, answers: PlainAnswers, content: Any, events: CallEvents) -> Responder:
+    """A form on a terminal; else the answer given; else `decline`, said on stderr."""
+    from ._answering import Responder
+
+    given = answers.json is not None or answers.decline or answers.cancel or answers.defaults
+    if not given and ctx.env.interactive:
+        console = ctx.out.console if ctx.out.pretty else ctx.out.err_console()
+        return Responder(ctx, console=console, interrupt_dismisses=False, around=events.paused)
+    action = "decline" if answers.decline else "cancel" if answers.cancel else None
+    explain = None
+    if not given:
+        action = "decline"
+        explain = "declined (answer with --json CONTENT, --defaults or --cancel, or on a terminal)"
+    return Responder(
+        ctx,
+        content=content if content is not None else {},
+        action=action,
+        explain=explain,
+        option="--json" if answers.json is not None else "--defaults",
+    )
+
+
+async def _plain(
+    opts: CallOptions, ctx: Context, proto: TaskProtocol, args: dict[str, Any], content: Any
+) -> int:
+    import asyncio
+
+    from ..errors import RpcError
+    from ..protocols.base import CallHooks
+    from ..render_call import call_events, outcome_of
+
+    events = call_events(ctx.out, opts.tool)
+    hooks = CallHooks(
+        on_progress=events.progress,
+        on_log=events.log,
+        responder=_responder(ctx, opts.answers, content, events),
+        on_note=ctx.out.note,
+    )
+    with events:
+        try:
+            result = await proto.call_plain(opts.tool, args, hooks)
+        except asyncio.CancelledError:
+            events.end("interrupted")  # Ctrl-C: `notifications/cancelled` went out
+            raise
+        except RpcError as exc:
+            if ctx.out.mode == "ndjson":
+                events.end("error", error=exc.to_json())
+            raise
+    return events.end(outcome_of(result), result)

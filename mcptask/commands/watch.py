@@ -279,3 +279,8 @@ class _EndHook:
     def end(self, w: Any) -> None:
         self.on_end(w)
         self.inner.end(w)
+
+    def progress(self, w: Any) -> None:
+        report = getattr(self.inner, "progress", None)
+        if report is not None:
+            report(w)

@@ -221,10 +221,12 @@ class LogMessage:
 
 
 def _number_or_none(value: Any) -> float | None:
+    """A JSON number as sent (an integer stays one); None for anything else, NaN, infinity."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    number = float(value)
-    return number if number == number and abs(number) != float("inf") else None
+    if isinstance(value, float) and (value != value or abs(value) == float("inf")):
+        return None
+    return value
 
 
 def progress_from(params: Any, *, task_id: str | None = None) -> Progress | None:
@@ -411,6 +413,11 @@ class TaskProtocol(ABC):
 
     async def list_tools(self) -> list[Tool]:
         raise UsageError(f"`tools` lists MCP tools; {self.name} has no tools")
+
+    async def tool(self, name: str) -> Tool:
+        """One tool by name; a name the server does not have is a usage error naming its
+        tools."""
+        return find_tool(await self.list_tools(), name)
 
     async def call_plain(
         self, tool: str, arguments: dict[str, Any], hooks: CallHooks

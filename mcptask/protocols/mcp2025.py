@@ -47,7 +47,6 @@ from .base import (
     TaskRef,
     TaskResult,
     Tool,
-    find_tool,
     lenient_int,
     lenient_str,
     paged,
@@ -614,9 +613,6 @@ class Mcp2025(TaskProtocol):
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
         return self._tools
 
-    async def tool(self, name: str) -> Tool:
-        return find_tool(await self.list_tools(), name)
-
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
         return (await self.tool(tool)).inputSchema
 
@@ -672,7 +668,8 @@ class Mcp2025(TaskProtocol):
                 need_tasks=False,
                 req_id=req_id,
             )
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, UsageError):
+            # Ctrl-C, or an answer that does not fit: the call is abandoned, the server told
             await talk.cancel(req_id)
             raise
         finally:

@@ -38,7 +38,6 @@ from .base import (
     TaskRef,
     TaskResult,
     Tool,
-    find_tool,
     lenient_int,
     lenient_str,
     paged,
@@ -421,9 +420,6 @@ class Mcp2026(TaskProtocol):
             self._tools = [t for t in tools if t is not None]
         return self._tools
 
-    async def tool(self, name: str) -> Tool:
-        return find_tool(await self.list_tools(), name)
-
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
         return (await self.tool(tool)).inputSchema
 
@@ -452,7 +448,8 @@ class Mcp2026(TaskProtocol):
                     on_message=talk.handle,
                     req_id=req_id,
                 )
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, UsageError):
+                # Ctrl-C, or an answer that does not fit: the call is abandoned, the server told
                 await talk.cancel(req_id, client_meta(tasks=False))
                 raise
             if not isinstance(data, dict):

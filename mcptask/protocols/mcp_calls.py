@@ -85,12 +85,16 @@ class CallTalk:
             await self._respond(req_id, {})
             return
         if method == ELICIT:
-            answer = await elicitation_answer(
-                self.hooks,
-                params if isinstance(params, dict) else {},
-                key=str(req_id),
-                asker=self.asker,
-            )
+            try:
+                answer = await elicitation_answer(
+                    self.hooks,
+                    params if isinstance(params, dict) else {},
+                    key=str(req_id),
+                    asker=self.asker,
+                )
+            except BaseException:  # an answer that does not fit, Ctrl-C: the server hears
+                await self._dismiss(req_id)
+                raise
             await self._respond(req_id, answer)
             return
         self.hooks.note(
@@ -113,6 +117,13 @@ class CallTalk:
 
     async def _respond(self, req_id: Any, result: Any) -> None:
         await self.rpc.respond(req_id, result, headers=self.headers)
+
+    async def _dismiss(self, req_id: Any) -> None:
+        """`cancel` for a question that will not be answered, best effort, bounded."""
+        import asyncio
+
+        with contextlib.suppress(McptaskError, OSError, TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(self._respond(req_id, {"action": "cancel"}), CANCEL_GRACE)
 
     async def cancel(self, req_id: Any, params_meta: Mapping[str, Any] | None = None) -> None:
         """Tell the server we gave up on request `req_id` (Ctrl-C): best effort, bounded."""

@@ -43,6 +43,11 @@ RESUME_ATTEMPTS = 5
 RESUME_MAX_WAIT = 30.0
 
 
+def _is_event_stream(response: httpx.Response) -> bool:
+    ctype: str = response.headers.get("content-type", "")
+    return ctype.split(";")[0].strip().lower() == "text/event-stream"
+
+
 def _can_wait() -> bool:
     """Whether an event loop runs (one-shot commands run loop-free: no resumption there)."""
     asyncio = sys.modules.get("asyncio")
@@ -605,7 +610,9 @@ class HttpTransport:
             response = await self.client.send(request, stream=True)
             try:
                 self._trace_response(response, started)
-                body = await self._read_body(response)
+                # a document is never an event stream (an MCP server's GET stream would
+                # never end): its body is not read
+                body = b"" if _is_event_stream(response) else await self._read_body(response)
             finally:
                 await response.aclose()
         except httpx.TransportError as exc:
