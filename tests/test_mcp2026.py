@@ -375,11 +375,15 @@ def test_protocol_can_be_forced(
 ) -> None:
     forced = ok(run_cli("call", "tool_error", "-p", V2026, "--url", proxy4.url, "-o", "json"))
     assert forced.json()["protocol"] == V2026
-    assert proxy4.methods() == ["tools/call"]  # no detection when forced
+    # no detection when forced; the tool list is read for the arguments' checks
+    assert proxy4.methods() == ["tools/list", "tools/call"]
 
-    as_2025 = ok(run_cli("call", "tool_error", "-p", V2025, "--url", proxy4.url), 4)
+    as_2025 = ok(run_cli("call", "tool_error", "--task", "-p", V2025, "--url", proxy4.url), 4)
     assert_one_line_error(as_2025)
     assert "does not support tasks (MCP 2025-11-25)" in as_2025.stderr
+    # without --task, a server that does no tasks gets a plain call (isError: exit 5)
+    plain = ok(run_cli("call", "tool_error", "-p", V2025, "--url", proxy4.url, "-o", "json"), 5)
+    assert plain.json()["isError"] is True
 
     wrong = ok(
         run_cli(
@@ -441,12 +445,15 @@ def test_2026_server_without_the_tasks_extension(
     run_cli: RunCli, no_tasks_server: ServerProcess
 ) -> None:
     """Detection falls back to 2025-11-25 (the server may do tasks there); this one does
-    none, which the 2025 module says plainly. Forced to 2026-07-28, `call` prints the plain
-    result (exit 0) and `get` explains that the tasks extension is missing."""
+    none: `call` makes a plain call, and `--task` says plainly that there are no tasks.
+    Forced to 2026-07-28, `call` prints the plain result (exit 0) and `get` explains that the
+    tasks extension is missing."""
     url = no_tasks_server.url
-    auto = ok(run_cli("call", "echo", "text=hi", "--url", url), 4)
-    assert_one_line_error(auto)
-    assert "does not support tasks" in auto.stderr
+    auto = ok(run_cli("call", "echo", "text=hi", "--url", url, "-o", "json"))
+    assert auto.json()["content"][0]["text"] == "echo: hi"
+    forced = ok(run_cli("call", "echo", "text=hi", "--task", "--url", url), 4)
+    assert_one_line_error(forced)
+    assert "does not support tasks" in forced.stderr
 
     plain = ok(run_cli("call", "echo", "text=hi", "--url", url, "-p", V2026, "-o", "json"))
     assert plain.json()["content"][0]["text"] == "echo: hi"

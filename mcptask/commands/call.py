@@ -69,7 +69,9 @@ def _as_task(opts: CallOptions, proto: TaskProtocol, tool: Tool) -> bool:
                 "leave out --no-task"
             )
         return False
-    return tool.runs_as_task and proto.makes_tasks
+    # `required`: a task or nothing (a server without tasks says so); `optional`: where the
+    # server does tasks at all
+    return tool.taskSupport == "required" or (tool.runs_as_task and proto.makes_tasks)
 
 
 def _answer_content(answers: PlainAnswers) -> Any:
