@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,6 +24,7 @@ from mcptask.rpc import RpcClient
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.watch import WatchConfig, Watcher
 
+from conftest import RunCli, assert_one_line_error
 from servers.common import ServerProcess
 
 
@@ -358,3 +360,169 @@ def test_progress_notifications_for_other_tasks_are_ignored() -> None:
     run(feed._handle(note("mine"), deliver))
     assert [(p.task_id, p.progress, p.total) for p in got] == [("mine", 1, 4)]
     assert TaskRef("mine").task_id == "mine"
+
+
+# -- the command line, against server-everything -------------------------------------------------
+
+
+def test_cli_tools_json_lists_task_support(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    r = run_cli("tools", "--url", everything_server.url, "-o", "json")
+    assert r.code == 0, r.stderr
+    tools = {t["name"]: t for t in r.json()["tools"]}
+    assert tools["echo"]["taskSupport"] == "forbidden"
+    assert tools["simulate-research-query"]["taskSupport"] in ("optional", "required")
+    assert set(tools["echo"]) == {
+        "name",
+        "title",
+        "description",
+        "taskSupport",
+        "inputSchema",
+        "raw",
+    }
+
+
+def test_cli_tools_pretty_and_over_stdio(run_cli: RunCli, everything_stdio_cmd: list[str]) -> None:
+    cmd = " ".join(everything_stdio_cmd)
+    r = run_cli("tools", "--stdio", cmd, "-o", "pretty", env={"COLUMNS": "200"})
+    assert r.code == 0, r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if "get-sum" in ln)
+    assert "forbidden" in row and "a, b" in row
+
+
+def test_cli_tools_on_an_a2a_target_is_a_usage_error(run_cli: RunCli) -> None:
+    r = run_cli("tools", "--url", "http://127.0.0.1:9/", "-p", "a2a-1.0")
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert "lists MCP tools" in r.stderr
+
+
+def test_cli_call_echo_is_a_plain_call(run_cli: RunCli, everything_server: ServerProcess) -> None:
+    r = run_cli("call", "echo", "message=hi", "--url", everything_server.url)
+    assert r.code == 0, r.stderr
+    assert r.json() == {"content": [{"type": "text", "text": "Echo: hi"}]}
+    pretty = run_cli("call", "echo", "message=hi", "--url", everything_server.url, "-o", "pretty")
+    assert pretty.code == 0 and "Echo: hi" in pretty.stdout
+
+
+def test_cli_call_checks_arguments_before_calling(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    r = run_cli("call", "get-sum", "a=1", "--url", everything_server.url, "--trace")
+    assert r.code == 2
+    assert "needs argument b" in r.stderr
+    assert '"method":"tools/call"' not in r.stderr.replace(" ", "")  # nothing was sent
+    extra = run_cli("call", "get-sum", "a=1", "b=2", "c=3", "--url", everything_server.url)
+    assert extra.code == 0, extra.stderr
+    assert "takes no argument c" in extra.stderr
+    assert "The sum of 1 and 2 is 3" in extra.stdout
+
+
+def test_cli_call_streams_progress_as_ndjson(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    r = run_cli(
+        "call",
+        "trigger-long-running-operation",
+        "duration=2",
+        "steps=4",
+        "--url",
+        everything_server.url,
+        "-o",
+        "ndjson",
+    )
+    assert r.code == 0, r.stderr
+    lines = r.lines()
+    progress = [ln for ln in lines if ln["event"] == "progress"]
+    assert [(p["progress"], p["total"]) for p in progress] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    end = lines[-1]
+    assert end["event"] == "end" and end["outcome"] == "completed" and end["exitCode"] == 0
+    assert "Long running operation completed" in end["result"]["content"][0]["text"]
+
+
+def test_cli_call_answers_questions_off_a_terminal(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    url = everything_server.url
+    quiet = run_cli("call", "trigger-elicitation-request", "--url", url)
+    assert quiet.code == 0, quiet.stderr
+    assert "declined" in quiet.stdout and "declined (answer with --json" in quiet.stderr
+    cancelled = run_cli("call", "trigger-elicitation-request", "--cancel", "--url", url)
+    assert cancelled.code == 0 and "cancel" in cancelled.stdout
+    content = '{"name": "Ada", "check": true, "email": "a@b.c", "homepage": "https://x.y",'
+    content += ' "birthdate": "1815-12-10", "integer": 1, "number": 2.5}'
+    given = run_cli("call", "trigger-elicitation-request", "--json", content, "--url", url)
+    assert given.code == 0, given.stderr
+    assert "Ada" in given.stdout and "accept" in given.stdout
+    bad = run_cli("call", "trigger-elicitation-request", "--defaults", "--url", url)
+    assert bad.code == 2
+    assert "--defaults: missing required field name" in bad.stderr
+    both = run_cli("call", "echo", "message=x", "--json", "{}", "--decline", "--url", url)
+    assert both.code == 2 and "cannot go together" in both.stderr
+
+
+def test_cli_call_task_and_no_task(run_cli: RunCli, everything_server: ServerProcess) -> None:
+    url = everything_server.url
+    forced = run_cli("call", "echo", "message=hi", "--task", "--url", url)
+    assert forced.code == 4
+    assert_one_line_error(forced)
+    assert "does not run as a task (taskSupport: forbidden)" in forced.stderr
+    plain = run_cli("call", "simulate-research-query", "topic=x", "--no-task", "--url", url)
+    assert plain.code == 2
+    assert "runs only as a task" in plain.stderr
+    task = run_cli("call", "simulate-research-query", "topic=x", "--url", url, "-o", "json")
+    assert task.code == 0 and task.json()["status"] == "working"
+
+
+def test_cli_call_ctrl_c_cancels_the_request(
+    everything_server: ServerProcess, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import clean_env
+
+    cmd = [sys.executable, "-m", "mcptask", "call", "trigger-long-running-operation"]
+    cmd += ["duration=30", "steps=30", "--url", everything_server.url, "-o", "ndjson", "--trace"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(tmp_path)
+    )
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    assert first["event"] == "progress"
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err[-2000:]
+    assert '"method":"notifications/cancelled"' in err.replace(" ", "")
+    assert json.loads(out.splitlines()[-1])["outcome"] == "interrupted"
+    assert "Traceback" not in err
+
+
+def test_cli_watch_shows_the_progress_of_a_task(run_cli: RunCli) -> None:
+    r = run_cli("demo", "--seconds", "2", "-o", "ndjson")
+    assert r.code == 0, r.stderr
+    progress = [ln for ln in r.lines() if ln["event"] == "progress"]
+    assert progress and progress[-1]["progress"] == progress[-1]["total"]
+
+
+def test_cli_answer_json_fills_defaults(run_cli: RunCli) -> None:
+    """SEP-1034 for `answer --json` too: the responder fills what the answer leaves out."""
+    from mcptask.commands._answering import Responder
+
+    class Quiet:
+        def note(self, message: str) -> None:
+            pass
+
+    class Ctx:
+        out = Quiet()
+
+    request = InputRequest("t", "elicitation/create", {"requestedSchema": DEFAULTS_FORM})
+    responder = Responder(Ctx(), content={"age": 41})  # type: ignore[arg-type]
+    answer = run(responder(request))
+    assert answer == {
+        "action": "accept",
+        "content": {"age": 41, "name": "John Doe", "status": "active", "verified": True},
+    }
