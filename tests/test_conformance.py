@@ -2,7 +2,7 @@
 
 Each test runs one scenario of ``@modelcontextprotocol/conformance`` 0.1.16 with the mcptask
 command the issue names; the suite starts its own server on localhost and appends its URL to the
-command. They are strict xfails until mcptask passes them: when one starts passing, drop its mark.
+command. All four pass.
 """
 
 from __future__ import annotations
@@ -37,15 +37,11 @@ def test_browser_script_completes_an_authorization_redirect(
         assert check is not None and check.status == "SUCCESS", result.failed_checks()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16: `mcptask tools` does not exist yet")
 def test_initialize(conformance: ConformanceRunner) -> None:
     result = conformance.run("initialize", "tools", "--url", timeout=SCENARIO_TIMEOUT)
     assert result.ok, result.failed_checks()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 16: `mcptask call` refuses a server without tasks (exit 4)"
-)
 def test_tools_call(conformance: ConformanceRunner) -> None:
     result = conformance.run(
         "tools_call", "call", "add_numbers", "a=1", "b=2", "--url", timeout=SCENARIO_TIMEOUT
@@ -53,11 +49,6 @@ def test_tools_call(conformance: ConformanceRunner) -> None:
     assert result.ok, result.failed_checks()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16: the protocol probe takes `server/discover` -> `{}` for not-MCP, then hangs"
-    " on the A2A agent-card GET (an endless SSE stream); no SSE reconnect with Last-Event-ID",
-)
 def test_sse_retry(conformance: ConformanceRunner) -> None:
     result = conformance.run(
         "sse-retry", "call", "test_reconnection", "--url", timeout=SCENARIO_TIMEOUT
@@ -65,9 +56,6 @@ def test_sse_retry(conformance: ConformanceRunner) -> None:
     assert result.ok, result.failed_checks()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 16: `call --defaults` does not exist (usage error, exit 2)"
-)
 def test_elicitation_client_defaults(conformance: ConformanceRunner) -> None:
     result = conformance.run(
         "elicitation-sep1034-client-defaults",
