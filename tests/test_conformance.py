@@ -2,7 +2,7 @@
 
 Each test runs one scenario of ``@modelcontextprotocol/conformance`` 0.1.16 with the mcptask
 command the issue names; the suite starts its own server on localhost and appends its URL to the
-command. All four pass.
+command. mcptask passes all four.
 """
 
 from __future__ import annotations
