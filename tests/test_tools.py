@@ -526,3 +526,54 @@ def test_cli_answer_json_fills_defaults(run_cli: RunCli) -> None:
         "action": "accept",
         "content": {"age": 41, "name": "John Doe", "status": "active", "verified": True},
     }
+
+
+# -- on a terminal -------------------------------------------------------------------------------
+
+
+def _on_terminal(state_dir: Path, *args: str) -> Any:
+    from test_answer import Terminal
+
+    from conftest import clean_env
+
+    return Terminal(list(args), clean_env(state_dir))
+
+
+def test_cli_plain_call_on_a_terminal_shows_a_progress_bar(
+    everything_server: ServerProcess, state_dir: Path
+) -> None:
+    t = _on_terminal(
+        state_dir,
+        "call",
+        "trigger-long-running-operation",
+        "duration=2",
+        "steps=4",
+        "--url",
+        everything_server.url,
+    )
+    try:
+        t.expect("calling trigger-long-running-operation")
+        t.expect("/4")  # the bar's count, as progress arrives
+        t.expect("Long running operation completed")
+        assert t.wait() == 0
+    finally:
+        if t.proc.poll() is None:
+            t.proc.kill()
+
+
+def test_cli_plain_call_on_a_terminal_asks_with_a_form(
+    everything_server: ServerProcess, state_dir: Path
+) -> None:
+    t = _on_terminal(
+        state_dir, "call", "trigger-elicitation-request", "--url", everything_server.url
+    )
+    try:
+        t.expect("tool trigger-elicitation-request asks:")
+        t.expect("Please provide inputs for the following fields")
+        t.type("\x04")  # Ctrl-D: the form is dismissed, the server hears `cancel`
+        t.expect("dismissed")
+        t.expect("cancel")
+        assert t.wait() == 0
+    finally:
+        if t.proc.poll() is None:
+            t.proc.kill()
