@@ -24,7 +24,7 @@ import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .errors import (
     OUTCOME_EXIT,
@@ -116,6 +116,13 @@ class Events(Protocol):
 
     def end(self, w: Watched) -> None:
         """The task ended (outcome and exit_code set)."""
+
+
+@runtime_checkable
+class ShowsProgress(Protocol):
+    """Events that also show the progress a server pushes for a task (`Watched.progress`)."""
+
+    def progress(self, w: Watched) -> None: ...
 
 
 def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
@@ -229,9 +236,8 @@ class Watcher:
         if w is None:
             return
         w.progress = progress
-        report = getattr(self.events, "progress", None)
-        if report is not None:
-            report(w)
+        if isinstance(self.events, ShowsProgress):
+            self.events.progress(w)
 
     def _health_for(self, feed: PushFeed) -> Callable[[bool], None]:
         def health(live: bool) -> None:

@@ -281,6 +281,7 @@ class _EndHook:
         self.inner.end(w)
 
     def progress(self, w: Any) -> None:
-        report = getattr(self.inner, "progress", None)
-        if report is not None:
-            report(w)
+        from ..watch import ShowsProgress
+
+        if isinstance(self.inner, ShowsProgress):
+            self.inner.progress(w)

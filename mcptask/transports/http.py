@@ -518,6 +518,8 @@ class HttpTransport:
 
         method = message.get("method")
         session = {k: v for k, v in sent_headers.items() if k.lower() == "mcp-session-id"}
+        if not session and self.session_id:
+            session = {"Mcp-Session-Id": self.session_id}
         unreachable = 0
         for attempt in range(RESUME_ATTEMPTS):
             delay = state.delay(attempt)
