@@ -577,3 +577,32 @@ def test_cli_plain_call_on_a_terminal_asks_with_a_form(
     finally:
         if t.proc.poll() is None:
             t.proc.kill()
+
+
+def test_cli_plain_call_on_2026_answers_with_json(
+    run_cli: RunCli, fastmcp4_server: ServerProcess
+) -> None:
+    url = fastmcp4_server.url
+    r = run_cli("call", "ask_name", "--no-task", "--json", '{"name": "Ada"}', "--url", url)
+    assert r.code == 0, r.stderr
+    assert r.json()["content"][0]["text"] == "Hello, Ada!"
+    assert "tool ask_name asks: What is your name?" in r.stderr
+    declined = run_cli("call", "ask_name", "--no-task", "--url", url)
+    assert declined.code == 0, declined.stderr
+    assert "No name given (decline)" in declined.stdout
+
+
+def test_cli_plain_call_over_stdio(run_cli: RunCli, everything_stdio_cmd: list[str]) -> None:
+    cmd = " ".join(everything_stdio_cmd)
+    r = run_cli(
+        "call",
+        "trigger-long-running-operation",
+        "duration=1",
+        "steps=2",
+        "--stdio",
+        cmd,
+        "-o",
+        "ndjson",
+    )
+    assert r.code == 0, r.stderr
+    assert [ln["event"] for ln in r.lines()] == ["progress", "progress", "end"]
