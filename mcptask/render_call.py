@@ -79,7 +79,7 @@ class NdjsonCallEvents(CallEvents):
         line: dict[str, Any] = {"event": "end", "outcome": outcome, "exitCode": code}
         if error is not None:
             line["error"] = error
-        else:
+        elif outcome != "interrupted":
             line["result"] = result
         self.out.line(line)
         return code

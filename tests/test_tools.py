@@ -606,3 +606,17 @@ def test_cli_plain_call_over_stdio(run_cli: RunCli, everything_stdio_cmd: list[s
     )
     assert r.code == 0, r.stderr
     assert [ln["event"] for ln in r.lines()] == ["progress", "progress", "end"]
+
+
+def test_cli_plain_call_on_2026_streams_progress(
+    run_cli: RunCli, fastmcp4_server: ServerProcess
+) -> None:
+    url = fastmcp4_server.url
+    r = run_cli(
+        "call", "slow_echo", "text=hi", "seconds=1", "--no-task", "--url", url, "-o", "ndjson"
+    )
+    assert r.code == 0, r.stderr
+    lines = r.lines()
+    progress = [ln for ln in lines if ln["event"] == "progress"]
+    assert progress and progress[0]["total"] == 2 and progress[0]["message"] == "step 1/2"
+    assert lines[-1]["result"]["content"][0]["text"] == "echo: hi"

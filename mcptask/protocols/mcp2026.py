@@ -44,7 +44,7 @@ from .base import (
     parse_wire,
     tool_from_wire,
 )
-from .mcp_calls import ELICIT, CallTalk, elicitation_answer, progress_token
+from .mcp_calls import CANCELLED, ELICIT, CallTalk, elicitation_answer, progress_token
 from .wire import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -450,7 +450,7 @@ class Mcp2026(TaskProtocol):
                 )
             except (asyncio.CancelledError, UsageError):
                 # Ctrl-C, or an answer that does not fit: the call is abandoned, the server told
-                await talk.cancel(req_id, client_meta(tasks=False))
+                await talk.cancel(req_id, client_meta(tasks=False), request_headers(CANCELLED))
                 raise
             if not isinstance(data, dict):
                 raise ProtocolError("the server's tools/call answer is not an object")

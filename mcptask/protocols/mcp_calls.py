@@ -125,14 +125,20 @@ class CallTalk:
         with contextlib.suppress(McptaskError, OSError, TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(self._respond(req_id, {"action": "cancel"}), CANCEL_GRACE)
 
-    async def cancel(self, req_id: Any, params_meta: Mapping[str, Any] | None = None) -> None:
-        """Tell the server we gave up on request `req_id` (Ctrl-C): best effort, bounded."""
+    async def cancel(
+        self,
+        req_id: Any,
+        params_meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Tell the server we gave up on request `req_id` (Ctrl-C): best effort, bounded.
+        `params_meta` and `headers` are what the protocol version wants on a notification
+        (2026-07-28: the client `_meta`, `Mcp-Method`); else the session's headers."""
         import asyncio
 
         params: dict[str, Any] = {"requestId": req_id, "reason": "interrupted by the user"}
         if params_meta:
             params["_meta"] = dict(params_meta)
+        sent = {**self.headers, **(headers or {})}
         with contextlib.suppress(McptaskError, OSError, TimeoutError):
-            await asyncio.wait_for(
-                self.rpc.notify(CANCELLED, params, headers=self.headers), CANCEL_GRACE
-            )
+            await asyncio.wait_for(self.rpc.notify(CANCELLED, params, headers=sent), CANCEL_GRACE)
