@@ -156,8 +156,8 @@ class Output:
         self.console.print(table)
 
     def tools(self, tools: list[Tool]) -> None:
-        """`tools`: `{"tools": [...]}`, or a table: name, task support, a one-line
-        description, the required arguments."""
+        """`tools`: `{"tools": [...]}`, or a table: name, task support, the required
+        arguments, a one-line description."""
         if not self.pretty:
             self.line({"tools": [t.to_json() for t in tools]})
             return
@@ -168,15 +168,15 @@ class Output:
 
         table = Table(show_edge=False)
         table.add_column("tool", no_wrap=True)
-        table.add_column("task", no_wrap=True)
-        table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=70)
-        table.add_column("required", overflow="fold")
+        table.add_column("task", no_wrap=True, min_width=9)
+        table.add_column("required", overflow="fold", min_width=8, max_width=30)
+        table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=60)
         for t in tools:
             table.add_row(
                 safe_line(t.name, 60),
                 support_text(t.taskSupport),
-                safe_line(t.description or t.title or "", 200),
                 safe_line(", ".join(t.required), 200),
+                safe_line(t.description or t.title or "", 200),
             )
         self.console.print(table)
 
