@@ -36,6 +36,8 @@ from typing import Any
 from .errors import UsageError
 
 CONFIG_ENV = "MCPTASK_CONFIG"
+#: an entry's OAuth client (mcptask/auth), for servers that take no dynamic registration
+OAUTH_KEYS = ("client_id", "client_secret_file", "client_key_file", "client_metadata_url")
 TOML_SERVER_KEYS = (
     "url",
     "command",
@@ -46,6 +48,7 @@ TOML_SERVER_KEYS = (
     "headers",
     "token_env",
     "token_file",
+    *OAUTH_KEYS,
 )
 _REF = re.compile(r"\$\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +68,11 @@ class ServerEntry:
     protocol: str | None = None
     token_env: str | None = None
     token_file: str | None = None
+    #: the OAuth client where the server takes no dynamic registration (see mcptask/auth)
+    client_id: str | None = None
+    client_secret_file: str | None = None
+    client_key_file: str | None = None
+    client_metadata_url: str | None = None
     #: why this entry cannot be used (said when it is picked)
     unsupported: str | None = None
 
@@ -336,7 +344,13 @@ def _toml_entry(name: str, raw: Any, path: Path) -> ServerEntry:
         for key in ("args", "env", "cwd"):
             if key in raw:
                 raise UsageError(f"{where}: `{key}` goes with `command`, not `url`")
+        for key in OAUTH_KEYS:
+            if key in raw:
+                setattr(entry, key, _string(raw[key], f"{where}: {key}"))
         return entry
+    for key in OAUTH_KEYS:
+        if key in raw:
+            raise UsageError(f"{where}: `{key}` goes with `url` (OAuth is for HTTP servers)")
     command = raw["command"]
     if isinstance(command, list):
         entry.command = _strings(command, f"{where}: command")
@@ -415,4 +429,13 @@ def expanded(entry: ServerEntry) -> ServerEntry:
     if entry.token_file is not None:
         tf = Path(ex(entry.token_file, "token_file")).expanduser()
         out.token_file = str(tf if tf.is_absolute() else (src.parent / tf))
+    for key in ("client_secret_file", "client_key_file"):
+        value = getattr(entry, key)
+        if value is not None:
+            path = Path(ex(value, key)).expanduser()
+            setattr(out, key, str(path if path.is_absolute() else (src.parent / path)))
+    if entry.client_id is not None:
+        out.client_id = ex(entry.client_id, "client_id")
+    if entry.client_metadata_url is not None:
+        out.client_metadata_url = ex(entry.client_metadata_url, "client_metadata_url")
     return out

@@ -14,6 +14,7 @@ from .render import Output
 from .targets import GlobalOptions, Target
 
 if TYPE_CHECKING:
+    from .auth.lazy import LazyOAuth
     from .model import Task
     from .protocols.base import TaskProtocol, TaskRef
     from .rpc import RpcClient
@@ -82,6 +83,7 @@ class Context:
         self.many_tasks = False
         #: contexts for the other endpoints this run reaches (task ids found in the task book)
         self._children: dict[str, Context] = {}
+        self._lazy_oauth: LazyOAuth | None = None
 
     @property
     def target(self) -> Target:
@@ -259,11 +261,44 @@ class Context:
                         trace=self.trace if self.options.trace else None,
                         blocking=self.one_at_a_time,
                         many=self.many_tasks and not self.one_at_a_time,
+                        auth=self._oauth(),
                     )
                 )
             self.out.redactor = transport.redact
             self._rpc = RpcClient(transport)
         return self._rpc
+
+    def _oauth(self) -> LazyOAuth | None:
+        """OAuth for an HTTP target given no token (mcptask/auth): a stand-in that imports the
+        machinery only once credentials are stored or the server refuses a request."""
+        target = self.target
+        settings = target.oauth
+        if settings is None or target.url is None:
+            return None
+        from .auth.lazy import LazyOAuth
+
+        url, blocking = target.url, self.one_at_a_time
+
+        def make() -> Any:
+            from .auth import session
+
+            io = session.Io(
+                note=self.out.note,
+                trace=self._auth_trace if self.options.trace else None,
+                connect_timeout=_env_float("MCPTASK_CONNECT_TIMEOUT", 10.0),
+                read_timeout=_env_float("MCPTASK_READ_TIMEOUT", 60.0),
+                interactive=self.env.stdin_tty and self.env.stderr_tty,
+            )
+            opts = session.from_settings(settings)
+            return session.provider(
+                url, opts, io, blocking=blocking, target_args=settings.target_args
+            )
+
+        self._lazy_oauth = LazyOAuth(url, make)
+        return self._lazy_oauth
+
+    def _auth_trace(self, line: str) -> None:
+        self.trace(self.out.redactor(line))
 
     async def expect_tasks(self, count: int) -> None:
         """The command will follow `count` tasks at once. From MANY_TASKS on, HTTP requests go
@@ -369,3 +404,5 @@ class Context:
         finally:
             if self._rpc is not None:
                 await self._rpc.aclose()  # stops a stdio server: on every path
+            if self._lazy_oauth is not None:
+                await self._lazy_oauth.aclose()

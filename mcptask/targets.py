@@ -49,6 +49,25 @@ class GlobalOptions:
     context_id: str | None = None
     output: str = "auto"
     trace: bool = False
+    #: `--login`: log in (OAuth) when the server asks and nothing usable is stored
+    login: bool = False
+    client_id: str | None = None
+    client_secret_file: str | None = None
+    client_key_file: str | None = None
+    client_metadata_url: str | None = None
+
+
+@dataclass
+class OAuthSettings:
+    """OAuth for a URL target (mcptask/auth): `--login` and the client, flags over the entry."""
+
+    login: bool = False
+    client_id: str | None = None
+    client_secret_file: str | None = None
+    client_key_file: str | None = None
+    client_metadata_url: str | None = None
+    #: how the target was named, for the commands mcptask suggests (`--url U` or `-s NAME`)
+    target_args: str = ""
 
 
 @dataclass
@@ -66,6 +85,8 @@ class Target:
     cwd: str | None = None
     #: a throwaway server (the demo): nothing is kept in the task book
     ephemeral: bool = False
+    #: OAuth applies: an HTTP target with no token nor `Authorization` header given
+    oauth: OAuthSettings | None = None
 
     @property
     def key(self) -> str:
@@ -237,12 +258,34 @@ def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> 
     token = flag_or_env_token(options)
     if token is None and entry is not None:
         token = entry_token(entry)
+    oauth = None
+    if token is None and not any(k.lower() == "authorization" for k in headers):
+        oauth = oauth_settings(options, entry, url)
     return Target(
         url=url,
         protocol=_protocol(options, entry),
         headers=headers,
         token=token,
         name=entry.name if entry else None,
+        oauth=oauth,
+    )
+
+
+def oauth_settings(options: GlobalOptions, entry: ServerEntry | None, url: str) -> OAuthSettings:
+    """The OAuth client: each flag beats the config entry's key of the same name."""
+
+    def pick(name: str) -> str | None:
+        flag = getattr(options, name)
+        return flag if flag else (getattr(entry, name) if entry is not None else None)
+
+    named = f"-s {shlex.quote(entry.name)}" if entry is not None else ""
+    return OAuthSettings(
+        login=options.login,
+        client_id=pick("client_id"),
+        client_secret_file=pick("client_secret_file"),
+        client_key_file=pick("client_key_file"),
+        client_metadata_url=pick("client_metadata_url"),
+        target_args=named or f"--url {shlex.quote(shown_url(url))}",
     )
 
 
@@ -388,6 +431,18 @@ def describe(entry: ServerEntry, *, default: bool = False) -> dict[str, Any]:
         out["token"] = {"file": entry.token_file}
     else:
         out["token"] = None
+    oauth = {
+        camel: getattr(entry, key)
+        for key, camel in (
+            ("client_id", "clientId"),
+            ("client_secret_file", "clientSecretFile"),
+            ("client_key_file", "clientKeyFile"),
+            ("client_metadata_url", "clientMetadataUrl"),
+        )
+        if getattr(entry, key)
+    }
+    if oauth:
+        out["oauth"] = oauth  # the client id and file names: never a secret's value
     out["default"] = default
     if entry.unsupported:
         out["unsupported"] = entry.unsupported

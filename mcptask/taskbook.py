@@ -102,6 +102,36 @@ def _unparsable_key(url: str) -> str:
     return re.sub(r"^([^:/?#]*://)[^/]*@", r"\1", url).rstrip("/")
 
 
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (a side `.lock` file), its folder made 0700 if need be."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically, mode 0600 from the start (the task book, the
+    OAuth credentials file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -113,17 +143,8 @@ class TaskBook:
 
     # -- storage ------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return locked(self.path)
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -154,19 +175,8 @@ class TaskBook:
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tasks-", suffix=".tmp")
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                # json.dumps is the C encoder; json.dump to a file is the pure-Python one (~10x)
-                f.write(json.dumps(data, separators=(",", ":")))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # json.dumps is the C encoder; json.dump to a file is the pure-Python one (~10x)
+        write_private(self.path, json.dumps(data, separators=(",", ":")))
 
     def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
         try:

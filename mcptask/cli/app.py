@@ -381,6 +381,72 @@ def demo(
     execute(g, lambda ctx: run_demo(DemoOptions(seconds=seconds), ctx), streaming=True)
 
 
+auth_app = typer.Typer(
+    name="auth",
+    help="OAuth for MCP servers: log in, show what is stored, forget it, print the token.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(auth_app)
+
+
+@auth_app.command("login")
+@with_target
+def auth_login(
+    g: GlobalOptions,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", help="Ask for these scopes (space-separated) instead."),
+    ] = None,
+    no_browser: Annotated[
+        bool,
+        typer.Option(
+            "--no-browser",
+            help="Print the authorization URL; take the redirect on the listener or pasted.",
+        ),
+    ] = False,
+    client_credentials: Annotated[
+        bool,
+        typer.Option(
+            "--client-credentials",
+            help="The client-credentials grant (with --client-id and a secret or key file).",
+        ),
+    ] = False,
+) -> None:
+    """Log in to the target's authorization server and store the credentials."""
+    from ..commands.auth import LoginOptions, run_login
+
+    opts = LoginOptions(scope=scope, no_browser=no_browser, client_credentials=client_credentials)
+    execute(g, lambda ctx: run_login(opts, ctx))
+
+
+@auth_app.command("logout")
+@with_target
+def auth_logout(g: GlobalOptions) -> None:
+    """Forget the credentials stored for the target."""
+    from ..commands.auth import LogoutOptions, run_logout
+
+    execute(g, lambda ctx: run_logout(LogoutOptions(), ctx))
+
+
+@auth_app.command("status")
+@with_target
+def auth_status(g: GlobalOptions) -> None:
+    """The stored credentials (all, or the target's): issuer, scopes, expiry; never a secret."""
+    from ..commands.auth import StatusOptions, run_status
+
+    execute(g, lambda ctx: run_status(StatusOptions(), ctx))
+
+
+@auth_app.command("token")
+@with_target
+def auth_token(g: GlobalOptions) -> None:
+    """Print the target's access token (refreshed first if it expired), for scripts."""
+    from ..commands.auth import TokenOptions, run_token
+
+    execute(g, lambda ctx: run_token(TokenOptions(), ctx))
+
+
 def _app_for(args: list[str]) -> typer.Typer:
     """Typer builds every command's parameters (a pydantic adapter each) before it runs one:
     for a plain `mcptask COMMAND ...` only that command is built (start-up time; see

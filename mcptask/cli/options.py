@@ -15,6 +15,7 @@ from . import complete
 
 TARGET = "Target"
 OUTPUT = "Output"
+AUTH = "Authentication"
 
 
 def _common_parameters() -> list[inspect.Parameter]:
@@ -113,6 +114,66 @@ def _common_parameters() -> list[inspect.Parameter]:
                     "--token-file",
                     help="Read the bearer token from this file (or set MCPTASK_TOKEN).",
                     rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "login",
+            Annotated[
+                bool,
+                typer.Option(
+                    "--login",
+                    help="Log in (OAuth) when the server asks and no usable credentials are stored.",
+                    rich_help_panel=AUTH,
+                ),
+            ],
+            False,
+        ),
+        opt(
+            "client_id",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--client-id",
+                    help="OAuth: a client registered at the authorization server.",
+                    rich_help_panel=AUTH,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "client_secret_file",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--client-secret-file",
+                    help="OAuth: read that client's secret from this file.",
+                    rich_help_panel=AUTH,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "client_key_file",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--client-key-file",
+                    help="OAuth: that client's PEM private key (private_key_jwt).",
+                    rich_help_panel=AUTH,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "client_metadata_url",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--client-metadata-url",
+                    help="OAuth: an https URL of a client ID metadata document to use as the client id.",
+                    rich_help_panel=AUTH,
                 ),
             ],
             None,

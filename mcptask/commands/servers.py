@@ -50,6 +50,9 @@ def _details(row: dict[str, Any]) -> str:
         parts.append(f"token: ${token['env']}")
     elif isinstance(token, dict) and "file" in token:
         parts.append(f"token: file {token['file']}")
+    oauth = row.get("oauth")
+    if isinstance(oauth, dict):
+        parts.append(f"oauth client: {oauth.get('clientId') or oauth.get('clientMetadataUrl')}")
     if row.get("unsupported"):
         parts.append("unsupported: " + row["unsupported"])
     return "; ".join(parts)

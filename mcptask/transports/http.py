@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -90,6 +90,23 @@ class _StreamState:
         return float(min(0.5 * 2**attempt, RESUME_MAX_WAIT))
 
 
+class BearerAuth(Protocol):
+    """OAuth as the transport sees it (`mcptask.auth.provider.OAuthProvider`)."""
+
+    @property
+    def secrets(self) -> list[str]:
+        """Tokens and secrets in use: redacted from traces and errors."""
+        ...
+
+    async def bearer(self) -> str | None: ...
+
+    async def refused(self, status: int, headers: list[str], sent: str | None) -> bool: ...
+
+
+#: a request is sent at most this many times while OAuth renews, logs in or steps up
+MAX_AUTH_TRIES = 4
+
+
 @dataclass
 class HttpOptions:
     url: str
@@ -104,6 +121,8 @@ class HttpOptions:
     #: many requests in flight (large watches): aiohttp's connection pool under the same
     #: httpx client, less CPU per request but 0.2 s more to import (transports/many.py)
     many: bool = False
+    #: OAuth credentials for the endpoint (used when no token was given)
+    auth: BearerAuth | None = None
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -205,6 +224,8 @@ class HttpTransport:
             if redact.is_secret_name(k)
         ]
         self._secrets = [options.token or "", *in_url, *options.headers.values()]
+        #: the OAuth access token for the next request (`HttpOptions.auth`)
+        self._bearer: str | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -256,8 +277,9 @@ class HttpTransport:
             return
         for name, value in self.options.headers.items():
             request.headers[name] = value
-        if self.options.token:
-            request.headers["Authorization"] = f"Bearer {self.options.token}"
+        token = self.options.token or self._bearer
+        if token:
+            request.headers["Authorization"] = f"Bearer {token}"
 
     async def aclose(self) -> None:
         if self._client is not None and self._own_client:
@@ -265,7 +287,33 @@ class HttpTransport:
         self._client = None
 
     def redact(self, message: str) -> str:
-        return redact.text(message, self._secrets)
+        auth = self.options.auth
+        return redact.text(message, [*self._secrets, *(auth.secrets if auth else [])])
+
+    # -- OAuth -------------------------------------------------------------------------------
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        """Send with the OAuth bearer (`HttpOptions.auth`), and send again when OAuth answers
+        a 401/403 with a new token (refreshed, logged in, stepped up)."""
+        auth = self.options.auth
+        if auth is None or self.options.token:
+            return await self.client.send(request, stream=True)
+        for _ in range(MAX_AUTH_TRIES):
+            self._bearer = sent = await auth.bearer()
+            response = await self.client.send(request, stream=True)
+            if response.status_code not in (401, 403):
+                return response
+            try:
+                challenge = response.headers.get_list("www-authenticate")
+                retry = await auth.refused(response.status_code, challenge, sent)
+            except BaseException:
+                await response.aclose()
+                raise
+            if not retry:
+                return response
+            await response.aclose()
+            self._trace(f"* OAuth: sending {request.method} {request.url} again with a new token")
+        return response
 
     def _trace(self, line: str) -> None:
         if self.options.trace is not None:
@@ -423,7 +471,7 @@ class HttpTransport:
         self._trace_request(request, message)
         started = time.monotonic()
         try:
-            response = await self.client.send(request, stream=True)
+            response = await self._send(request)
         except httpx.TransportError as exc:
             raise self._connect_error(exc, target) from None
         state = _StreamState(message.get("id") if "method" in message else None)
@@ -575,7 +623,7 @@ class HttpTransport:
         self._trace_request(request, None)
         started = time.monotonic()
         try:
-            response = await self.client.send(request, stream=True)
+            response = await self._send(request)
         except httpx.TransportError as exc:
             raise self._connect_error(exc, self.url) from None
         try:
@@ -609,7 +657,7 @@ class HttpTransport:
             request = self.client.build_request("GET", path_or_url, headers=self.headers)
             self._trace_request(request, None)
             started = time.monotonic()
-            response = await self.client.send(request, stream=True)
+            response = await self._send(request)
             try:
                 self._trace_response(response, started)
                 # a document is never an event stream (an MCP server's GET stream would

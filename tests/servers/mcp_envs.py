@@ -29,6 +29,7 @@ FASTMCP4_REQUIREMENTS = ["fastmcp==4.1.4", "fastmcp-tasks==4.1.4"]
 
 FASTMCP3_SCRIPT = HERE / "fastmcp3_server.py"
 FASTMCP4_SCRIPT = HERE / "fastmcp4_server.py"
+FASTMCP3_OAUTH_SCRIPT = HERE / "fastmcp3_oauth_server.py"
 
 _START_ATTEMPTS = 3  # free_port() can race with another process grabbing the port
 
@@ -103,6 +104,23 @@ def start_fastmcp3(timeout: float = 90.0) -> ServerProcess:
     python = fastmcp3_python()
     return _start_on_free_port(
         lambda port: [str(python), str(FASTMCP3_SCRIPT), "--port", str(port)], timeout=timeout
+    )
+
+
+def start_fastmcp3_oauth(token_seconds: int = 3600, timeout: float = 90.0) -> ServerProcess:
+    """The fastmcp3 task server behind fastmcp's in-memory OAuth (access tokens live
+    ``token_seconds``)."""
+    python = fastmcp3_python()
+    return _start_on_free_port(
+        lambda port: [
+            str(python),
+            str(FASTMCP3_OAUTH_SCRIPT),
+            "--port",
+            str(port),
+            "--token-seconds",
+            str(token_seconds),
+        ],
+        timeout=timeout,
     )
 
 

@@ -17,6 +17,7 @@ from servers.mcp_envs import (
     everything_stdio_command,
     start_everything,
     start_fastmcp3,
+    start_fastmcp3_oauth,
     start_fastmcp4,
 )
 
@@ -47,6 +48,18 @@ def everything_stdio_cmd() -> list[str]:
 def fastmcp3_server() -> Iterator[ServerProcess]:
     """fastmcp 3.4.11 task server (MCP 2025-11-25): slow_echo, fail_tool, quick."""
     yield from _serve(start_fastmcp3)
+
+
+#: access-token lifetime of `fastmcp3_oauth_server`: a watch of a few seconds outlives one
+OAUTH_TOKEN_SECONDS = 3
+
+
+@pytest.fixture(scope="session")
+def fastmcp3_oauth_server() -> Iterator[ServerProcess]:
+    """The fastmcp3 task server behind fastmcp's in-memory OAuth (dynamic registration, PKCE,
+    refresh rotation, every authorization approved at once); access tokens live
+    ``OAUTH_TOKEN_SECONDS``."""
+    yield from _serve(lambda: start_fastmcp3_oauth(OAUTH_TOKEN_SECONDS))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,215 @@
+"""The grants: authorization code with PKCE (S256 only), client credentials, refresh.
+
+PKCE, the authorization URL, the token request body and client authentication are authlib's;
+the requests go through `web.Web`. Every token request carries the resource indicator (RFC 8707).
+The authorization response is checked before its code is used: `state`, and `iss` as RFC 9207
+§2.4 and the MCP 2026-07-28 table ask (compared when present; required when the server
+advertises `authorization_response_iss_parameter_supported`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import AuthError
+from ..textsafe import one_line
+from .client import Client, authenticate
+from .discovery import ServerAuth
+from .web import Web
+
+
+@dataclass
+class Tokens:
+    access_token: str
+    token_type: str = "Bearer"
+    expires_at: float | None = None
+    refresh_token: str | None = None
+    scope: str | None = None
+
+
+OpenUrl = Callable[[str], Awaitable[None]]
+WaitResponse = Callable[[], Awaitable[dict[str, str]]]
+
+
+def _refusal(what: str, status: int, doc: dict[str, Any] | None, text: str) -> AuthError:
+    detail = f"HTTP {status}"
+    if doc is not None and isinstance(doc.get("error"), str):
+        detail = one_line(doc["error"], 60)
+        desc = doc.get("error_description")
+        if isinstance(desc, str) and desc:
+            detail += f" ({one_line(desc, 160)})"
+    elif text.strip():
+        detail += f": {one_line(text, 120)}"
+    return AuthError(f"the authorization server refused the {what}: {detail}")
+
+
+async def token_request(
+    web: Web,
+    token_endpoint: str,
+    audience: str,
+    client: Client,
+    grant_type: str,
+    what: str,
+    **params: str | None,
+) -> Tokens:
+    """POST a token request; the answer as `Tokens` (a granted scope defaults to the asked)."""
+    from authlib.oauth2.rfc6749.parameters import prepare_token_request
+
+    body = prepare_token_request(grant_type, **{k: v for k, v in params.items() if v})
+    headers, body = authenticate(client, audience, {}, body)
+    answer = await web.post_form(token_endpoint, body, headers)
+    doc = answer.json_object()
+    if not answer.ok or doc is None:
+        raise _refusal(what, answer.status, doc, answer.text if doc is None else "")
+    token = doc.get("access_token")
+    if not isinstance(token, str) or not token:
+        raise AuthError(f"the authorization server answered the {what} without an access token")
+    token_type = doc.get("token_type")
+    if isinstance(token_type, str) and token_type.lower() not in ("bearer", ""):
+        raise AuthError(
+            f"the authorization server issued a {one_line(token_type, 30)!r} token; "
+            "mcptask sends bearer tokens only"
+        )
+    expires_in = doc.get("expires_in")
+    if isinstance(expires_in, str) and expires_in.isdigit():
+        expires_in = int(expires_in)
+    expires_at = (
+        time.time() + float(expires_in)
+        if isinstance(expires_in, int | float) and not isinstance(expires_in, bool)
+        else None
+    )
+    refresh = doc.get("refresh_token")
+    scope = doc.get("scope")
+    return Tokens(
+        access_token=token,
+        expires_at=expires_at,
+        refresh_token=refresh if isinstance(refresh, str) and refresh else None,
+        scope=scope if isinstance(scope, str) else params.get("scope"),
+    )
+
+
+# -- authorization code ------------------------------------------------------------------------
+
+
+def check_response(params: dict[str, str], state: str, auth: ServerAuth) -> str:
+    """The code from an authorization response, after the `iss` and `state` checks."""
+    iss = params.get("iss")
+    advertised = auth.metadata.get("authorization_response_iss_parameter_supported") is True
+    if iss is not None and iss != auth.metadata.get("issuer", auth.issuer):
+        raise AuthError(
+            "the authorization response came from another issuer "
+            f"({one_line(iss, 120)}, expected {auth.metadata.get('issuer', auth.issuer)}): "
+            "refusing it"
+        )
+    if iss is None and advertised:
+        raise AuthError(
+            "the authorization response has no `iss` although the authorization server "
+            "advertises it: refusing it"
+        )
+    if params.get("state") != state:
+        raise AuthError("the authorization response does not carry this login's state: refusing it")
+    if "error" in params:
+        desc = params.get("error_description")
+        detail = f" ({one_line(desc, 160)})" if desc else ""
+        raise AuthError(f"authorization refused: {one_line(params['error'], 60)}{detail}")
+    code = params.get("code")
+    if not code:
+        raise AuthError("the authorization response carries no code")
+    return code
+
+
+async def authorization_code(
+    web: Web,
+    auth: ServerAuth,
+    client: Client,
+    *,
+    redirect_uri: str,
+    scope: str | None,
+    open_url: OpenUrl,
+    wait: WaitResponse,
+) -> Tokens:
+    from authlib.common.security import generate_token
+    from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
+    from authlib.oauth2.rfc7636 import create_s256_code_challenge
+
+    auth.require_pkce()
+    endpoint = auth.endpoint("authorization_endpoint")
+    if endpoint is None:
+        raise AuthError(f"the authorization server {auth.issuer} names no authorization endpoint")
+    verifier = generate_token(64)
+    state = generate_token(32)
+    url = prepare_grant_uri(
+        endpoint,
+        client.client_id,
+        "code",
+        redirect_uri,
+        scope,
+        state,
+        code_challenge=create_s256_code_challenge(verifier),
+        code_challenge_method="S256",
+        resource=auth.resource,
+    )
+    await open_url(url)
+    code = check_response(await wait(), state, auth)
+    return await token_request(
+        web,
+        auth.token_endpoint,
+        auth.issuer,
+        client,
+        "authorization_code",
+        "authorization code",
+        code=code,
+        redirect_uri=redirect_uri,
+        code_verifier=verifier,
+        resource=auth.resource,
+        scope=None,
+    )
+
+
+async def client_credentials(
+    web: Web, token_endpoint: str, issuer: str, client: Client, resource: str, scope: str | None
+) -> Tokens:
+    return await token_request(
+        web,
+        token_endpoint,
+        issuer,
+        client,
+        "client_credentials",
+        "client credentials",
+        scope=scope,
+        resource=resource,
+    )
+
+
+async def revoke(
+    web: Web, endpoint: str, issuer: str, client: Client, token: str, hint: str
+) -> bool:
+    """Ask the authorization server to revoke a token (RFC 7009); True when it says done."""
+    from authlib.common.urls import add_params_to_qs
+
+    body = add_params_to_qs("", [("token", token), ("token_type_hint", hint)])
+    headers, body = authenticate(client, issuer, {}, body)
+    answer = await web.post_form(endpoint, body, headers)
+    return answer.ok
+
+
+async def refresh(
+    web: Web, token_endpoint: str, issuer: str, client: Client, resource: str, refresh_token: str
+) -> Tokens:
+    """A refresh (the new refresh token, where the server rotates it, replaces the old)."""
+    tokens = await token_request(
+        web,
+        token_endpoint,
+        issuer,
+        client,
+        "refresh_token",
+        "refresh",
+        refresh_token=refresh_token,
+        resource=resource,
+    )
+    if tokens.refresh_token is None:
+        tokens.refresh_token = refresh_token
+    return tokens

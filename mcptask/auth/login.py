@@ -1,0 +1,242 @@
+"""A whole login, as `mcptask auth login` and `--login` run it: find the authorization server,
+choose the client, pick the scopes, run the grant, store the credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from ..errors import AuthError, UsageError
+from . import challenge as challenges
+from . import client as clients
+from . import discovery, flows
+from .challenge import Challenge
+from .client import Client, ClientOptions
+from .discovery import ServerAuth
+from .store import Credentials, CredentialStore
+from .web import Web
+
+OFFLINE = "offline_access"
+PROTOCOL_VERSION = "2025-11-25"
+
+
+@dataclass
+class LoginOptions:
+    client: ClientOptions = field(default_factory=ClientOptions)
+    #: `--scope`: replaces the scopes mcptask would choose
+    scope: str | None = None
+    client_credentials: bool = False
+    no_browser: bool = False
+    #: stdin is a terminal: a pasted redirect is read there too
+    paste: bool = False
+
+
+@dataclass
+class LoginIO:
+    """How a login talks to the person: one line on stderr; opening the browser."""
+
+    note: Callable[[str], None]
+    open_browser: Callable[[str], bool] | None = None
+    #: shows the authorization URL in full (a note may shorten it)
+    show_url: Callable[[str], None] | None = None
+
+
+def select_scope(
+    wanted: str | None, challenge: Challenge | None, auth: ServerAuth, *, offline: bool
+) -> str | None:
+    """The spec's order: the challenge's `scope`, else the resource's `scopes_supported`, else
+    none; `offline_access` added (for a refresh token) only where the authorization server
+    lists it."""
+    if wanted:
+        return wanted
+    scopes: list[str] = []
+    if challenge is not None and challenge.scope:
+        scopes = challenge.scope.split()
+    elif auth.resource_scopes:
+        scopes = list(auth.resource_scopes)
+    if offline and OFFLINE in (auth.supported("scopes_supported") or []) and OFFLINE not in scopes:
+        scopes.append(OFFLINE)
+    return " ".join(dict.fromkeys(scopes)) or None
+
+
+async def probe(web: Web, server_url: str) -> tuple[Challenge | None, bool]:
+    """Ask the endpoint without a token: its challenge, and whether it refused (401/403)."""
+    answer = await web.post_json(
+        server_url,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "mcptask", "version": _version()},
+            },
+        },
+    )
+    if answer.status in (401, 403):
+        header = answer.headers.get("www-authenticate", "")
+        return challenges.parse([header] if header else []), True
+    return None, False
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+async def login(
+    server_url: str,
+    opts: LoginOptions,
+    io: LoginIO,
+    *,
+    web: Web,
+    store: CredentialStore,
+    challenge: Challenge | None = None,
+    scope: str | None = None,
+) -> Credentials:
+    """Log in to `server_url`; `challenge` is the refusal that asked for it (else the endpoint
+    is asked once without a token); `scope` a step-up's scopes."""
+    refused = challenge is not None
+    if challenge is None:
+        challenge, refused = await probe(web, server_url)
+    auth = await discovery.discover(web, server_url, challenge)
+    if auth.legacy and not refused and auth.metadata.get("_fallback"):
+        raise AuthError(
+            f"{server_url} did not ask for authorization and publishes no OAuth metadata: "
+            "there is nothing to log in to"
+        )
+    wanted = scope or opts.scope
+    if opts.client_credentials:
+        return await _client_credentials(server_url, opts, auth, challenge, wanted, web, store)
+    return await _authorization_code(server_url, opts, io, auth, challenge, wanted, web, store)
+
+
+async def _client_credentials(
+    server_url: str,
+    opts: LoginOptions,
+    auth: ServerAuth,
+    challenge: Challenge | None,
+    wanted: str | None,
+    web: Web,
+    store: CredentialStore,
+) -> Credentials:
+    client = clients.pre_registered(opts.client, auth)
+    if client is None or not (client.client_secret or client.key_file):
+        raise UsageError(
+            "--client-credentials needs --client-id and --client-secret-file or --client-key-file"
+        )
+    if client.auth_method == "none":  # a confidential client authenticates whatever is listed
+        client.auth_method = "client_secret_basic" if client.client_secret else "private_key_jwt"
+    scope = select_scope(wanted, challenge, auth, offline=False)
+    tokens = await flows.client_credentials(
+        web, auth.token_endpoint, auth.issuer, client, auth.resource, scope
+    )
+    creds = _credentials(server_url, auth, client, tokens, scope, "client_credentials")
+    store.save(creds)
+    return creds
+
+
+async def _authorization_code(
+    server_url: str,
+    opts: LoginOptions,
+    io: LoginIO,
+    auth: ServerAuth,
+    challenge: Challenge | None,
+    wanted: str | None,
+    web: Web,
+    store: CredentialStore,
+) -> Credentials:
+    from .loopback import Loopback, login_timeout  # asyncio: only for a login
+
+    auth.require_pkce()
+    previous = store.load(server_url)
+    reuse = _stored_registration(previous, auth)
+    port = urlsplit(reuse.redirect_uri or "").port if reuse is not None else None
+    async with Loopback(port or 0, paste=opts.paste) as lb:
+        client = clients.pre_registered(opts.client, auth) or clients.metadata_document(
+            opts.client, auth
+        )
+        if client is None:
+            if reuse is not None and reuse.redirect_uri == lb.redirect_uri:
+                client = reuse
+            else:
+                client = await clients.register(web, auth, lb.redirect_uri)
+        scope = select_scope(wanted, challenge, auth, offline=True)
+
+        async def open_url(url: str) -> None:
+            _offer(url, lb.redirect_uri, opts, io)
+
+        tokens = await flows.authorization_code(
+            web,
+            auth,
+            client,
+            redirect_uri=lb.redirect_uri,
+            scope=scope,
+            open_url=open_url,
+            wait=lambda: lb.wait(login_timeout()),
+        )
+    creds = _credentials(server_url, auth, client, tokens, scope, "authorization_code")
+    store.save(creds)
+    return creds
+
+
+def _stored_registration(previous: Credentials | None, auth: ServerAuth) -> Client | None:
+    """A client this machine registered with the same authorization server before."""
+    if previous is None or previous.issuer != auth.issuer:
+        return None
+    if previous.client.source != "registered" or not previous.client.redirect_uri:
+        return None
+    return previous.client
+
+
+def _offer(url: str, redirect_uri: str, opts: LoginOptions, io: LoginIO) -> None:
+    """Open the browser at the authorization URL (in a thread: a `$BROWSER` command may wait
+    for the redirect it follows), and say where to go if it does not open."""
+    import threading
+
+    show = io.show_url or (lambda u: io.note(f"  {u}"))
+    if opts.no_browser or io.open_browser is None:
+        io.note("open this address in a browser to authorize mcptask:")
+        show(url)
+        how = "; or paste the address the browser ends on here" if opts.paste else ""
+        io.note(f"waiting for the redirect to {redirect_uri}{how}")
+        return
+    io.note("opening the browser to authorize mcptask; if it does not open, visit:")
+    show(url)
+    threading.Thread(target=io.open_browser, args=(url,), daemon=True).start()
+
+
+def _credentials(
+    server_url: str,
+    auth: ServerAuth,
+    client: Client,
+    tokens: flows.Tokens,
+    scope: str | None,
+    grant: str,
+) -> Credentials:
+    return Credentials(
+        server=discovery.canonical(server_url),
+        issuer=auth.issuer,
+        token_endpoint=auth.token_endpoint,
+        resource=auth.resource,
+        client=client,
+        access_token=tokens.access_token,
+        token_type=tokens.token_type,
+        expires_at=tokens.expires_at,
+        refresh_token=tokens.refresh_token,
+        scope=tokens.scope if tokens.scope is not None else scope,
+        grant=grant,
+        revocation_endpoint=auth.endpoint("revocation_endpoint"),
+    )
+
+
+def open_browser(url: str) -> bool:
+    import webbrowser
+
+    try:
+        return webbrowser.open(url)
+    except Exception:
+        return False

@@ -1,0 +1,235 @@
+"""HTTP for the authorization steps (metadata, registration, token requests): its own client,
+so the MCP endpoint's bearer token and `-H` headers never reach an authorization server.
+
+Failures to connect are `TransportError` (exit 4) naming the host; answers are read up to
+`MAX_BODY` and parsed as JSON where they are JSON. `--trace` shows each exchange with every
+token, secret, code and assertion redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+
+from .. import redact
+from ..errors import TransportError
+from ..textsafe import clean, one_line
+
+MAX_BODY = 1024 * 1024
+USER_AGENT = "mcptask"
+#: fields whose values are secrets, in forms and JSON answers
+SECRET_FIELDS = {
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "registration_access_token",
+    "client_assertion",
+    "code",
+    "code_verifier",
+    "password",
+    "token",
+}
+
+
+def redacted(data: Any) -> Any:
+    """A copy of an OAuth JSON document with its secret fields redacted."""
+    if isinstance(data, dict):
+        return {
+            k: redact.REDACTED if k in SECRET_FIELDS and v else redacted(v) for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [redacted(v) for v in data]
+    return data
+
+
+Tracer = Callable[[str], None]
+
+
+@dataclass
+class Answer:
+    status: int
+    data: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def json_object(self) -> dict[str, Any] | None:
+        return self.data if isinstance(self.data, dict) else None
+
+
+def where(url: str) -> str:
+    u = urlsplit(url)
+    return f"{u.scheme}://{u.netloc.rpartition('@')[2]}"
+
+
+class Web:
+    def __init__(
+        self,
+        *,
+        trace: Tracer | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        blocking: bool = False,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._trace_to = trace
+        self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
+        self._blocking = blocking
+        self._transport = transport
+        self._clients: dict[bool, httpx.AsyncClient] = {}
+
+    def _client(self, url: str) -> httpx.AsyncClient:
+        verify = url.startswith("https")
+        client = self._clients.get(verify)
+        if client is None:
+            transport = self._transport
+            if transport is None and self._blocking:
+                from ..transports.http import _BlockingTransport
+
+                transport = _BlockingTransport(verify)
+            client = httpx.AsyncClient(
+                timeout=self._timeout,
+                headers={"User-Agent": USER_AGENT},
+                verify=verify,
+                trust_env=False,
+                transport=transport,
+            )
+            self._clients[verify] = client
+        return client
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+
+    def trace(self, line: str) -> None:
+        if self._trace_to is not None:
+            self._trace_to(clean(line))
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def get(self, url: str, headers: Mapping[str, str] | None = None) -> Answer:
+        return await self._request("GET", url, headers=headers, follow=True)
+
+    async def post_form(
+        self, url: str, form: str, headers: Mapping[str, str] | None = None
+    ) -> Answer:
+        all_headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+            **(headers or {}),
+        }
+        return await self._request("POST", url, headers=all_headers, content=form.encode())
+
+    async def post_json(
+        self, url: str, data: Any, headers: Mapping[str, str] | None = None
+    ) -> Answer:
+        all_headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        }
+        return await self._request(
+            "POST", url, headers=all_headers, content=json.dumps(data).encode()
+        )
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        follow: bool = False,
+    ) -> Answer:
+        client = self._client(url)
+        self._trace_request(method, url, headers or {}, content)
+        started = time.monotonic()
+        try:
+            async with client.stream(
+                method,
+                url,
+                headers=headers,
+                content=content,
+                follow_redirects=follow,
+            ) as response:
+                body = await _read(response)
+        except (httpx.InvalidURL, ValueError):
+            raise TransportError(f"cannot use {one_line(url, 120)!r}: not a valid URL") from None
+        except httpx.TransportError as exc:
+            raise _connect_error(exc, url) from None
+        answer = _answer(response, body)
+        self._trace_response(answer, started)
+        return answer
+
+    def _trace_request(
+        self, method: str, url: str, headers: Mapping[str, str], content: bytes | None
+    ) -> None:
+        if self._trace_to is None:
+            return
+        self.trace(f"> {method} {url}")
+        for k, v in redact.headers(headers.items()):
+            self.trace(f"> {k}: {v}")
+        if content:
+            self.trace("> " + _redacted_body(content, headers.get("Content-Type", "")))
+
+    def _trace_response(self, answer: Answer, started: float) -> None:
+        if self._trace_to is None:
+            return
+        ms = (time.monotonic() - started) * 1000
+        self.trace(f"< {answer.status} ({ms:.0f} ms)")
+        if answer.data is not None:
+            self.trace("< " + json.dumps(redacted(answer.data), ensure_ascii=False)[:4000])
+
+
+def _redacted_body(content: bytes, ctype: str) -> str:
+    text = content.decode("utf-8", "replace")
+    if ctype.startswith("application/x-www-form-urlencoded"):
+        pairs = parse_qsl(text, keep_blank_values=True)
+        return "&".join(f"{k}={redact.REDACTED if k in SECRET_FIELDS else v}" for k, v in pairs)
+    try:
+        return json.dumps(redacted(json.loads(text)), ensure_ascii=False)
+    except ValueError:
+        return "(body not shown)"
+
+
+async def _read(response: httpx.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise TransportError(
+                f"{where(str(response.url))} answered more than 1 MiB to an authorization request"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _answer(response: httpx.Response, body: bytes) -> Answer:
+    text = body.decode("utf-8", "replace")
+    data: Any = None
+    if body.strip():
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            data = None
+    headers = {k.lower(): v for k, v in response.headers.items()}
+    return Answer(response.status_code, data, headers, text)
+
+
+def _connect_error(exc: httpx.TransportError, url: str) -> TransportError:
+    if isinstance(exc, httpx.TimeoutException):
+        return TransportError(f"timed out waiting for {where(url)} (authorization)")
+    reason = one_line(str(exc), 120) or type(exc).__name__
+    return TransportError(f"cannot reach {where(url)} (authorization): {reason}")
