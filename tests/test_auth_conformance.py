@@ -19,9 +19,8 @@ pytestmark = pytest.mark.timeout(120)
 
 SCENARIO_TIMEOUT = 20.0
 CLIENT = [sys.executable, str(HERE / "oauth_client.py")]
-#: how a scenario is driven: log in when the server asks. (Issue 16's `mcptask tools --login`
-#: will replace `auth login` here; `auth login` asks the server first, as any command would.)
-DRIVER = ["auth", "login", "--url"]
+#: how a scenario is driven: any command, logging in when the server asks
+DRIVER = ["tools", "--login", "--url"]
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 AUTHORIZATION_CODE = [
@@ -77,14 +76,17 @@ def test_resource_mismatch_is_refused(conformance: ConformanceRunner) -> None:
 
 @pytest.mark.parametrize("scenario", ["client-credentials-basic", "client-credentials-jwt"])
 def test_client_credentials(conformance: ConformanceRunner, scenario: str) -> None:
+    """`auth login --client-credentials`, then a command that uses the stored token."""
     login = ["auth", "login", "--client-credentials", "@client", "--url"]
-    assert_passed(run(conformance, scenario, *login))
+    result = run(conformance, scenario, *login, "--then", "tools", "--url")
+    assert_passed(result)
+    assert result.check("valid-bearer-token") is not None, result.failed_checks()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16: the step-up comes on a plain tools/call, which mcptask cannot send yet "
-    "(`call` of a tool without task support); the first authorization passes",
-)
 def test_scope_step_up(conformance: ConformanceRunner) -> None:
-    assert_passed(run(conformance, "scope-step-up", *DRIVER))
+    """tools/list needs `mcp:basic` (401), tools/call `mcp:basic mcp:write` (403 step-up)."""
+    call = ["call", "test-tool", "--login", "--url"]
+    result = run(conformance, "scope-step-up", *DRIVER, "--then", *call)
+    assert_passed(result)
+    check = result.check("scope-step-up-escalation")
+    assert check is not None and check.status == "SUCCESS", result.failed_checks()
