@@ -56,12 +56,16 @@ def from_settings(settings: OAuthSettings, **extra: Any) -> AuthOptions:
 
 
 def login_options(opts: AuthOptions, io: Io) -> LoginOptions:
+    """A pasted redirect is read from stdin only without a browser (`--no-browser`, or none
+    to open): a browser's redirect reaches the listener, and stdin stays the command's own
+    (a watch's forms read it)."""
+    browserless = opts.no_browser or not _browser_available()
     return LoginOptions(
         client=opts.client,
         scope=opts.scope,
         client_credentials=opts.client_credentials,
-        no_browser=opts.no_browser,
-        paste=opts.no_browser or io.interactive,
+        no_browser=browserless,
+        paste=browserless and (opts.no_browser or io.interactive),
     )
 
 
@@ -71,6 +75,16 @@ def login_io(io: Io, opts: AuthOptions) -> LoginIO:
         open_browser=None if opts.no_browser else open_browser,
         show_url=_show_url,
     )
+
+
+def _browser_available() -> bool:
+    import webbrowser
+
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return True
 
 
 def _show_url(url: str) -> None:
