@@ -788,3 +788,92 @@ def test_logout_revokes_the_refresh_token(store: CredentialStore) -> None:
 
     assert asyncio.run(run())
     assert script.revoked == [creds.refresh_token]
+
+
+def test_the_bearer_never_follows_a_redirect_to_another_origin(store: CredentialStore) -> None:
+    script = Scripted()
+    login_with(script, store)
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.host == "mcp.test":
+            return httpx.Response(307, headers={"Location": "http://elsewhere.test/mcp"})
+        body = json.loads(request.content)
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": {}})
+
+    provider = OAuthProvider(MCP, store, web_for(script))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler), follow_redirects=True)
+    transport = HttpTransport(HttpOptions(url=MCP, auth=provider), client=client)
+    client.event_hooks["request"] = [transport._credentials]
+    assert call(transport) == {}
+    assert seen[0].headers["authorization"] == "Bearer tok-0"
+    assert "authorization" not in seen[1].headers
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["", ",,,", "Bearer ===", 'Bearer scope="unterminated', "Bearer a=b=c, , ,x", "\x00Bearer"],
+)
+def test_odd_challenges_parse_without_error(header: str) -> None:
+    challenge.parse([header])
+
+
+def test_challenge_parser_takes_any_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(max_size=200))
+    def check(text: str) -> None:
+        got = challenge.parse([text, "Bearer " + text])
+        assert got.scope is None or isinstance(got.scope, str)
+
+    check()
+
+
+def test_hostile_authorization_server_answers_are_one_line_errors(store: CredentialStore) -> None:
+    from mcptask.errors import TransportError
+
+    huge = Scripted()
+    original = huge.__call__
+
+    def big(request: httpx.Request) -> httpx.Response:
+        if str(request.url).endswith("/oauth-authorization-server"):
+            return httpx.Response(200, content=b"{" + b" " * (2 * 1024 * 1024) + b"}")
+        return original(request)
+
+    async def discover_with(handler: Callable[[httpx.Request], httpx.Response]) -> Any:
+        web = Web(transport=httpx.MockTransport(handler))
+        try:
+            return await discovery.discover(web, MCP, None)
+        finally:
+            await web.aclose()
+
+    with pytest.raises(TransportError, match="more than 1 MiB"):
+        asyncio.run(discover_with(big))
+
+    html = Scripted()
+
+    def token_html(request: httpx.Request) -> httpx.Response:
+        if str(request.url).endswith("/token"):
+            return httpx.Response(502, html="<html><body>Bad gateway</body></html>")
+        return html(request)
+
+    html_web = Web(transport=httpx.MockTransport(token_html))
+
+    async def run() -> Any:
+        try:
+            return await logins.login(
+                MCP,
+                logins.LoginOptions(),
+                logins.LoginIO(note=lambda _m: None, open_browser=FakeBrowser(html)),
+                web=html_web,
+                store=store,
+            )
+        finally:
+            await html_web.aclose()
+
+    with pytest.raises(AuthError, match="refused the authorization code: HTTP 502"):
+        asyncio.run(run())
+    assert store.load(MCP) is None

@@ -243,3 +243,17 @@ def test_login_to_a_server_that_asks_for_nothing(
     assert r.code == 3
     assert_one_line_error(r)
     assert "did not ask for authorization" in r.stderr
+
+
+def test_login_trace_shows_no_secret(
+    run_cli: RunCli,
+    fastmcp3_oauth_server: ServerProcess,
+    state_dir: Path,
+    env: dict[str, str],
+) -> None:
+    r = run_cli("auth", "login", "--url", fastmcp3_oauth_server.url, "--trace", env=env)
+    assert r.code == 0, r.stderr
+    assert "POST" in r.stderr and "/token" in r.stderr and "/register" in r.stderr
+    leaked = [s for s in _secrets(state_dir) if s in r.stderr + r.stdout]
+    assert not leaked
+    assert "code=[redacted]" in r.stderr and "code_verifier=[redacted]" in r.stderr
