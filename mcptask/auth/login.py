@@ -108,21 +108,36 @@ async def login(
             f"{server_url} did not ask for authorization and publishes no OAuth metadata: "
             "there is nothing to log in to"
         )
-    wanted = scope or opts.scope
+    run = _Run(server_url, opts, auth, challenge, scope or opts.scope, web, store)
     if opts.client_credentials:
-        return await _client_credentials(server_url, opts, auth, challenge, wanted, web, store)
-    return await _authorization_code(server_url, opts, io, auth, challenge, wanted, web, store)
+        return await _client_credentials(run)
+    return await _authorization_code(run, io)
 
 
-async def _client_credentials(
-    server_url: str,
-    opts: LoginOptions,
-    auth: ServerAuth,
-    challenge: Challenge | None,
-    wanted: str | None,
-    web: Web,
-    store: CredentialStore,
-) -> Credentials:
+@dataclass
+class _Run:
+    """One login's particulars, once the authorization server is known."""
+
+    server_url: str
+    opts: LoginOptions
+    auth: ServerAuth
+    challenge: Challenge | None
+    #: scopes asked for (`--scope` or a step-up's), else chosen by `select_scope`
+    wanted: str | None
+    web: Web
+    store: CredentialStore
+
+    def finish(
+        self, client: Client, tokens: flows.Tokens, scope: str | None, grant: str
+    ) -> Credentials:
+        """Store what the grant gave and return it."""
+        creds = _credentials(self.server_url, self.auth, client, tokens, scope, grant)
+        self.store.save(creds)
+        return creds
+
+
+async def _client_credentials(run: _Run) -> Credentials:
+    opts, auth = run.opts, run.auth
     client = clients.pre_registered(opts.client, auth)
     if client is None or not (client.client_secret or client.key_file):
         raise UsageError(
@@ -130,29 +145,19 @@ async def _client_credentials(
         )
     if client.auth_method == "none":  # a confidential client authenticates whatever is listed
         client.auth_method = "client_secret_basic" if client.client_secret else "private_key_jwt"
-    scope = select_scope(wanted, challenge, auth, offline=False)
+    scope = select_scope(run.wanted, run.challenge, auth, offline=False)
     tokens = await flows.client_credentials(
-        web, auth.token_endpoint, auth.issuer, client, auth.resource, scope
+        run.web, auth.token_endpoint, auth.issuer, client, auth.resource, scope
     )
-    creds = _credentials(server_url, auth, client, tokens, scope, "client_credentials")
-    store.save(creds)
-    return creds
+    return run.finish(client, tokens, scope, "client_credentials")
 
 
-async def _authorization_code(
-    server_url: str,
-    opts: LoginOptions,
-    io: LoginIO,
-    auth: ServerAuth,
-    challenge: Challenge | None,
-    wanted: str | None,
-    web: Web,
-    store: CredentialStore,
-) -> Credentials:
+async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
     from .loopback import Loopback, login_timeout  # asyncio: only for a login
 
+    opts, auth, web = run.opts, run.auth, run.web
     auth.require_pkce()
-    previous = store.load(server_url)
+    previous = run.store.load(run.server_url)
     reuse = _stored_registration(previous, auth)
     port = urlsplit(reuse.redirect_uri or "").port if reuse is not None else None
     async with Loopback(port or 0, paste=opts.paste) as lb:
@@ -164,7 +169,7 @@ async def _authorization_code(
                 client = reuse
             else:
                 client = await clients.register(web, auth, lb.redirect_uri)
-        scope = select_scope(wanted, challenge, auth, offline=True)
+        scope = select_scope(run.wanted, run.challenge, auth, offline=True)
 
         async def open_url(url: str) -> None:
             _offer(url, lb.redirect_uri, opts, io)
@@ -178,9 +183,7 @@ async def _authorization_code(
             open_url=open_url,
             wait=lambda: lb.wait(login_timeout()),
         )
-    creds = _credentials(server_url, auth, client, tokens, scope, "authorization_code")
-    store.save(creds)
-    return creds
+    return run.finish(client, tokens, scope, "authorization_code")
 
 
 def _stored_registration(previous: Credentials | None, auth: ServerAuth) -> Client | None:
