@@ -5,6 +5,8 @@ Rules (the CLI contract, "Pacing"):
 - each task is polled `pollInterval` after the previous answer *arrived*, never sooner; the
   server's hint is clamped by `pacing.poll_seconds`; `floor` (`--interval`) only lengthens;
 - terminal states end a task; so do input_required/auth_required when the run cannot answer;
+- `until` (`--until STATUS,...`): a task that reaches one of those statuses ends there, exit 0
+  (a terminal status it does not name ends it by its outcome, as without `until`);
 - with `want_result`, the result is fetched in the same tick that sees `completed`/`failed`;
 - a task that was seen and then is not found has expired;
 - transient failures are retried with backoff; after `max_failures` in a row the task ends
@@ -36,8 +38,9 @@ from .errors import (
     RpcError,
     ServerError,
     TaskNotFound,
+    UsageError,
 )
-from .model import INTERRUPTED, TERMINAL, Task
+from .model import INTERRUPTED, STATUSES, TERMINAL, Task
 from .pacing import poll_seconds
 from .protocols.base import Progress, PushFeed, TaskRef, TaskResult
 
@@ -69,6 +72,9 @@ class WatchConfig:
     #: answer tasks that ask for input instead of ending them (`input_required` only); the
     #: task is not polled while it is being answered, the others are
     on_input: OnInput | None = None
+    #: statuses that end a task with exit 0 (`--until`): the watch waits for the moment, e.g.
+    #: `input_required` to answer from a script; see `parse_until`
+    until: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -224,7 +230,11 @@ class Watcher:
         w.via = "push"
         if changed:
             self.events.update(w, "push")
-        if task.status in TERMINAL or task.status in INTERRUPTED:
+        if (
+            task.status in TERMINAL
+            or task.status in INTERRUPTED
+            or task.status in self.config.until
+        ):
             w.due = self.clock()
             self._schedule(w)
             self._wake.set()
@@ -389,13 +399,16 @@ class Watcher:
         await self._maybe_finish(w, task)
 
     async def _maybe_finish(self, w: Watched, task: Task) -> None:
+        reached = task.status in self.config.until
         if task.status in TERMINAL:
             if self.config.want_result and task.status in ("completed", "failed"):
                 try:
                     w.result = await self.fetch_result(w.ref, task)
                 except McptaskError as exc:
                     w.result_error = exc.message
-            self._end(w, task.status)
+            self._end(w, task.status, 0 if reached else None)
+        elif reached:
+            self._end(w, task.status, 0)
         elif task.status == "input_required" and self.config.on_input is not None:
             self._ask(w)
         elif task.status in INTERRUPTED and self.config.stop_on_input:
@@ -466,6 +479,18 @@ class Watcher:
             exit_code if exit_code is not None else OUTCOME_EXIT.get(outcome, ExitCode.INTERNAL)
         )
         self.events.end(w)
+
+
+def parse_until(text: str) -> frozenset[str]:
+    """`--until input_required,completed`: status words (MCP's, A2A's; `-` or `_`, any case);
+    an unknown word is a usage error naming the known ones."""
+    words = [w.strip().lower().replace("-", "_") for w in text.split(",")]
+    words = ["cancelled" if w == "canceled" else w for w in words if w]
+    unknown = [w for w in words if w not in STATUSES]
+    if unknown or not words:
+        known = ", ".join(sorted(STATUSES))
+        raise UsageError(f"--until: unknown status {', '.join(unknown) or repr(text)} ({known})")
+    return frozenset(words)
 
 
 def _retryable(exc: McptaskError) -> bool:
