@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from .hints import command_line
 from .model import Task
@@ -18,7 +18,7 @@ from .protocols.wire import result_text
 from .textsafe import clean, one_line
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
     from .protocols.base import TaskResult, Tool
     from .watch import Watched
@@ -135,6 +135,10 @@ class Output:
         self.console.print(task_panel(task))
 
     def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
+        if self.mode == "ndjson":
+            for t in tasks:  # one task per line, as `watch` prints its events
+                self.line(t.to_json())
+            return
         if not self.pretty:
             self.line({"tasks": [t.to_json() for t in tasks]})
             return
@@ -143,16 +147,33 @@ class Output:
             return
         from rich.table import Table
 
-        table = Table(title=safe(title), title_justify="left", show_edge=False)
-        for col in ("task", "status", "message", "updated"):
-            table.add_column(col, overflow="fold" if col == "task" else "ellipsis")
-        for t in tasks:
-            table.add_row(
-                safe(t.taskId),
-                status_text(t.status),
-                safe_line(t.statusMessage or ""),
-                safe(t.lastUpdatedAt or ""),
+        rows = [
+            (safe(t.taskId), status_text(t.status), safe_line(t.statusMessage or ""), age(t))
+            for t in tasks
+        ]
+        headers = ("task", "status", "message", "updated")
+        needs = [
+            max(cell_width(h), *(cell_width(r[i]) for r in rows)) for i, h in enumerate(headers)
+        ]
+        needs[0] = min(needs[0], LIST_ID_WIDTH)  # a longer id folds onto a second line
+        most = min(needs[2], 80)
+        needs[2] = cell_width(headers[2])
+        # status words and headers are never cut: the message gives way (it wraps), the time
+        # goes first
+        layout = fit_columns(
+            self.console.width, needs, [None, None, None, 1], flexible=2, least=12, most=most
+        )
+        table = Table(title=safe(title), title_justify="left", show_edge=False, expand=False)
+        for i, col_width in layout:
+            fold = i in (0, 2)  # a long id or message goes on over more lines
+            table.add_column(
+                headers[i],
+                width=col_width,
+                no_wrap=not fold,
+                overflow="fold" if fold else "ellipsis",
             )
+        for row in rows:
+            table.add_row(*(row[i] for i, _ in layout))
         self.console.print(table)
 
     def tools(self, tools: list[Tool]) -> None:
@@ -187,15 +208,64 @@ class Output:
         self.console.print(result_renderable(result))
 
 
+def delay_text(seconds: float) -> str:
+    """A retry's delay, to a tenth of a second while it is short (`0.3s`, `2.5s`, `1m05s`)."""
+    return duration_ms(round(seconds * 10) * 100)
+
+
+#: the list's task column: longer ids fold onto more lines
+LIST_ID_WIDTH = 20
+
+
+def age(task: Task, now: float | None = None) -> str:
+    """How long ago the task was last updated (`1m05s ago`); the server's text when it is not
+    an ISO 8601 time."""
+    from datetime import datetime
+
+    stamp = task.lastUpdatedAt or ""
+    try:
+        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return one_line(stamp, 40)
+    if then.tzinfo is None:
+        return one_line(stamp, 40)
+    return duration((time.time() if now is None else now) - then.timestamp()) + " ago"
+
+
+def cell_width(cell: Any) -> int:
+    """The terminal cells a Rich Text or a str takes."""
+    from rich.cells import cell_len
+
+    return int(cell.cell_len) if hasattr(cell, "cell_len") else cell_len(str(cell))
+
+
+def fit_columns(
+    width: int,
+    needs: list[int],
+    drops: list[int | None],
+    *,
+    flexible: int,
+    least: int,
+    most: int,
+) -> list[tuple[int, int]]:
+    """Lay out a table of `width` cells: (column, width) for the columns to draw. Every column
+    but `flexible` gets its need; `flexible` gets what is left, at most `most`. While that is
+    under `least`, the droppable column with the highest rank in `drops` (None: never) goes.
+    Rich's table draws one cell of padding each side of a cell and a rule between columns."""
+    shown = list(range(len(needs)))
+    while True:
+        fixed = sum(needs[i] for i in shown if i != flexible)
+        rest = width - fixed - 3 * len(shown) + 1
+        droppable = [i for i in shown if drops[i] is not None]
+        if rest >= least or not droppable:
+            break
+        shown.remove(max(droppable, key=lambda i: drops[i] or 0))
+    rest = max(needs[flexible], min(rest, most))
+    return [(i, rest if i == flexible else needs[i]) for i in shown]
+
+
 def _broken_pipe() -> None:
     raise BrokenPipeError
-
-
-def seconds(ms: int) -> str:
-    """A server's milliseconds as seconds; an absurd value must not overflow a float."""
-    if abs(ms) >= 10**15:
-        return "≥1e12" if ms > 0 else "≤-1e12"
-    return f"{ms / 1000:g}"
 
 
 def safe(text: str) -> Any:
@@ -240,9 +310,9 @@ def task_panel(task: Task) -> RenderableType:
     if task.lastUpdatedAt:
         grid.add_row("updated", safe(task.lastUpdatedAt))
     if task.ttl is not None:
-        grid.add_row("ttl", f"{seconds(task.ttl)} s")
+        grid.add_row("ttl", duration_ms(task.ttl))
     if task.pollInterval is not None:
-        grid.add_row("poll interval", f"{seconds(task.pollInterval)} s")
+        grid.add_row("poll interval", duration_ms(task.pollInterval))
     if task.contextId:
         grid.add_row("context", safe(task.contextId))
     if task.inputRequests:
@@ -262,13 +332,34 @@ def result_renderable(result: TaskResult) -> RenderableType:
     return Text(clean(text), style="red" if is_error else "")
 
 
-def elapsed(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
-    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+def duration(seconds: float) -> str:
+    """The one way mcptask shows a span of time: `45s`, `1m05s`, `2h03m`, `3d04h`. Rounded to
+    the second (sub-second spans of a server's own milliseconds: `duration_ms`); negative is 0."""
+    if seconds != seconds or seconds <= 0:  # NaN, or a countdown that ran out
+        return "0s"
+    if seconds >= MAX_DAYS * 86400:
+        return f"≥{MAX_DAYS}d"
+    n = round(seconds)
+    if n < 60:
+        return f"{n}s"
+    if n < 3600:
+        return f"{n // 60}m{n % 60:02d}s"
+    if n < 100 * 3600:
+        return f"{n // 3600}h{n % 3600 // 60:02d}m"
+    return f"{n // 86400}d{n % 86400 // 3600:02d}h"
+
+
+#: spans beyond this many days read `≥1000d` (a server's absurd ttl must not print 20 digits)
+MAX_DAYS = 1000
+
+
+def duration_ms(ms: int) -> str:
+    """A server's milliseconds (ttl, pollInterval) in `duration`'s format; under ten seconds
+    a fraction is kept (`0.25s`, `1.5s`), since that is what a server's hint says."""
+    ms = min(max(ms, 0), MAX_DAYS * 86_400_000)  # a huge integer must not overflow a float
+    if 0 < ms < 10_000 and ms % 1000:
+        return f"{ms / 1000:g}s"
+    return duration(ms / 1000)
 
 
 # -- watch events -----------------------------------------------------------------------------
@@ -309,7 +400,7 @@ class NdjsonEvents:
             self.out.line({**w.task.to_json(), "event": "status", "via": via})
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        self.out.note(f"{w.task_id}: {error}; retrying in {delay:.1f} s")
+        self.out.note(f"{w.task_id}: {error}; retrying in {delay_text(delay)}")
 
     def progress(self, w: Watched) -> None:
         if w.progress is not None:
@@ -377,6 +468,8 @@ class LiveEvents:
         #: task id -> a short name of its server, when the watch spans servers (a column then)
         self.servers: dict[str, str] = {}
         self._live: Any = None
+        #: the width each fixed column has needed so far (`_layout`: widths only grow)
+        self._widths: dict[int, int] = {}
 
     def __enter__(self) -> LiveEvents:
         from rich.live import Live
@@ -413,7 +506,7 @@ class LiveEvents:
         self.retrying.pop(w.task_id, None)
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        self.retrying[w.task_id] = f"retrying in {delay:.0f}s: {error}"
+        self.retrying[w.task_id] = f"retrying in {delay_text(delay)}: {error}"
 
     def end(self, w: Watched) -> None:
         self.retrying.pop(w.task_id, None)
@@ -435,61 +528,33 @@ class LiveEvents:
                 how = command_line("answer", w.task_id)
                 self.out.note(f"{w.task_id} needs input: answer it with `{how}`")
 
-    def render(self) -> RenderableType:
+    def render(self, width: int | None = None) -> RenderableType:
+        """One frame, laid out for `width` columns (the console's by default)."""
         from rich.console import Group
         from rich.table import Table
         from rich.text import Text
 
         now = self.clock()
-        table = Table(show_edge=False, title=self.title, title_justify="left", expand=False)
-        table.add_column("task", no_wrap=True)
-        if self.servers:
-            table.add_column("server", no_wrap=True, overflow="ellipsis", max_width=24)
-        table.add_column("status", no_wrap=True)
-        table.add_column("message", overflow="ellipsis", no_wrap=True, max_width=60)
-        show_progress = any(w.progress is not None for w in self.watched)
-        if show_progress:
-            table.add_column("progress", no_wrap=True)
-        table.add_column("elapsed", justify="right")
-        table.add_column("next poll", justify="right")
-        table.add_column("ttl left", justify="right")
-        table.add_column("via", style="dim")
         counts: dict[str, int] = {}
         for w in self.watched:
-            shown = w.outcome if w.done and w.outcome else None
-            shown = shown or (w.task.status if w.task else "submitted")
+            shown = shown_status(w)
             counts[shown] = counts.get(shown, 0) + 1
         rows = self._rows_that_fit()
-        for w in rows:
-            shown = w.outcome if w.done and w.outcome else None
-            shown = shown or (w.task.status if w.task else "submitted")
-            message = self.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
-            nxt = "" if w.done else elapsed(w.due - now) if w.due > now else "now"
-            if w.asking and not w.done:
-                nxt = "answering"
-            ttl = ""
-            if w.task is not None and w.task.ttl is not None and abs(w.task.ttl) >= 10**15:
-                ttl = f"{seconds(w.task.ttl)}s"
-            elif w.task is not None and w.task.ttl is not None:
-                # the ttl runs from the terminal transition
-                left = w.task.ttl / 1000
-                if w.task.terminal and w.ended is not None:
-                    left -= now - w.ended
-                ttl = elapsed(left)
-            short = w.task_id if len(w.task_id) <= 14 else w.task_id[:12] + "…"
-            server = [safe_line(self.servers.get(w.task_id, ""), 24)] if self.servers else []
-            extra = [progress_cell(w)] if show_progress else []
-            table.add_row(
-                safe_line(short),
-                *server,
-                status_text(shown),
-                safe_line(message, 60),
-                *extra,
-                elapsed(now - w.started),
-                nxt,
-                ttl,
-                w.via if w.done else ("push" if w.push_live else "poll"),
+        cells = [[col.cell(self, w, now) for col in LIVE_COLUMNS] for w in rows]
+        layout = self._layout(width or self.out.console.width, cells)
+        table = Table(show_edge=False, title=self.title, title_justify="left", expand=False)
+        for i, col_width in layout:
+            col = LIVE_COLUMNS[i]
+            table.add_column(
+                col.header,
+                width=col_width,
+                no_wrap=True,
+                overflow="ellipsis",
+                justify=col.justify,
+                style=col.style,
             )
+        for row in cells:
+            table.add_row(*(row[i] for i, _ in layout))
         hidden = len(self.watched) - len(rows)
         summary = Text(
             "  ".join(f"{STYLE.get(k, ('', '·'))[1]} {v} {k}" for k, v in sorted(counts.items()))
@@ -497,6 +562,25 @@ class LiveEvents:
             style="dim",
         )
         return Group(table, summary)
+
+    def _layout(self, width: int, cells: list[list[Any]]) -> list[tuple[int, int]]:
+        """Which columns to draw and how wide: each column but the message as wide as its
+        header and the widest cell it has shown so far (widths only grow, so the frame does not
+        jump as messages change), the message what is left (`fit_columns`)."""
+        for row in cells:
+            for i, col in enumerate(LIVE_COLUMNS):
+                if i != MESSAGE:
+                    need = max(cell_width(col.header), cell_width(row[i]))
+                    self._widths[i] = max(self._widths.get(i, 0), need)
+        needs = [self._widths.get(i, cell_width(c.header)) for i, c in enumerate(LIVE_COLUMNS)]
+        return fit_columns(
+            width,
+            needs,
+            [c.drop for c in LIVE_COLUMNS],
+            flexible=MESSAGE,
+            least=MESSAGE_MIN,
+            most=MESSAGE_MAX,
+        )
 
     def _rows_that_fit(self) -> list[Watched]:
         """Only what fits the terminal is drawn (a thousand rows would cost a thousand rows of
@@ -525,11 +609,92 @@ def progress_cell(w: Watched, width: int = 10) -> str:
         return count
     filled = round(width * min(max(p.progress / p.total, 0.0), 1.0))
     return "█" * filled + "░" * (width - filled) + " " + count
+def shown_status(w: Watched) -> str:
+    """The word a row shows: the outcome once the task ended, else its last status."""
+    if w.done and w.outcome:
+        return w.outcome
+    return w.task.status if w.task else "submitted"
+
+
+@dataclass(frozen=True)
+class LiveColumn:
+    """One column of the live view. `cell` makes a row's cell (a Rich Text or a plain str of
+    clean text); `drop` orders the columns that give way on a narrow terminal (the highest goes
+    first; None: never dropped); `fixed`: never dropped, but sized like the droppable ones (the
+    message column, neither, takes what is left)."""
+
+    header: str
+    cell: Callable[[LiveEvents, Watched, float], Any]
+    drop: int | None = None
+    fixed: bool = False
+    justify: Literal["left", "right"] = "left"
+    style: str = ""
+
+
+def _task_cell(view: LiveEvents, w: Watched, now: float) -> Any:
+    short = w.task_id if len(w.task_id) <= TASK_ID_SHOWN else w.task_id[: TASK_ID_SHOWN - 1] + "…"
+    return safe_line(short)
+
+
+def _status_cell(view: LiveEvents, w: Watched, now: float) -> Any:
+    return status_text(shown_status(w))
+
+
+def _message_cell(view: LiveEvents, w: Watched, now: float) -> Any:
+    message = view.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
+    return safe_line(message, 500)
+
+
+def _elapsed_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    # a finished row's clock stops when the task ended
+    return duration((w.ended if w.done and w.ended is not None else now) - w.started)
+
+
+def _next_poll_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    if w.done:
+        return ""
+    if w.asking:
+        return "answering"
+    return duration(w.due - now) if w.due > now else "now"
+
+
+def _ttl_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    if w.task is None or w.task.ttl is None:
+        return ""
+    left = duration_ms(w.task.ttl)
+    if w.task.terminal and w.ended is not None:
+        # the ttl runs from the terminal transition
+        left = duration(min(w.task.ttl, MAX_DAYS * 86_400_000) / 1000 - (now - w.ended))
+    return left
+
+
+def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    return w.via if w.done else ("push" if w.push_live else "poll")
+
+
+#: the live view's columns, left to right (a new column: one entry here, with its `drop` rank)
+LIVE_COLUMNS: tuple[LiveColumn, ...] = (
+    LiveColumn("task", _task_cell, fixed=True),
+    LiveColumn("status", _status_cell, fixed=True),
+    LiveColumn("message", _message_cell),
+    LiveColumn("elapsed", _elapsed_cell, drop=1, justify="right"),
+    LiveColumn("next poll", _next_poll_cell, drop=3, justify="right"),
+    LiveColumn("ttl left", _ttl_cell, drop=2, justify="right"),
+    LiveColumn("via", _via_cell, drop=4, style="dim"),
+)
+#: the column that takes the room the others leave
+MESSAGE = next(i for i, c in enumerate(LIVE_COLUMNS) if c.header == "message")
+#: the message column gets at least this many cells before a droppable column goes, and at most
+#: MESSAGE_MAX (a very wide terminal need not stretch the table)
+MESSAGE_MIN = 12
+MESSAGE_MAX = 80
+#: task ids longer than this are shown cut, with an ellipsis
+TASK_ID_SHOWN = 13
 
 
 class _LiveView:
     def __init__(self, events: LiveEvents) -> None:
         self.events = events
 
-    def __rich__(self) -> RenderableType:
-        return self.events.render()
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.events.render(options.max_width)
