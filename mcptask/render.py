@@ -20,6 +20,7 @@ from .textsafe import clean, one_line
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
+    from .jqfilter import JqFilter
     from .protocols.base import TaskResult, Tool
     from .watch import Watched
 
@@ -66,6 +67,8 @@ class Output:
     stdout: IO[str] = field(default_factory=lambda: sys.stdout)
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
     redactor: Callable[[str], str] = lambda s: s
+    #: `--jq EXPR`: every JSON document printed goes through it
+    jq: JqFilter | None = None
     _console: Console | None = None
 
     @property
@@ -109,8 +112,14 @@ class Output:
     # -- plain lines --------------------------------------------------------------------------
 
     def line(self, data: Any) -> None:
-        """One JSON document (json) or line (ndjson), flushed at once."""
-        self.stdout.write(dumps(data) + "\n")
+        """One JSON document (json) or line (ndjson), flushed at once; with `--jq`, what the
+        filter makes of it (strings that reach a terminal cleaned, as server text always is)."""
+        if self.jq is None:
+            self.stdout.write(dumps(data) + "\n")
+        else:
+            terminal = self.stdout.isatty()
+            for text in self.jq.lines(data):
+                self.stdout.write((clean(text) if terminal else text) + "\n")
         self.stdout.flush()
 
     def note(self, message: str) -> None:
