@@ -579,7 +579,7 @@ class LiveEvents:
         for row in cells:
             for i, col in enumerate(LIVE_COLUMNS):
                 if i != MESSAGE:
-                    need = max(cell_width(col.header), cell_width(row[i]))
+                    need = max(cell_width(col.header), cell_width(col.reserve), cell_width(row[i]))
                     self._widths[i] = max(self._widths.get(i, 0), need)
         needs = [self._widths.get(i, cell_width(c.header)) for i, c in enumerate(LIVE_COLUMNS)]
         return fit_columns(
@@ -629,15 +629,16 @@ def shown_status(w: Watched) -> str:
 class LiveColumn:
     """One column of the live view. `cell` makes a row's cell (a Rich Text or a plain str of
     clean text); `drop` orders the columns that give way on a narrow terminal (the highest goes
-    first; None: never dropped); `fixed`: never dropped, but sized like the droppable ones (the
-    message column, neither, takes what is left)."""
+    first; None: never dropped). Every column is as wide as it has needed so far, but the
+    message column (MESSAGE), which takes what the others leave."""
 
     header: str
     cell: Callable[[LiveEvents, Watched, float], Any]
     drop: int | None = None
-    fixed: bool = False
     justify: Literal["left", "right"] = "left"
     style: str = ""
+    #: a cell the column keeps room for from the first frame (so it need not widen later)
+    reserve: str = ""
 
 
 def _task_cell(view: LiveEvents, w: Watched, now: float) -> Any:
@@ -683,8 +684,9 @@ def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
 
 #: the live view's columns, left to right (a new column: one entry here, with its `drop` rank)
 LIVE_COLUMNS: tuple[LiveColumn, ...] = (
-    LiveColumn("task", _task_cell, fixed=True),
-    LiveColumn("status", _status_cell, fixed=True),
+    LiveColumn("task", _task_cell),
+    # room for the words most tasks end with: the column keeps its width when they end
+    LiveColumn("status", _status_cell, reserve="✔ completed"),
     LiveColumn("message", _message_cell),
     LiveColumn("elapsed", _elapsed_cell, drop=1, justify="right"),
     LiveColumn("next poll", _next_poll_cell, drop=3, justify="right"),

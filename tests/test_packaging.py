@@ -320,3 +320,12 @@ def test_demo_records_an_svg(run_cli: RunCli, tmp_path: Path) -> None:
     text = svg.read_text()
     assert text.startswith("<svg") and text.rstrip().endswith("</svg>")
     assert "completed" in text
+
+
+def test_wheel_ships_the_json_schemas(wheel: Path) -> None:
+    from mcptask import schemas
+
+    with zipfile.ZipFile(wheel) as zf:
+        for name in schemas.NAMES:
+            shipped = zf.read(f"mcptask/schemas/{name}.json").decode()
+            assert shipped == (ROOT / "mcptask" / "schemas" / f"{name}.json").read_text()

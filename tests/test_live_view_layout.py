@@ -1,0 +1,285 @@
+"""The live view fits the terminal: whole headers and status words at 80 and 60 columns, the
+message column takes the rest (cut with an ellipsis), low-value columns give way first, widths
+stay put as messages change, one duration format, a finished row's clock stops. The last tests
+run the real CLI in a real tmux terminal of 80 and 60 columns (`mcptask demo`, the embedded task
+server)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from mcptask.jqfilter import JqFilter
+from mcptask.model import Task
+from mcptask.protocols.base import TaskRef
+from mcptask.render import LiveEvents, Output, duration, duration_ms, task_panel
+from mcptask.watch import Watched
+
+from conftest import clean_env
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADERS = ("task", "status", "message", "elapsed", "next poll", "ttl left", "via")
+
+
+def watched(tid: str, status: str, message: str, *, ended: float | None = None) -> Watched:
+    w = Watched(ref=TaskRef(tid), started=0.0, due=70.0)
+    w.task = Task(
+        taskId=tid,
+        status=status,  # type: ignore[arg-type]
+        statusMessage=message,
+        pollInterval=1000,
+        ttl=300_000,
+        protocol="test",
+        server="test",
+        raw={},
+    )
+    if ended is not None:
+        w.outcome, w.exit_code, w.ended = status, 0, ended
+    return w
+
+
+def frame(events: LiveEvents, width: int) -> list[str]:
+    buf = io.StringIO()
+    Console(file=buf, width=width, height=40, color_system=None).print(events.render(width))
+    return buf.getvalue().splitlines()
+
+
+def view(*rows: Watched, now: float = 65.0) -> LiveEvents:
+    out = Output(mode="pretty", stdout=io.StringIO())
+    events = LiveEvents(out, with_result=False, clock=lambda: now)
+    events.track(list(rows))
+    return events
+
+
+def header_of(lines: list[str]) -> list[str]:
+    line = next(ln for ln in lines if "┃" in ln)
+    return [cell.strip() for cell in line.split("┃")]
+
+
+ROWS = (
+    ("8488be63b6d99b9f312f717804759bc8", "working", "Gathering sources " * 6),
+    ("eqURHTIYobV5FAMSFSduR6sXxIM2arsuvpRQCEYupRw", "input_required", "What is your name?"),
+)
+
+
+@pytest.mark.parametrize(
+    ("width", "columns"),
+    [
+        (120, list(HEADERS)),
+        (80, ["task", "status", "message", "elapsed", "ttl left"]),
+        (60, ["task", "status", "message", "elapsed"]),
+    ],
+)
+def test_whole_headers_and_status_words_at_any_width(width: int, columns: list[str]) -> None:
+    lines = frame(view(*(watched(*r) for r in ROWS)), width)
+    assert header_of(lines) == columns  # via goes first, then next poll, then ttl left
+    assert all(len(ln) <= width for ln in lines)
+    body = "\n".join(lines)
+    assert "● working" in body and "? input_required" in body
+    assert "Gathering so" in body and "…" in body  # the long message is cut, visibly
+
+
+def test_widths_stay_put_as_messages_change() -> None:
+    row = watched("a1b2c3d4", "working", "short")
+    events = view(row)
+    first = frame(events, 80)
+    for message in ("a much longer message than before, " * 4, "", "mid-length message"):
+        assert row.task is not None
+        row.task = row.task.model_copy(update={"statusMessage": message})
+        again = frame(events, 80)
+        assert again[0] == first[0]  # the header line: same columns at the same places
+        assert len(again[2]) == len(first[2])
+    # a task ending as most do (completed) keeps the status column as it was
+    row.outcome, row.exit_code, row.ended = "completed", 0, 60.0
+    assert frame(events, 80)[0] == first[0]
+
+
+def test_a_finished_rows_clock_stops_at_its_end() -> None:
+    ended = watched("t-1", "cancelled", "", ended=5.0)
+    running = watched("t-2", "working", "")
+    for now, elapsed_running in ((65.0, "1m05s"), (125.0, "2m05s")):
+        lines = frame(view(ended, running, now=now), 120)
+        row1 = next(ln for ln in lines if "t-1" in ln)
+        row2 = next(ln for ln in lines if "t-2" in ln)
+        assert " 5s " in row1
+        assert f" {elapsed_running} " in row2
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s"),
+        (-3, "0s"),
+        (44.6, "45s"),
+        (59.6, "1m00s"),
+        (65, "1m05s"),
+        (3599.5, "1h00m"),
+        (86_399, "23h59m"),
+        (360_000, "4d04h"),
+        (float("inf"), "≥1000d"),
+    ],
+)
+def test_one_duration_format(seconds: float, text: str) -> None:
+    assert duration(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [(250, "0.25s"), (1000, "1s"), (1500, "1.5s"), (60_000, "1m00s"), (300_000, "5m00s")],
+)
+def test_a_servers_milliseconds_read_the_same_way(ms: int, text: str) -> None:
+    assert duration_ms(ms) == text
+    assert duration_ms(10**400) == "≥1000d"  # no float overflow
+
+
+def test_the_task_panel_uses_the_same_durations() -> None:
+    task = watched("t", "working", "m").task
+    assert task is not None
+    buf = io.StringIO()
+    Console(file=buf, width=100, color_system=None).print(task_panel(task))
+    text = buf.getvalue()
+    assert "5m00s" in text and "1s" in text and " s\n" not in text
+
+
+def test_list_as_ndjson_prints_one_task_per_line() -> None:
+    out = Output(mode="ndjson", stdout=io.StringIO())
+    tasks = [t for t in (watched(*r).task for r in ROWS) if t is not None]
+    out.tasks(tasks)
+    lines = out.stdout.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert [Task.model_validate_json(ln).taskId for ln in lines] == [t.taskId for t in tasks]
+    empty = Output(mode="ndjson", stdout=io.StringIO())
+    empty.tasks([])
+    assert empty.stdout.getvalue() == ""  # type: ignore[attr-defined]
+
+
+def test_the_list_table_fits_80_columns() -> None:
+    out = Output(mode="pretty", stdout=io.StringIO())
+    buf = io.StringIO()
+    out._console = Console(file=buf, width=80, color_system=None)
+    out.tasks([t for t in (watched(*r).task for r in ROWS) if t is not None])
+    lines = buf.getvalue().splitlines()
+    assert header_of(lines) == ["task", "status", "message", "updated"]
+    assert all(len(ln) <= 80 for ln in lines)
+    assert "? input_required" in buf.getvalue()
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_jq_filters_each_document() -> None:
+    out = Output(mode="json", stdout=io.StringIO())
+    out.jq = JqFilter(".tasks[] | .status, {id: .taskId}")
+    out.line({"tasks": [{"status": "working", "taskId": "a"}]})
+    assert out.stdout.getvalue() == 'working\n{"id": "a"}\n'  # type: ignore[attr-defined]
+    # server text a filter prints raw is cleaned before a terminal
+    tty = Output(mode="json", stdout=Tty())
+    tty.jq = JqFilter(".m")
+    tty.line({"m": "evil\x1b]0;title\x07\x1b[2Jtext"})
+    assert tty.stdout.getvalue() == "eviltext\n"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [(".a[", "--jq: syntax error"), ('error("boom")', "boom"), (".a[]", "Cannot iterate")],
+)
+def test_a_bad_jq_program_is_a_usage_error(expression: str, message: str) -> None:
+    from mcptask.errors import UsageError
+
+    with pytest.raises(UsageError, match=message.replace("[", r"\[")) as info:
+        JqFilter(expression).apply({"a": 1})
+    assert "\n" not in info.value.message
+
+
+# -- a real terminal ----------------------------------------------------------------------------
+
+
+class Tmux:
+    """A tmux server of our own (its own socket), one window of the given size."""
+
+    def __init__(self, width: int, height: int = 24) -> None:
+        assert shutil.which("tmux"), "tmux is needed (scripts/test installs it)"
+        self.socket = f"mcptask-test-{uuid.uuid4().hex[:8]}"
+        self.width, self.height = width, height
+
+    def run(self, *args: str) -> str:
+        proc = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True
+        )
+        return proc.stdout
+
+    def start(self, command: list[str], env: dict[str, str]) -> None:
+        setenv = [f"{k}={v}" for k, v in env.items() if k.startswith(("MCPTASK_", "PYTHON"))]
+        # the terminal's own size, not a COLUMNS a parent process left behind
+        unset = ["-u", "COLUMNS", "-u", "LINES"]
+        line = " ".join(["env", *unset, *map(_quote, setenv), *map(_quote, command)])
+        self.run(
+            "new-session", "-d", "-x", str(self.width), "-y", str(self.height), "-s", "t",
+            f"{line}; echo __END__ $?; sleep 600",
+        )  # fmt: skip
+
+    def screen(self) -> list[str]:
+        return self.run("capture-pane", "-p", "-t", "t").splitlines()
+
+    def stop(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def _quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+@pytest.fixture
+def tmux_at(request: pytest.FixtureRequest) -> Iterator[Tmux]:
+    t = Tmux(request.param)
+    try:
+        yield t
+    finally:
+        t.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [80, 60], indirect=True)
+def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> None:
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start([sys.executable, "-m", "mcptask", "demo", "--seconds", "4"], env)
+    frames: list[list[str]] = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        screen = tmux_at.screen()
+        if any("┃" in ln for ln in screen):
+            frames.append(screen)
+        if any(ln.startswith("__END__") for ln in screen):
+            break
+        time.sleep(0.3)
+    final = frames[-1]  # drawn for good: the command has ended
+    assert "__END__ 0" in final, "\n".join(final)
+    header = header_of(final)
+    assert header[:4] == ["task", "status", "message", "elapsed"], final
+    assert set(header) <= set(HEADERS)
+    assert any("✔ completed" in ln for ln in final)
+    # a capture may catch a redraw halfway; every whole frame has the same columns
+    whole = [f for f in frames if set(header_of(f)) <= set(HEADERS) and summary(f)]
+    running = [f for f in whole if any("● working" in ln for ln in f)]
+    assert running, frames
+    for f in whole:
+        assert header_of(f) == header, f
+        assert all(len(ln) <= tmux_at.width for ln in f)
+        rows = [ln for ln in f if "│" in ln]
+        assert rows and all(("● working" in ln) or ("✔ completed" in ln) for ln in rows), f
+
+
+def summary(screen: list[str]) -> bool:
+    return any(ln.strip() in ("● 1 working", "✔ 1 completed") for ln in screen)
