@@ -1,0 +1,309 @@
+"""What `--help` says: each command's one-line summary (for `mcptask --help`, never cut), its
+description, its examples (gh's style), the group it is listed under, and the placeholders
+(metavars) options show. Only plain data: `--help` imports nothing else for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandHelp:
+    group: str
+    #: one line in `mcptask --help`
+    summary: str
+    #: the paragraph under the usage line of `mcptask COMMAND --help`
+    description: str
+    #: (comment, command line) pairs; the comment may be empty
+    examples: tuple[tuple[str, str], ...]
+
+
+FOLLOW = "Follow tasks"
+START = "Start tasks"
+SERVERS = "Servers"
+SCRIPTING = "Scripting"
+#: the order of the groups in `mcptask --help`
+GROUPS = (FOLLOW, START, SERVERS, SCRIPTING)
+
+URL = "http://127.0.0.1:3001/mcp"
+
+COMMANDS: dict[str, CommandHelp] = {
+    "get": CommandHelp(
+        FOLLOW,
+        "Show a task's status once",
+        "Fetch a task's status once and print it: a panel on a terminal, the normalized task as "
+        "JSON elsewhere (docs/output.md). Without a target, the task book says where the task "
+        "lives; a unique prefix of at least 4 characters stands for an id it knows. Exit 0 "
+        "whatever the status, 9 when the server does not know the task.",
+        (
+            ("", f"mcptask get 8488be63b6d99b9f312f717804759bc8 --url {URL}"),
+            ("a task the task book knows: its endpoint comes from there", "mcptask get 8488be63"),
+            ("only the status, for a script", "mcptask get 8488be63 --jq .status"),
+            ("an id that begins with -", f"mcptask get --url {URL} -- -kE3xYz"),
+        ),
+    ),
+    "watch": CommandHelp(
+        FOLLOW,
+        "Follow tasks live until they end",
+        "Follow one or more tasks until each ends: a live view on a terminal, one JSON event "
+        "per line in a pipe (`-o json`: one summary at the end). Updates the server pushes are "
+        "shown at once; polls follow the pace the server asks (`--interval` only slows them). "
+        "On a terminal a task that asks for input gets a form. Exit by the final state: 0 "
+        "completed, 5 failed, 6 needs input, 7 timed out, 8 cancelled, 9 unknown or expired "
+        "(the highest with several tasks).",
+        (
+            ("", f"mcptask watch 8488be63 --url {URL}"),
+            (
+                "several tasks, giving up after ten minutes",
+                "mcptask watch 8488be63 f00dfeed --timeout 600",
+            ),
+            (
+                "every unfinished task the server or the task book knows",
+                f"mcptask watch --all --url {URL}",
+            ),
+            (
+                "wait until a task asks for input, then answer it",
+                "mcptask watch 8488be63 --until input_required && mcptask answer 8488be63",
+            ),
+            (
+                "each new status message, in a script",
+                "mcptask watch 8488be63 -o ndjson --jq 'select(.event == \"status\") | .statusMessage'",
+            ),
+        ),
+    ),
+    "result": CommandHelp(
+        FOLLOW,
+        "Print a task's result, waiting for it",
+        "Print a task's result: the tool's content (MCP) or the artifacts and final message "
+        "(A2A); JSON elsewhere than a terminal. Waits while the task runs (`--no-wait` fails at "
+        "once instead). A result the task book kept is shown after the server forgot the task. "
+        "Exit 0 completed, 5 failed (the error is still printed), 6 the task waits for input, 7 "
+        "--timeout elapsed, 8 cancelled, 9 unknown, 11 still running with --no-wait.",
+        (
+            ("", "mcptask result 8488be63"),
+            (
+                "save the result as JSON",
+                f"mcptask result 8488be63 --url {URL} -o json > report.json",
+            ),
+            (
+                "only the text of the first content item",
+                "mcptask result 8488be63 --jq '.content[0].text'",
+            ),
+            ("fail fast when it is not done", "mcptask result 8488be63 --no-wait"),
+        ),
+    ),
+    "list": CommandHelp(
+        FOLLOW,
+        "List the server's tasks",
+        "List the server's tasks (every page, once for each session the task book knows for "
+        "the endpoint), or with --local the tasks this machine created or saw. A server that "
+        "cannot list tasks is answered from the task book. `-o ndjson` prints one task per "
+        "line.",
+        (
+            ("", f"mcptask list --url {URL}"),
+            ("what this machine has seen, every endpoint", "mcptask list --local"),
+            (
+                "the ids of the running tasks",
+                f"mcptask list --url {URL} -o ndjson --jq 'select(.status == \"working\") | .taskId'",
+            ),
+        ),
+    ),
+    "cancel": CommandHelp(
+        FOLLOW,
+        "Ask the server to cancel a task",
+        "Ask the server to cancel a task and print the task as the server then shows it. "
+        "Cancellation is cooperative: the task may take a moment to stop (`mcptask watch` shows "
+        "when). Exit 0 when the request was accepted, 11 when the task had already ended (its "
+        "final state is named), 9 when the server does not know it.",
+        (
+            ("", f"mcptask cancel 8488be63 --url {URL}"),
+            (
+                "cancel, then follow it to the end",
+                "mcptask cancel 8488be63 && mcptask watch 8488be63",
+            ),
+        ),
+    ),
+    "answer": CommandHelp(
+        FOLLOW,
+        "Answer a task that waits for input",
+        "Answer a task in input_required: a form built from the server's question on a "
+        "terminal, otherwise --json (checked against the form), --decline, --cancel or --text "
+        "(A2A). Servers acknowledge answers they ignore, so the task is looked up first and "
+        "watched for a few seconds after: exit 0 when it moved on, 6 when it still waits, 11 "
+        "when it was not waiting for input.",
+        (
+            ("a form on the terminal", "mcptask answer 8488be63"),
+            ("from a script", 'mcptask answer 8488be63 --json \'{"name": "Ada"}\''),
+            ("say no", "mcptask answer 8488be63 --decline"),
+            (
+                "an A2A agent's question",
+                "mcptask answer 3f2a91c4 --url http://127.0.0.1:9999/ --text blue",
+            ),
+        ),
+    ),
+    "call": CommandHelp(
+        START,
+        "Call an MCP tool (as a task where it can)",
+        "Call an MCP tool and print the task it starts, or follow it with --watch or wait for "
+        "its result with --result. Arguments are KEY=VALUE (the value converted to the type the "
+        "tool's input schema gives), KEY:=JSON, or --args with a JSON object. Over --stdio the "
+        "task dies with the server, so the call is always watched.",
+        (
+            ("", f"mcptask call simulate-research-query topic=tides --url {URL}"),
+            (
+                "watch it and print the result at the end",
+                f"mcptask call slow_report topic=tides --watch --result --url {URL}",
+            ),
+            (
+                "arguments as JSON, and a ttl of one minute",
+                "mcptask call slow_tool --args '{\"items\": [1, 2, 3]}' --ttl 60000",
+            ),
+            (
+                "a server spawned for this run",
+                'mcptask call build-report topic=otters --stdio "node dist/index.js stdio"',
+            ),
+        ),
+    ),
+    "send": CommandHelp(
+        START,
+        "Send a message that starts an A2A task",
+        "Send a message to an A2A agent without waiting for the answer, and print the task it "
+        "starts; --watch follows it, --result waits for its result. Agno agents need "
+        "--context-id; a task sent from this machine remembers its context.",
+        (
+            ("", 'mcptask send "summarise the Q3 report" --url http://127.0.0.1:9999/'),
+            (
+                "follow it and print the answer",
+                'mcptask send "summarise the Q3 report" --url http://127.0.0.1:9999/ --watch --result',
+            ),
+            (
+                "an Agno agent",
+                "mcptask send hello --url http://127.0.0.1:7777/a2a/agents/echo --context-id c1",
+            ),
+        ),
+    ),
+    "demo": CommandHelp(
+        START,
+        "Watch a task on an embedded demo server",
+        "Start a small MCP task server on 127.0.0.1, start a task on it and watch it live, then "
+        "print its result: what mcptask looks like, with nothing to install or configure.",
+        (
+            ("", "mcptask demo"),
+            ("a shorter task, its events as JSON lines", "mcptask demo --seconds 3 -o ndjson"),
+        ),
+    ),
+    "tools": CommandHelp(
+        SERVERS,
+        "List the target's tools and their task support",
+        "List the target's MCP tools: name, whether a call may, must or cannot run as a task "
+        "(optional, required, forbidden), a one-line description and the required arguments.",
+        (
+            ("", f"mcptask tools --url {URL}"),
+            (
+                "the tools that can run as tasks",
+                f"mcptask tools --url {URL} --jq '.tools[] | select(.taskSupport != \"forbidden\") | .name'",
+            ),
+        ),
+    ),
+    "check": CommandHelp(
+        SERVERS,
+        "Check a server's task support against the spec",
+        "Create real tasks on the target and judge, check by check, what the spec requires: "
+        "PASS, WARN, FAIL, INFO or SKIP, each with its requirement, spec section and what the "
+        "server answered. For server authors, in development or CI. Exit 0 passed, 5 a check "
+        "failed, 10 incomplete (a check that applies could not run).",
+        (
+            ("", "mcptask check --url http://localhost:8000/mcp"),
+            (
+                "the tool to make tasks with, and a JUnit report for CI",
+                "mcptask check --url http://localhost:8000/mcp --tool build_report topic=x --junit check.xml",
+            ),
+            (
+                "only the cancellation checks, with the messages exchanged",
+                'mcptask check --stdio "node dist/index.js stdio" --category cancel --rpc',
+            ),
+        ),
+    ),
+    "servers": CommandHelp(
+        SERVERS,
+        "List the servers in the config file",
+        "List the named targets in the config file (mcptask's TOML, or an mcpServers or VS Code "
+        "mcp.json file), for use with -s NAME. Never a secret: header and variable names are "
+        "shown, their values are not.",
+        (
+            ("", "mcptask servers"),
+            ("the servers Cursor knows", "mcptask servers --config ~/.cursor/mcp.json"),
+        ),
+    ),
+    "auth": CommandHelp(
+        SERVERS,
+        "Log in to MCP servers that need OAuth",
+        "Log in to an MCP server that asks for OAuth (a browser sign-in, or client "
+        "credentials), log out, or show the credentials mcptask holds; other commands use and "
+        "refresh them.",
+        (
+            ("", f"mcptask auth login --url {URL}"),
+            ("", "mcptask auth status"),
+        ),
+    ),
+    "schema": CommandHelp(
+        SCRIPTING,
+        "Print the JSON Schema of an output shape",
+        "Print the JSON Schema (draft 2020-12) of one of the JSON shapes mcptask prints: task, "
+        "list, watch-event, watch-summary, result, cancel, check, tools, servers. The schemas "
+        "ship in the package; docs/output.md says which command prints which.",
+        (
+            ("", "mcptask schema task"),
+            ("every shape's name", "mcptask schema"),
+            ("check a script's input", "mcptask schema watch-event > watch-event.json"),
+        ),
+    ),
+}
+
+
+def examples_text(name: str) -> str:
+    """The `Examples:` section of `mcptask NAME --help` (Click prints it as the epilog; `\\b`
+    keeps its lines as they are)."""
+    lines = ["Examples:", "\b"]
+    for comment, command in COMMANDS[name].examples:
+        if comment:
+            lines.append(f"  # {comment}")
+        lines.append(f"  $ {command}")
+    return "\n".join(lines)
+
+
+#: the placeholders options and arguments show in help (never a Python type)
+METAVARS = {
+    "url": "URL",
+    "server": "NAME",
+    "config": "PATH",
+    "stdio": "'CMD ARGS'",
+    "protocol": "PROTOCOL",
+    "header": "'NAME: VALUE'",
+    "token_file": "PATH",
+    "session": "SESSION_ID",
+    "context_id": "CONTEXT_ID",
+    "output": "MODE",
+    "jq": "EXPR",
+    "task_id": "TASK_ID",
+    "task_ids": "TASK_ID...",
+    "interval": "SECONDS",
+    "timeout": "SECONDS",
+    "until": "STATUS[,STATUS...]",
+    "history": "N",
+    "json_content": "JSON",
+    "text": "TEXT",
+    "key": "KEY",
+    "tool": "TOOL",
+    "arguments": "KEY=VALUE...",
+    "args": "JSON",
+    "ttl": "MS",
+    "seconds": "SECONDS",
+    "failing_tool": "TOOL",
+    "failing_args": "JSON",
+    "check_ids": "CHECK_ID",
+    "category": "CATEGORY",
+    "junit": "PATH",
+    "task_timeout": "SECONDS",
+    "name": "NAME",
+}
