@@ -31,6 +31,8 @@ MAX_RESULTS_BYTES = 16 * 1024 * 1024
 MAX_TASKS_PER_ENDPOINT = 1000
 #: the shortest id prefix that stands for a task id (as git's short hashes)
 MIN_PREFIX = 4
+#: tool names kept per endpoint for completion
+MAX_TOOLS_KEPT = 500
 
 Record = dict[str, Any]
 #: fields of a task record that readers use as text: anything else there means a damaged book
@@ -277,6 +279,21 @@ class TaskBook:
                 rec["lastSeenAt"] = stamp
 
         self._update(change)
+
+    def remember_tools(self, url: str, tools: list[tuple[str, str]]) -> None:
+        """The endpoint's tools as its last `tools/list` named them, (name, task support), for
+        completing `call TOOL`; at most MAX_TOOLS_KEPT."""
+        kept = [{"name": n, "taskSupport": t} for n, t in tools[:MAX_TOOLS_KEPT]]
+        self.set_endpoint(url, tools=kept, toolsSeenAt=now_iso())
+
+    def tools(self, url: str) -> list[tuple[str, str]]:
+        """What `remember_tools` kept for the endpoint: (name, task support)."""
+        kept = self.endpoint(url).get("tools")
+        return [
+            (str(t["name"]), str(t.get("taskSupport", "")))
+            for t in (kept if isinstance(kept, list) else [])
+            if isinstance(t, dict) and isinstance(t.get("name"), str)
+        ]
 
     def forget(self, url: str, task_id: str) -> None:
         """Drop a task from the endpoint, under every spelling of it (as `tasks` reads them)."""
