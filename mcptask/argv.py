@@ -1,0 +1,80 @@
+"""The command line before Click reads it: target and output options given before the command
+(`mcptask --url U list`) are moved after it (`mcptask list --url U`), and the words that may
+be task ids are told apart from mistyped options."""
+
+from __future__ import annotations
+
+import re
+
+#: the options every command that reaches a target takes: name -> whether it takes a value
+COMMON_OPTIONS: dict[str, bool] = {
+    "--url": True,
+    "-u": True,
+    "--server": True,
+    "-s": True,
+    "--config": True,
+    "--stdio": True,
+    "--protocol": True,
+    "-p": True,
+    "--header": True,
+    "-H": True,
+    "--token-file": True,
+    "--session": True,
+    "--context-id": True,
+    "--output": True,
+    "-o": True,
+    "--jq": True,
+    "--trace": False,
+}
+
+#: a task id that begins with `-` (fastmcp-tasks makes url-safe random ids): one dash, then
+#: at least seven id characters
+_DASHED_ID = re.compile(r"-[A-Za-z0-9_][A-Za-z0-9_-]{6,}")
+
+
+def hoist(args: list[str], options: dict[str, bool] | None = None) -> list[str]:
+    """`[--url, U, list, --local]` -> `[list, --url, U, --local]`: common options before the
+    command word go right after it. Anything else before the command (`--help`, `--version`,
+    an unknown option) leaves the line as it is, for Click to answer."""
+    options = COMMON_OPTIONS if options is None else options
+    moved: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--" or not word.startswith("-") or word == "-":
+            break
+        name, eq, _ = word.partition("=")
+        takes_value = _takes_value(name if eq else word, options)
+        if takes_value is None:
+            return args  # not one of ours: Click says what it is
+        if takes_value and not eq and _attached(word, options) is None:
+            if i + 1 >= len(args):
+                return args  # its value is missing: Click says so
+            moved += args[i : i + 2]
+            i += 2
+        else:
+            moved.append(word)
+            i += 1
+    if not moved or i >= len(args) or args[i] == "--":
+        return args
+    return [args[i], *moved, *args[i + 1 :]]
+
+
+def _takes_value(word: str, options: dict[str, bool]) -> bool | None:
+    if word in options:
+        return options[word]
+    attached = _attached(word, options)
+    return True if attached is not None else None
+
+
+def _attached(word: str, options: dict[str, bool]) -> str | None:
+    """`-uhttp://…`: a short option with its value attached; the option, else None."""
+    if len(word) > 2 and not word.startswith("--") and options.get(word[:2]) is True:
+        return word[:2]
+    return None
+
+
+def looks_like_task_id(word: str) -> bool:
+    """Whether a word Click took for an unknown option may be a task id that begins with `-`
+    (then the error says to put `--` before it)."""
+    return bool(_DASHED_ID.fullmatch(word))
