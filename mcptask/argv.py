@@ -27,9 +27,9 @@ COMMON_OPTIONS: dict[str, bool] = {
     "--trace": False,
 }
 
-#: a task id that begins with `-` (fastmcp-tasks makes url-safe random ids): one dash, then
-#: at least seven id characters
-_DASHED_ID = re.compile(r"-[A-Za-z0-9_][A-Za-z0-9_-]{6,}")
+#: a task id that begins with `-` (fastmcp-tasks makes url-safe random ids, 43 characters):
+#: one dash, then at least five id characters
+_DASHED_ID = re.compile(r"-[A-Za-z0-9_][A-Za-z0-9_-]{4,}")
 
 
 def hoist(args: list[str], options: dict[str, bool] | None = None) -> list[str]:

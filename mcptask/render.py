@@ -618,6 +618,8 @@ def progress_cell(w: Watched, width: int = 10) -> str:
         return count
     filled = round(width * min(max(p.progress / p.total, 0.0), 1.0))
     return "█" * filled + "░" * (width - filled) + " " + count
+
+
 def shown_status(w: Watched) -> str:
     """The word a row shows: the outcome once the task ended, else its last status."""
     if w.done and w.outcome:

@@ -55,6 +55,8 @@ class GlobalOptions:
     client_secret_file: str | None = None
     client_key_file: str | None = None
     client_metadata_url: str | None = None
+    #: `--jq EXPR`: filter the JSON printed through this jq program
+    jq: str | None = None
 
 
 @dataclass

@@ -38,6 +38,7 @@ def test_hoist(given: list[str], expected: list[str]) -> None:
         ("--url", False),
         ("--urll", False),
         ("-x", False),
+        ("-kE3xYz", True),
         ("-abc", False),
         ("-with.dot", False),
     ],

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from ..argv import COMMON_OPTIONS, hoist, looks_like_task_id
 from ..errors import ExitCode
 from .app import _app_for
 
@@ -19,19 +20,22 @@ def main(argv: list[str] | None = None) -> int:
     # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-    args = sys.argv[1:] if argv is None else argv
+    # `mcptask --url U list` is `mcptask list --url U`
+    args = hoist(sys.argv[1:] if argv is None else argv)
     try:
         rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:
         name = exc.option_name
         # `-kE3x...` is parsed as the short option `-k`: find the whole word
-        words = [a for a in args if a.startswith(name) and len(a) > 2]
+        words = [a for a in args if a.startswith(name) and looks_like_task_id(a)]
         if words:
             word = words[0]
             exc.message = (
                 f"No such option: {name}. If {word!r} is a task id, put -- before it: "
                 f"mcptask <command> [options] -- {word}"
             )
+        elif args and not args[0].startswith("-") and name in COMMON_OPTIONS:
+            exc.message = f"No such option: {name} (`mcptask {args[0]}` does not take it)"
         exc.show()
         return ExitCode.USAGE
     except click_exc.ClickException as exc:

@@ -10,7 +10,9 @@ import typer
 
 from .. import __version__
 from . import complete
-from .options import Interval, NoPush, TaskId, Timeout, WantResult, with_target
+from .helping import GroupedHelp, described
+from .helptext import ROOT, examples_text
+from .options import Interval, Jq, NoPush, OutputMode, TaskId, Timeout, WantResult, with_target
 from .runner import execute
 
 if TYPE_CHECKING:
@@ -18,7 +20,9 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="mcptask",
-    help="Inspect, follow and collect long-running tasks on MCP servers and A2A agents.",
+    cls=GroupedHelp,
+    help=ROOT.description,
+    epilog=examples_text(""),
     no_args_is_help=True,
     add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -40,10 +44,10 @@ def _root(
         typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     ] = None,
 ) -> None:
-    """Inspect, follow and collect long-running tasks on MCP servers and A2A agents."""
+    """(`mcptask --help` says what mcptask is: helptext.ROOT)"""
 
 
-@app.command()
+@app.command(**described("get"))
 @with_target
 def get(
     g: GlobalOptions,
@@ -52,7 +56,6 @@ def get(
         int | None, typer.Option("--history", help="A2A: include at most N history messages.")
     ] = None,
 ) -> None:
-    """Fetch a task's status once."""
     from ..commands.get import GetOptions, run_get
 
     execute(
@@ -63,7 +66,7 @@ def get(
     )
 
 
-@app.command()
+@app.command(**described("watch"))
 @with_target
 def watch(
     g: GlobalOptions,
@@ -81,8 +84,15 @@ def watch(
     timeout: Timeout = None,
     result: WantResult = False,
     no_push: NoPush = False,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until",
+            help="End each task with exit 0 once it reaches one of these statuses, e.g. input_required (a terminal status it does not name ends it as usual).",
+            autocompletion=complete.statuses,
+        ),
+    ] = None,
 ) -> None:
-    """Follow tasks until they end: updates the server pushes at once, polls as a safety net."""
     from ..commands.watch import WatchOptions, run_watch
 
     opts = WatchOptions(
@@ -92,11 +102,12 @@ def watch(
         want_result=result,
         push=not no_push,
         all_tasks=all_tasks,
+        until=until,
     )
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
 
 
-@app.command()
+@app.command(**described("result"))
 @with_target
 def result(
     g: GlobalOptions,
@@ -107,14 +118,13 @@ def result(
     interval: Interval = None,
     timeout: Timeout = None,
 ) -> None:
-    """Print a task's result, waiting for it to finish."""
     from ..commands.result import ResultOptions, run_result
 
     opts = ResultOptions(task_id, wait=not no_wait, interval=interval, timeout=timeout)
     execute(g, lambda ctx: run_result(opts, ctx), one_at_a_time=True)
 
 
-@app.command("list")
+@app.command("list", **described("list"))
 @with_target
 def list_(
     g: GlobalOptions,
@@ -122,7 +132,6 @@ def list_(
         bool, typer.Option("--local", help="The tasks this machine created or saw.")
     ] = False,
 ) -> None:
-    """List the server's tasks (or, with --local, the task book's)."""
     from ..commands.list import ListOptions, run_list
 
     execute(
@@ -130,10 +139,9 @@ def list_(
     )
 
 
-@app.command()
+@app.command(**described("cancel"))
 @with_target
 def cancel(g: GlobalOptions, task_id: TaskId) -> None:
-    """Ask the server to cancel a task."""
     from ..commands.cancel import CancelOptions, run_cancel
 
     execute(
@@ -141,7 +149,7 @@ def cancel(g: GlobalOptions, task_id: TaskId) -> None:
     )
 
 
-@app.command()
+@app.command(**described("answer"))
 @with_target
 def answer(
     g: GlobalOptions,
@@ -167,8 +175,6 @@ def answer(
         typer.Option("--key", help="Which input request to answer when several wait (MCP 2026)."),
     ] = None,
 ) -> None:
-    """Answer a task that waits for input: a form on a terminal, else --json, --decline,
-    --cancel or --text; then confirm that the task moved on."""
     from ..commands.answer import AnswerOptions, run_answer
 
     opts = AnswerOptions(
@@ -177,22 +183,24 @@ def answer(
     execute(g, lambda ctx: run_answer(opts, ctx))
 
 
-@app.command()
+@app.command(**described("tools"))
 @with_target
 def tools(g: GlobalOptions) -> None:
-    """List the target's tools: task support, description, required arguments."""
     from ..commands.tools import ToolsOptions, run_tools
 
     execute(g, lambda ctx: run_tools(ToolsOptions(), ctx), one_at_a_time=True)
 
 
-@app.command()
+@app.command(**described("call"))
 @with_target
 def call(
     g: GlobalOptions,
-    tool: Annotated[str, typer.Argument(help="The tool to call.")],
+    tool: Annotated[str, typer.Argument(help="The tool to call.", autocompletion=complete.tools)],
     arguments: Annotated[
-        list[str] | None, typer.Argument(help="k=v (coerced to the schema's type) or k:=JSON.")
+        list[str] | None,
+        typer.Argument(
+            help="KEY=VALUE (the value converted to the type the tool's input schema gives) or KEY:=JSON."
+        ),
     ] = None,
     args: Annotated[str | None, typer.Option("--args", help="Arguments as a JSON object.")] = None,
     ttl: Annotated[
@@ -231,8 +239,6 @@ def call(
         ),
     ] = False,
 ) -> None:
-    """Call an MCP tool: as a task where it can run as one, else as a plain call (progress and
-    logs shown live)."""
     from ..commands._follow import FollowUp
     from ..commands.call import CallOptions, PlainAnswers, run_call
 
@@ -251,7 +257,7 @@ def call(
     execute(g, lambda ctx: run_call(opts, ctx), streaming=watch)
 
 
-@app.command()
+@app.command(**described("send"))
 @with_target
 def send(
     g: GlobalOptions,
@@ -262,7 +268,6 @@ def send(
     timeout: Timeout = None,
     no_push: NoPush = False,
 ) -> None:
-    """Start an A2A task with a non-blocking message."""
     from ..commands._follow import FollowUp
     from ..commands.send import SendOptions, run_send
 
@@ -271,13 +276,15 @@ def send(
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
 
 
-@app.command()
+@app.command(**described("check"))
 @with_target
 def check(
     g: GlobalOptions,
     arguments: Annotated[
         list[str] | None,
-        typer.Argument(help="The task tool's arguments: k=v (coerced to its schema) or k:=JSON."),
+        typer.Argument(
+            help="The task tool's arguments: KEY=VALUE (converted to its schema's types) or KEY:=JSON."
+        ),
     ] = None,
     tool: Annotated[
         str | None,
@@ -299,27 +306,30 @@ def check(
     ] = None,
     check_ids: Annotated[
         list[str] | None,
-        typer.Option("--check", help="Run only this check (repeatable; a prefix selects several)."),
+        typer.Option(
+            "--check",
+            help="Run only this check (repeatable; a prefix selects several).",
+            autocompletion=complete.check_ids,
+        ),
     ] = None,
     category: Annotated[
         list[str] | None,
         typer.Option(
             "--category",
             help="Run only this category (repeatable): capability, creation, status, result, cancel, list, errors, session, wire, card, update, stream, security.",
+            autocompletion=complete.categories,
         ),
     ] = None,
     rpc: Annotated[
         bool, typer.Option("--rpc", help="Show the messages each check exchanged.")
     ] = False,
     junit: Annotated[
-        str | None, typer.Option("--junit", help="Also write the results as JUnit XML to FILE.")
+        str | None, typer.Option("--junit", help="Also write the results as JUnit XML to PATH.")
     ] = None,
     task_timeout: Annotated[
         float, typer.Option("--task-timeout", help="How long to wait for a task to end (seconds).")
     ] = 60.0,
 ) -> None:
-    """Check the target's task support against the spec: PASS/WARN/FAIL/INFO/SKIP per check
-    (exit 0 passed, 5 a check failed, 10 incomplete)."""
     from ..commands.check import CheckOptions, run_check
 
     opts = CheckOptions(
@@ -336,7 +346,7 @@ def check(
     execute(g, lambda ctx: run_check(opts, ctx))
 
 
-@app.command()
+@app.command(**described("servers"))
 def servers(
     config: Annotated[
         str | None,
@@ -345,39 +355,29 @@ def servers(
             help="mcptask's TOML config file, or an mcpServers/servers JSON file. [env var: MCPTASK_CONFIG]",
         ),
     ] = None,
-    output: Annotated[
-        str,
-        typer.Option(
-            "--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson."
-        ),
-    ] = "auto",
+    output: OutputMode = "auto",
+    jq: Jq = None,
 ) -> None:
-    """List the named servers in the config file (never a secret)."""
     from ..commands.servers import ServersOptions, run_servers
     from ..targets import GlobalOptions
 
     execute(
-        GlobalOptions(config=config, output=output),
+        GlobalOptions(config=config, output=output, jq=jq),
         lambda ctx: run_servers(ServersOptions(), ctx),
     )
 
 
-@app.command()
+@app.command(**described("demo"))
 def demo(
     seconds: Annotated[float, typer.Option("--seconds", help="How long the demo task runs.")] = 8.0,
-    output: Annotated[
-        str,
-        typer.Option(
-            "--output", "-o", envvar="MCPTASK_OUTPUT", help="auto, pretty, json or ndjson."
-        ),
-    ] = "auto",
+    output: OutputMode = "auto",
+    jq: Jq = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,
 ) -> None:
-    """Run an embedded demo task server and watch a task on it."""
     from ..commands.demo import DemoOptions, run_demo
     from ..targets import GlobalOptions
 
-    g = GlobalOptions(output=output, trace=trace, url="http://127.0.0.1")
+    g = GlobalOptions(output=output, trace=trace, url="http://127.0.0.1", jq=jq)
     execute(g, lambda ctx: run_demo(DemoOptions(seconds=seconds), ctx), streaming=True)
 
 
@@ -445,6 +445,24 @@ def auth_token(g: GlobalOptions) -> None:
     from ..commands.auth import TokenOptions, run_token
 
     execute(g, lambda ctx: run_token(TokenOptions(), ctx))
+
+
+@app.command(**described("schema"))
+def schema(
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            help="The shape: task, list, watch-event, watch-summary, result, cancel, check, tools or servers (none: list them).",
+            autocompletion=complete.schema_names,
+        ),
+    ] = None,
+    jq: Jq = None,
+) -> None:
+    from ..commands.schema import SchemaOptions, run_schema
+    from ..targets import GlobalOptions
+
+    g = GlobalOptions(output="json", jq=jq)
+    execute(g, lambda ctx: run_schema(SchemaOptions(name), ctx))
 
 
 def _app_for(args: list[str]) -> typer.Typer:

@@ -83,3 +83,111 @@ def servers(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     except Exception:  # a missing or broken config file completes nothing
         return []
     return [(name, what) for name, what in names if name.startswith(incomplete)]
+
+
+#: `-o/--output` values and what each prints (render.MODES, kept here so TAB imports no renderer)
+OUTPUT_MODES = {
+    "auto": "pretty on a terminal, JSON elsewhere",
+    "pretty": "for people",
+    "json": "one JSON document",
+    "ndjson": "one JSON object per line",
+}
+
+
+def _offer(items: list[tuple[str, str]], incomplete: str) -> list[tuple[str, str]]:
+    return [(value, what) for value, what in items if value.startswith(incomplete)]
+
+
+def output_modes(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    return _offer(list(OUTPUT_MODES.items()), incomplete)
+
+
+def protocols(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    from ..protocols.registry import CHOICES
+
+    return _offer([(name, "detect it" if name == "auto" else "") for name in CHOICES], incomplete)
+
+
+def categories(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """`check --category`: the categories of every suite, with how many checks each has."""
+    from ..check import catalogue
+
+    counts: dict[str, int] = {}
+    for check in catalogue():
+        counts[check.category] = counts.get(check.category, 0) + 1
+    return _offer([(c, f"{n} checks") for c, n in counts.items()], incomplete)
+
+
+def check_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """`check --check`: every check's id, with its requirement."""
+    from ..check import catalogue
+
+    return _offer([(c.id, c.requirement) for c in catalogue()], incomplete)
+
+
+def schema_names(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    from .. import schemas
+
+    return _offer([(name, schemas.title(name)) for name in schemas.NAMES], incomplete)
+
+
+#: seconds the one quick `tools/list` of a TAB may take
+TOOLS_TIMEOUT = 3.0
+
+
+def tools(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """`call TOOL`: the tools of the target (only when it is known): the ones its last
+    `tools/list` named (kept in the task book), else one quick `tools/list`, then kept."""
+    from ..taskbook import TaskBook
+
+    url = completion_url(ctx)
+    if not url:
+        return []  # no target yet, or a stdio server (completion spawns nothing)
+    book = TaskBook()
+    found = book.tools(url)
+    if not found:
+        found = _list_tools(ctx)
+        if found:
+            book.remember_tools(url, found)
+    return _offer(found, incomplete)
+
+
+def _list_tools(ctx: typer.Context) -> list[tuple[str, str]]:
+    """One `tools/list` of the target the words typed so far name; nothing when it fails."""
+    import asyncio
+    import io
+
+    from ..context import Context
+    from ..render import Output
+    from ..targets import GlobalOptions
+
+    p = ctx.params
+    names = ("url", "server", "config", "protocol", "token_file", "session", "context_id")
+    g = GlobalOptions(**{n: p[n] for n in names if p.get(n) is not None})
+    g.headers = list(p.get("header") or [])
+
+    async def fetch() -> list[tuple[str, str]]:
+        c = Context(g, Output(mode="json", stdout=io.StringIO(), stderr=io.StringIO()))
+        try:
+            proto = await c.protocol()
+            if not proto.has_tools:
+                return []
+            return [(t.name, t.taskSupport) for t in await proto.list_tools()]
+        finally:
+            await c.aclose()
+
+    try:
+        return asyncio.run(asyncio.wait_for(fetch(), TOOLS_TIMEOUT))
+    except Exception:  # unreachable, refused, not MCP: TAB offers nothing
+        return []
+
+
+def statuses(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """`watch --until`: status words, the last of a comma-separated list completed."""
+    from ..model import STATUSES
+
+    done, _, last = incomplete.rpartition(",")
+    prefix = done + "," if done else ""
+    given = set(done.split(",")) if done else set()
+    words = sorted(w for w in STATUSES if w not in given)
+    return [(prefix + w, "") for w in words if w.startswith(last)]

@@ -89,6 +89,7 @@ def _common_parameters() -> list[inspect.Parameter]:
                     envvar="MCPTASK_PROTOCOL",
                     help=f"{', '.join(CHOICES[:-1])} or {CHOICES[-1]}.",
                     rich_help_panel=TARGET,
+                    autocompletion=complete.protocols,
                 ),
             ],
             "auto",
@@ -210,9 +211,22 @@ def _common_parameters() -> list[inspect.Parameter]:
                     envvar="MCPTASK_OUTPUT",
                     help="auto, pretty, json or ndjson.",
                     rich_help_panel=OUTPUT,
+                    autocompletion=complete.output_modes,
                 ),
             ],
             "auto",
+        ),
+        opt(
+            "jq",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--jq",
+                    help="Filter the JSON output through this jq program (strings print as plain text); output is JSON then, on a terminal too.",
+                    rich_help_panel=OUTPUT,
+                ),
+            ],
+            None,
         ),
         opt(
             "trace",
@@ -271,15 +285,31 @@ Interval = Annotated[
     float | None,
     typer.Option(
         "--interval",
-        help="Poll no faster than every S seconds (a floor; never faster than the server asks).",
+        help="Poll no faster than every SECONDS (a floor: never faster than the server asks).",
     ),
 ]
-Timeout = Annotated[
-    float | None, typer.Option("--timeout", help="Give up after S seconds (exit 7).")
-]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Give up after SECONDS (exit 7).")]
 WantResult = Annotated[
     bool, typer.Option("--result", help="Also print the result when the task ends.")
 ]
 NoPush = Annotated[
     bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
+]
+
+OutputMode = Annotated[
+    str,
+    typer.Option(
+        "--output",
+        "-o",
+        envvar="MCPTASK_OUTPUT",
+        help="auto, pretty, json or ndjson.",
+        autocompletion=complete.output_modes,
+    ),
+]
+Jq = Annotated[
+    str | None,
+    typer.Option(
+        "--jq",
+        help="Filter the JSON output through this jq program (strings print as plain text).",
+    ),
 ]

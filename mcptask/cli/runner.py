@@ -13,6 +13,7 @@ from ..errors import ExitCode
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..jqfilter import JqFilter
     from ..targets import GlobalOptions
 
 
@@ -38,7 +39,14 @@ def execute(
     from ..terminal import current
 
     env = current()
-    out = Output(mode=resolve_mode(g.output, env.stdout_tty, streaming=streaming))
+    # --jq filters JSON: on a terminal too, the output is JSON
+    terminal = env.stdout_tty and g.jq is None
+    out = Output(mode=resolve_mode(g.output, terminal, streaming=streaming))
+    try:
+        out.jq = jq_filter(g)
+    except McptaskError as exc:
+        out.error(exc.message)
+        raise typer.Exit(exc.exit_code) from None
     ctx = Context(g, out, env=env)
     ctx.one_at_a_time = one_at_a_time
 
@@ -75,6 +83,18 @@ def execute(
         code = exit_code_for(exc)
     out.save_recording()
     raise typer.Exit(code)
+
+
+def jq_filter(g: GlobalOptions) -> JqFilter | None:
+    """`--jq EXPR`, compiled before anything is sent (a bad program is a usage error)."""
+    if g.jq is None:
+        return None
+    from ..errors import UsageError
+    from ..jqfilter import JqFilter
+
+    if g.output == "pretty":
+        raise UsageError("--jq filters JSON output: it cannot go with -o pretty")
+    return JqFilter(g.jq)
 
 
 def _run_without_loop(coro: Coroutine[Any, Any, int]) -> int:

@@ -35,6 +35,13 @@ class WatchOptions:
     push: bool = True
     #: `--all`: every unfinished task the server lists, plus the task book's
     all_tasks: bool = False
+    #: `--until STATUS,...`: a task that reaches one of them ends there, exit 0
+    until: str | None = None
+
+    def until_statuses(self) -> frozenset[str]:
+        from ..watch import parse_until
+
+        return parse_until(self.until) if self.until is not None else frozenset()
 
 
 async def run_watch(opts: WatchOptions, ctx: Context) -> int:
@@ -42,6 +49,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         raise UsageError("give task ids or --all, not both")
     if not opts.task_ids and not opts.all_tasks:
         raise UsageError("watch needs task ids (or --all)")
+    opts.until_statuses()  # a bad --until is a usage error before any request
     if opts.all_tasks:
         places = await _everything_unfinished(ctx)
     else:
@@ -143,6 +151,7 @@ class _Group:
                 timeout=opts.timeout,
                 want_result=opts.want_result,
                 push=opts.push,
+                until=opts.until_statuses(),
                 on_input=inline_answers(ctx, proto, events, lock=lock)
                 if answers and isinstance(events, LiveEvents)
                 else None,

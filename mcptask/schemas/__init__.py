@@ -37,6 +37,11 @@ def load(name: str) -> dict[str, Any]:
     return schema
 
 
+def title(name: str) -> str:
+    """The schema's one-line description (its `title`)."""
+    return str(load(name).get("title", name))
+
+
 def refers_to(schema: Any) -> set[str]:
     """The names of the other schemas `schema` refers to (directly)."""
     found: set[str] = set()

@@ -255,17 +255,39 @@ COMMANDS: dict[str, CommandHelp] = {
         (
             ("", "mcptask schema task"),
             ("every shape's name", "mcptask schema"),
-            ("check a script's input", "mcptask schema watch-event > watch-event.json"),
+            ("save one for a validator", "mcptask schema watch-event > watch-event.schema.json"),
         ),
     ),
 }
 
 
+#: `mcptask --help`
+ROOT = CommandHelp(
+    "",
+    "Inspect, follow and collect long-running tasks on MCP servers and A2A agents",
+    "Inspect, follow and collect long-running tasks on MCP servers and A2A agents. A server "
+    "takes slow work (a tool call, an agent run) and hands back a task id: mcptask shows that "
+    "task, follows it live and collects its result, for a person on a terminal or a script in "
+    "a pipe (JSON; docs/output.md). Every command that talks to a server takes the target "
+    "options (--url URL, -s NAME from the config file, or --stdio 'CMD ARGS'); `mcptask "
+    "COMMAND --help` shows them.",
+    (
+        ("see it work, nothing to set up", "mcptask demo"),
+        (
+            "start a task, follow it, collect its result",
+            f"mcptask call simulate-research-query topic=tides --url {URL}",
+        ),
+        ("", "mcptask watch 8488be63"),
+        ("", "mcptask result 8488be63"),
+    ),
+)
+
+
 def examples_text(name: str) -> str:
-    """The `Examples:` section of `mcptask NAME --help` (Click prints it as the epilog; `\\b`
-    keeps its lines as they are)."""
-    lines = ["Examples:", "\b"]
-    for comment, command in COMMANDS[name].examples:
+    """The `Examples:` section of `mcptask NAME --help` (the command's epilog, printed line by
+    line); `""` for `mcptask --help`."""
+    lines = ["Examples:"]
+    for comment, command in (COMMANDS[name] if name else ROOT).examples:
         if comment:
             lines.append(f"  # {comment}")
         lines.append(f"  $ {command}")
@@ -286,16 +308,16 @@ METAVARS = {
     "output": "MODE",
     "jq": "EXPR",
     "task_id": "TASK_ID",
-    "task_ids": "TASK_ID...",
+    "task_ids": "TASK_ID",
     "interval": "SECONDS",
     "timeout": "SECONDS",
-    "until": "STATUS[,STATUS...]",
+    "until": "STATUS[,...]",
     "history": "N",
     "json_content": "JSON",
     "text": "TEXT",
     "key": "KEY",
     "tool": "TOOL",
-    "arguments": "KEY=VALUE...",
+    "arguments": "KEY=VALUE",
     "args": "JSON",
     "ttl": "MS",
     "seconds": "SECONDS",

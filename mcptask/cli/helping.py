@@ -1,0 +1,90 @@
+"""How `--help` is laid out: words for placeholders (`--url URL`, `TASK_ID`), never Python
+types; each command's description and `Examples:` (from `helptext`); `mcptask --help` lists
+the commands by group with their whole summaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer._click import Context, HelpFormatter
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+from .helptext import COMMANDS, GROUPS, METAVARS, examples_text
+
+
+class WordArgument(TyperArgument):
+    """An argument shown by its word alone: `TASK_ID`, `[TASK_ID]...`, no `<str>`."""
+
+    def display_type_rich(self, ctx: Context) -> str | None:
+        return None
+
+    def _rich_display_name(self) -> str:
+        return self.display_name_raw + ("..." if self.nargs != 1 else "")
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+
+def write_examples(epilog: str | None, formatter: HelpFormatter) -> None:
+    """The `Examples:` section, its lines as they are (Click would rewrap and indent them)."""
+    if epilog:
+        formatter.write_paragraph()
+        for line in epilog.splitlines():
+            formatter.write(line + "\n")
+
+
+class HelpfulCommand(TyperCommand):
+    """A command whose options and arguments show the placeholders of `helptext.METAVARS`,
+    and whose examples keep their lines."""
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        write_examples(self.epilog, formatter)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            word = METAVARS.get(param.name or "")
+            if isinstance(param, TyperArgument):
+                param.__class__ = WordArgument
+                param.metavar = param.metavar or word or (param.name or "").upper()
+            elif isinstance(param, TyperOption) and not param.is_flag and word:
+                param.metavar = param.metavar or word
+
+
+def described(name: str) -> dict[str, Any]:
+    """What `@app.command(...)` takes for command `name`: its help, summary and examples."""
+    about = COMMANDS[name]
+    return {
+        "help": about.description,
+        "short_help": about.summary,
+        "epilog": examples_text(name),
+        "cls": HelpfulCommand,
+    }
+
+
+#: the group of a command `helptext` does not know
+OTHER = "Other commands"
+
+
+class GroupedHelp(TyperGroup):
+    """`mcptask --help`: the commands under their groups, each summary whole."""
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        write_examples(self.epilog, formatter)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        groups: dict[str, list[tuple[str, str]]] = {g: [] for g in (*GROUPS, OTHER)}
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            about = COMMANDS.get(name)
+            summary = about.summary if about else cmd.get_short_help_str(limit=200)
+            groups[about.group if about else OTHER].append((name, summary))
+        # one column width for every group, so the summaries line up
+        width = max((len(n) for rows in groups.values() for n, _ in rows), default=0)
+        for group, rows in groups.items():
+            if rows:
+                with formatter.section(group):
+                    formatter.write_dl([(n.ljust(width), summary) for n, summary in rows])

@@ -1,0 +1,83 @@
+"""Help that teaches: every command's `--help` has a description and an `Examples:` section of
+real command lines, placeholders are words (URL, TASK_ID), never Python types; `mcptask --help`
+lists every command under its group with its whole summary."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mcptask.cli.app import app
+from mcptask.cli.helptext import COMMANDS, GROUPS
+
+from conftest import RunCli
+
+#: what Typer shows when a parameter has no word: `<str>`, `<list[str]>`, `{task_id}`
+PYTHON_TYPES = re.compile(r"<(str|int|float|bool|list|dict|path|text)\b|list\[|\{[a-z_]+\}")
+
+
+def command_names() -> list[str]:
+    return [
+        info.name or (info.callback.__name__ if info.callback else "")
+        for info in app.registered_commands
+    ]
+
+
+def test_every_command_is_described() -> None:
+    assert set(command_names()) <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", command_names())
+def test_each_commands_help_teaches(run_cli: RunCli, command: str) -> None:
+    r = run_cli(command, "--help", env={"COLUMNS": "100"})
+    assert r.code == 0, r.stderr
+    text = r.stdout
+    assert not PYTHON_TYPES.search(text), PYTHON_TYPES.search(text)
+    usage, _, rest = text.partition("\n\n")
+    assert usage.startswith(f"Usage: mcptask {command} ")
+    description = rest.split("\n\n")[0]
+    assert len(description.split()) >= 15, description  # a paragraph, not a phrase
+    assert "\nExamples:\n" in text
+    examples = [ln.strip() for ln in text.split("\nExamples:\n")[1].splitlines()]
+    lines = [ln[2:] for ln in examples if ln.startswith("$ ")]
+    assert 2 <= len(lines) <= 5, examples
+    assert all(ln.startswith(f"mcptask {command}") for ln in lines), lines
+    # placeholders are words
+    for line in text.splitlines():
+        m = re.match(r"  (?:-\w, )?--[\w-]+ (\S+) {2,}", line)
+        if m:
+            assert m.group(1).upper() == m.group(1), line
+
+
+def test_the_root_help_groups_every_command_with_its_whole_summary(run_cli: RunCli) -> None:
+    r = run_cli("--help", env={"COLUMNS": "80"})
+    assert r.code == 0, r.stderr
+    text = r.stdout
+    found_groups = [g for g in GROUPS if f"\n{g}:\n" in text]
+    assert found_groups[:3] == ["Follow tasks", "Start tasks", "Servers"]
+    for name in command_names():
+        summary = COMMANDS[name].summary
+        assert re.search(rf"\n  {re.escape(name)} +{re.escape(summary)}\n", text), name
+    commands = text.split("\nFollow tasks:\n")[1].split("\nExamples:\n")[0]
+    assert "..." not in commands  # no summary cut short
+    assert "\nExamples:\n" in text
+    assert all(len(line) <= 80 for line in text.split("\nExamples:\n")[0].splitlines())
+
+
+def test_the_placeholder_words(run_cli: RunCli) -> None:
+    text = run_cli("watch", "--help").stdout
+    for shown in (
+        "-u, --url URL",
+        "-s, --server NAME",
+        "--config PATH",
+        "-H, --header 'NAME: VALUE'",
+        "--token-file PATH",
+        "-o, --output MODE",
+        "--interval SECONDS",
+        "--until STATUS[,...]",
+        "--jq EXPR",
+        "[TASK_ID]...",
+    ):
+        assert shown in text, shown
+    assert "Usage: mcptask get [OPTIONS] TASK_ID\n" in run_cli("get", "--help").stdout
