@@ -1,10 +1,22 @@
-"""Completion of option values: the task book keeps each endpoint's tool names for `call`."""
+"""Completion of values (`-o`, `-p`, `--category`, `--check`, `--until`, `schema NAME`, tool names
+for `call`), through the real CLI as bash asks; tool names come from the task book, else from
+one quick `tools/list` of server-everything, then kept."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
+import pytest
+
+from mcptask.check import categories
+from mcptask.cli.complete import OUTPUT_MODES
+from mcptask.protocols.registry import CHOICES
+from mcptask.render import MODES
 from mcptask.taskbook import MAX_TOOLS_KEPT, TaskBook
+
+from conftest import RunCli
+from servers.common import ServerProcess
 
 
 def test_the_task_book_keeps_an_endpoints_tools(tmp_path: Path) -> None:
@@ -14,3 +26,58 @@ def test_the_task_book_keeps_an_endpoints_tools(tmp_path: Path) -> None:
     assert book.tools("http://127.0.0.1:1/mcp") == [("echo", "forbidden"), ("slow", "optional")]
     book.remember_tools("http://127.0.0.1:1/mcp", [(f"t{i}", "") for i in range(600)])
     assert len(book.tools("http://127.0.0.1:1/mcp")) == MAX_TOOLS_KEPT
+
+
+# -- through the real CLI, as bash asks --------------------------------------------------------
+
+
+def complete(run_cli: RunCli, line: str, env: dict[str, str] | None = None) -> list[str]:
+    words = shlex.split(line) + ([""] if line.endswith(" ") else [])
+    r = run_cli(
+        env={
+            "_MCPTASK_COMPLETE": "complete_bash",
+            "COMP_WORDS": line,
+            "COMP_CWORD": str(len(words) - 1),
+            **(env or {}),
+        }
+    )
+    assert r.code == 0 and r.stderr == "", r.stderr
+    return [w for w in r.stdout.splitlines() if w]
+
+
+@pytest.mark.parametrize("command", ["get", "watch", "list", "check"])
+def test_output_modes_complete(run_cli: RunCli, command: str) -> None:
+    assert complete(run_cli, f"mcptask {command} -o ") == ["auto", "pretty", "json", "ndjson"]
+    assert complete(run_cli, f"mcptask {command} --output nd") == ["ndjson"]
+
+
+def test_the_offered_modes_are_the_renderers() -> None:
+    assert tuple(OUTPUT_MODES) == MODES
+
+
+def test_protocols_categories_checks_statuses_and_schemas_complete(run_cli: RunCli) -> None:
+    assert complete(run_cli, "mcptask list -p mcp") == ["mcp-2025-11-25", "mcp-2026-07-28"]
+    assert set(complete(run_cli, "mcptask list -p ")) == set(CHOICES)
+    assert set(complete(run_cli, "mcptask check --category ")) == set(categories())
+    assert complete(run_cli, "mcptask check --category ca") == ["capability", "cancel", "card"]
+    assert "mcp2025.result.waits" in complete(run_cli, "mcptask check --check mcp2025.res")
+    assert complete(run_cli, "mcptask watch --until input") == ["input_required"]
+    assert complete(run_cli, "mcptask watch --until working,c") == [
+        "working,cancelled",
+        "working,completed",
+    ]
+    assert complete(run_cli, "mcptask schema watch") == ["watch-event", "watch-summary"]
+
+
+def test_tool_names_complete_for_call(
+    run_cli: RunCli, everything_server: ServerProcess, state_dir: Path
+) -> None:
+    url = everything_server.url
+    assert complete(run_cli, "mcptask call ") == []  # no target: nothing to ask
+    # the first TAB asks the server once and keeps the answer in the task book
+    offered = complete(run_cli, f"mcptask call --url {url} ")
+    assert "echo" in offered and "simulate-research-query" in offered
+    assert ("simulate-research-query", "required") in TaskBook(state_dir / "tasks.json").tools(url)
+    assert complete(run_cli, f"mcptask call --url {url} simulate") == ["simulate-research-query"]
+    # an unreachable target offers nothing, quickly
+    assert complete(run_cli, "mcptask call --url http://127.0.0.1:9/mcp ") == []
