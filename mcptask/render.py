@@ -256,12 +256,14 @@ def fit_columns(
     flexible: int,
     least: int,
     most: int,
+    hidden: set[int] | None = None,
 ) -> list[tuple[int, int]]:
     """Lay out a table of `width` cells: (column, width) for the columns to draw. Every column
     but `flexible` gets its need; `flexible` gets what is left, at most `most`. While that is
     under `least`, the droppable column with the highest rank in `drops` (None: never) goes.
+    Columns in `hidden` are not drawn at all.
     Rich's table draws one cell of padding each side of a cell and a rule between columns."""
-    shown = list(range(len(needs)))
+    shown = [i for i in range(len(needs)) if i not in (hidden or set())]
     while True:
         fixed = sum(needs[i] for i in shown if i != flexible)
         rest = width - fixed - 3 * len(shown) + 1
@@ -580,6 +582,7 @@ class LiveEvents:
             for i, col in enumerate(LIVE_COLUMNS):
                 if i != MESSAGE:
                     need = max(cell_width(col.header), cell_width(col.reserve), cell_width(row[i]))
+                    need = min(need, col.most) if col.most else need
                     self._widths[i] = max(self._widths.get(i, 0), need)
         needs = [self._widths.get(i, cell_width(c.header)) for i, c in enumerate(LIVE_COLUMNS)]
         return fit_columns(
@@ -589,6 +592,7 @@ class LiveEvents:
             flexible=MESSAGE,
             least=MESSAGE_MIN,
             most=MESSAGE_MAX,
+            hidden={i for i, c in enumerate(LIVE_COLUMNS) if c.when and not c.when(self)},
         )
 
     def _rows_that_fit(self) -> list[Watched]:
@@ -641,11 +645,19 @@ class LiveColumn:
     style: str = ""
     #: a cell the column keeps room for from the first frame (so it need not widen later)
     reserve: str = ""
+    #: at most this wide (longer cells are cut with an ellipsis); None: as wide as they are
+    most: int | None = None
+    #: the column is drawn only while this says so (None: always)
+    when: Callable[[LiveEvents], bool] | None = None
 
 
 def _task_cell(view: LiveEvents, w: Watched, now: float) -> Any:
     short = w.task_id if len(w.task_id) <= TASK_ID_SHOWN else w.task_id[: TASK_ID_SHOWN - 1] + "…"
     return safe_line(short)
+
+
+def _server_cell(view: LiveEvents, w: Watched, now: float) -> Any:
+    return safe_line(view.servers.get(w.task_id, ""), 100)
 
 
 def _status_cell(view: LiveEvents, w: Watched, now: float) -> Any:
@@ -687,13 +699,15 @@ def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
 #: the live view's columns, left to right (a new column: one entry here, with its `drop` rank)
 LIVE_COLUMNS: tuple[LiveColumn, ...] = (
     LiveColumn("task", _task_cell),
+    # a watch that spans servers says which task is where
+    LiveColumn("server", _server_cell, drop=1, most=24, when=lambda view: bool(view.servers)),
     # room for the words most tasks end with: the column keeps its width when they end
     LiveColumn("status", _status_cell, reserve="✔ completed"),
     LiveColumn("message", _message_cell),
-    LiveColumn("elapsed", _elapsed_cell, drop=1, justify="right"),
-    LiveColumn("next poll", _next_poll_cell, drop=3, justify="right"),
-    LiveColumn("ttl left", _ttl_cell, drop=2, justify="right"),
-    LiveColumn("via", _via_cell, drop=4, style="dim"),
+    LiveColumn("elapsed", _elapsed_cell, drop=2, justify="right"),
+    LiveColumn("next poll", _next_poll_cell, drop=4, justify="right"),
+    LiveColumn("ttl left", _ttl_cell, drop=3, justify="right"),
+    LiveColumn("via", _via_cell, drop=5, style="dim"),
 )
 #: the column that takes the room the others leave
 MESSAGE = next(i for i, c in enumerate(LIVE_COLUMNS) if c.header == "message")

@@ -283,3 +283,14 @@ def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> Non
 
 def summary(screen: list[str]) -> bool:
     return any(ln.strip() in ("● 1 working", "✔ 1 completed") for ln in screen)
+
+
+def test_a_watch_across_servers_names_each_tasks_server() -> None:
+    rows = [watched(*r) for r in ROWS]
+    events = view(*rows)
+    events.servers = {rows[0].task_id: "127.0.0.1:3001", rows[1].task_id: "research"}
+    wide = frame(events, 120)
+    assert header_of(wide)[:3] == ["task", "server", "status"]
+    assert "research" in "\n".join(wide)
+    # on a narrow terminal the server gives way only after the low-value columns
+    assert header_of(frame(events, 80)) == ["task", "server", "status", "message", "elapsed"]

@@ -134,26 +134,26 @@ def test_list_ndjson_prints_one_task_a_line_on_server_everything(
 def test_failed_input_unknown_and_cancel_on_mcp2026(
     run_cli: RunCli, fastmcp4_server: ServerProcess
 ) -> None:
-    url = ("--url", fastmcp4_server.url)
+    url = ("--url", fastmcp4_server.url)  # its ids may begin with "-": `--` before them
     failed = ok(run_cli("call", "rpc_error", *url)).json()["taskId"]
     asking = ok(run_cli("call", "ask_name", *url)).json()["taskId"]
     # several tasks, one the server never heard of: status, end (with `error`), done
-    r = ok(run_cli("watch", failed, asking, "nope-0000", *url, "--result", "-o", "ndjson"), 9)
+    r = ok(run_cli("watch", *url, "--result", "-o", "ndjson", "--", failed, asking, "nope-0000"), 9)
     lines = events(r)
     assert lines[-1]["event"] == "done"
     ends = {line["taskId"]: line for line in lines if line["event"] == "end"}
     assert ends["nope-0000"]["outcome"] == "unknown" and ends["nope-0000"]["error"]
     assert ends[failed]["result"]["error"]["code"] == -32603
     assert ends[asking]["outcome"] == "input_required"
-    r = ok(run_cli("watch", failed, asking, "nope-0000", *url, "--result", "-o", "json"), 9)
+    r = ok(run_cli("watch", *url, "--result", "-o", "json", "--", failed, asking, "nope-0000"), 9)
     summary = valid("watch-summary", r.json())
     assert {t["outcome"] for t in summary["tasks"]} == {"failed", "input_required", "unknown"}
-    waiting = valid("task", ok(run_cli("get", asking, *url, "-o", "json")).json())
+    waiting = valid("task", ok(run_cli("get", *url, "-o", "json", "--", asking)).json())
     assert waiting["inputRequests"]
-    valid("result", ok(run_cli("result", failed, *url, "-o", "json"), 5).json())
+    valid("result", ok(run_cli("result", *url, "-o", "json", "--", failed), 5).json())
 
     running = ok(run_cli("call", "slow_echo", "text=x", "seconds=30", *url)).json()["taskId"]
-    valid("cancel", ok(run_cli("cancel", running, *url, "-o", "json")).json())
+    valid("cancel", ok(run_cli("cancel", *url, "-o", "json", "--", running)).json())
 
 
 # -- A2A (a2a-sdk 1.3.0) ------------------------------------------------------------------------
