@@ -234,11 +234,11 @@ def age(task: Task, now: float | None = None) -> str:
     stamp = task.lastUpdatedAt or ""
     try:
         then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
+        if then.tzinfo is None:
+            return one_line(stamp, 40)
+        return duration((time.time() if now is None else now) - then.timestamp()) + " ago"
+    except (ValueError, OverflowError, OSError):
         return one_line(stamp, 40)
-    if then.tzinfo is None:
-        return one_line(stamp, 40)
-    return duration((time.time() if now is None else now) - then.timestamp()) + " ago"
 
 
 def cell_width(cell: Any) -> int:

@@ -48,8 +48,9 @@ class HelpfulCommand(TyperCommand):
             if isinstance(param, TyperArgument):
                 param.__class__ = WordArgument
                 param.metavar = param.metavar or word or (param.name or "").upper()
-            elif isinstance(param, TyperOption) and not param.is_flag and word:
-                param.metavar = param.metavar or word
+            elif isinstance(param, TyperOption) and not param.is_flag:
+                # an option helptext does not name yet still shows a word, never `<str>`
+                param.metavar = param.metavar or word or (param.name or "value").upper()
 
 
 def described(name: str) -> dict[str, Any]:
