@@ -669,6 +669,10 @@ def _message_cell(view: LiveEvents, w: Watched, now: float) -> Any:
     return safe_line(message, 500)
 
 
+def _progress_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    return progress_cell(w)
+
+
 def _elapsed_cell(view: LiveEvents, w: Watched, now: float) -> str:
     # a finished row's clock stops when the task ended
     return duration((w.ended if w.done and w.ended is not None else now) - w.started)
@@ -704,10 +708,17 @@ LIVE_COLUMNS: tuple[LiveColumn, ...] = (
     # room for the words most tasks end with: the column keeps its width when they end
     LiveColumn("status", _status_cell, reserve="✔ completed"),
     LiveColumn("message", _message_cell),
+    # progress the server pushes for a task: a column once a task has some
+    LiveColumn(
+        "progress",
+        _progress_cell,
+        drop=3,
+        when=lambda view: any(w.progress is not None for w in view.watched),
+    ),
     LiveColumn("elapsed", _elapsed_cell, drop=2, justify="right"),
-    LiveColumn("next poll", _next_poll_cell, drop=4, justify="right"),
-    LiveColumn("ttl left", _ttl_cell, drop=3, justify="right"),
-    LiveColumn("via", _via_cell, drop=5, style="dim"),
+    LiveColumn("next poll", _next_poll_cell, drop=5, justify="right"),
+    LiveColumn("ttl left", _ttl_cell, drop=4, justify="right"),
+    LiveColumn("via", _via_cell, drop=6, style="dim"),
 )
 #: the column that takes the room the others leave
 MESSAGE = next(i for i, c in enumerate(LIVE_COLUMNS) if c.header == "message")

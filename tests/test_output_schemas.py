@@ -194,3 +194,22 @@ def test_demo_events_and_summary(run_cli: RunCli) -> None:
     lines = events(ok(run_cli("demo", "--seconds", "1", "-o", "ndjson")))
     assert lines[-1]["event"] == "end" and "result" in lines[-1]
     valid("watch-summary", ok(run_cli("demo", "--seconds", "1", "-o", "json")).json())
+
+
+# -- tools and plain calls (server-everything) ----------------------------------------------------
+
+
+def test_tools_and_a_plain_calls_events(run_cli: RunCli, everything_server: ServerProcess) -> None:
+    url = ("--url", everything_server.url)
+    tools = valid("tools", ok(run_cli("tools", *url, "-o", "json")).json())
+    assert {"echo", "simulate-research-query"} <= {t["name"] for t in tools["tools"]}
+    r = ok(
+        run_cli(
+            "call", "trigger-long-running-operation", "duration=2", "steps=4", *url, "-o", "ndjson"
+        )
+    )
+    lines = events(r)
+    kinds = [line["event"] for line in lines]
+    assert "progress" in kinds and kinds[-1] == "end" and "taskId" not in lines[-1]
+    valid("result", lines[-1]["result"])
+    valid("result", ok(run_cli("call", "echo", "message=hi", *url, "-o", "json")).json())

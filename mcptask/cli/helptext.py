@@ -144,15 +144,21 @@ COMMANDS: dict[str, CommandHelp] = {
     "call": CommandHelp(
         START,
         "Call an MCP tool (as a task where it can)",
-        "Call an MCP tool and print the task it starts, or follow it with --watch or wait for "
-        "its result with --result. Arguments are KEY=VALUE (the value converted to the type the "
-        "tool's input schema gives), KEY:=JSON, or --args with a JSON object. Over --stdio the "
-        "task dies with the server, so the call is always watched.",
+        "Call an MCP tool: as a task where the tool and the server allow it (print the task, "
+        "or follow it with --watch, or wait for its result with --result), otherwise as a plain "
+        "call whose progress and logs show live. Arguments are KEY=VALUE (the value converted "
+        "to the type the tool's input schema gives), KEY:=JSON, or --args with a JSON object, "
+        "checked against the schema before anything is sent. Over --stdio the task dies with "
+        "the server, so the call is always watched.",
         (
             ("", f"mcptask call simulate-research-query topic=tides --url {URL}"),
             (
                 "watch it and print the result at the end",
-                f"mcptask call slow_report topic=tides --watch --result --url {URL}",
+                f"mcptask call simulate-research-query topic=tides --watch --result --url {URL}",
+            ),
+            (
+                "a tool that does not run as a task: its progress live, then its result",
+                f"mcptask call trigger-long-running-operation duration=2 steps=4 --url {URL}",
             ),
             (
                 "arguments as JSON, and a ttl of one minute",

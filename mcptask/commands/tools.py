@@ -18,5 +18,8 @@ class ToolsOptions:
 
 async def run_tools(opts: ToolsOptions, ctx: Context) -> int:
     proto = await ctx.protocol()
-    ctx.out.tools(await proto.list_tools())
+    tools = await proto.list_tools()
+    if ctx.remembers:  # TAB completes `call TOOL` from them
+        ctx.book.remember_tools(ctx.server, [(t.name, t.taskSupport) for t in tools])
+    ctx.out.tools(tools)
     return ExitCode.OK
