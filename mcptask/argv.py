@@ -5,6 +5,7 @@ be task ids are told apart from mistyped options."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 #: the options every command that reaches a target takes: name -> whether it takes a value
 COMMON_OPTIONS: dict[str, bool] = {
@@ -25,6 +26,11 @@ COMMON_OPTIONS: dict[str, bool] = {
     "-o": True,
     "--jq": True,
     "--trace": False,
+    "--login": False,
+    "--client-id": True,
+    "--client-secret-file": True,
+    "--client-key-file": True,
+    "--client-metadata-url": True,
 }
 
 #: a task id that begins with `-` (fastmcp-tasks makes url-safe random ids, 43 characters):
@@ -32,10 +38,13 @@ COMMON_OPTIONS: dict[str, bool] = {
 _DASHED_ID = re.compile(r"-[A-Za-z0-9_][A-Za-z0-9_-]{4,}")
 
 
-def hoist(args: list[str], options: dict[str, bool] | None = None) -> list[str]:
+def hoist(
+    args: list[str], options: dict[str, bool] | None = None, groups: Collection[str] = ()
+) -> list[str]:
     """`[--url, U, list, --local]` -> `[list, --url, U, --local]`: common options before the
-    command word go right after it. Anything else before the command (`--help`, `--version`,
-    an unknown option) leaves the line as it is, for Click to answer."""
+    command word go right after it (after its subcommand for a command in `groups`: `auth
+    login --url U`). Anything else before the command (`--help`, `--version`, an unknown
+    option) leaves the line as it is, for Click to answer."""
     options = COMMON_OPTIONS if options is None else options
     moved: list[str] = []
     i = 0
@@ -57,7 +66,8 @@ def hoist(args: list[str], options: dict[str, bool] | None = None) -> list[str]:
             i += 1
     if not moved or i >= len(args) or args[i] == "--":
         return args
-    return [args[i], *moved, *args[i + 1 :]]
+    words = 2 if args[i] in groups and i + 1 < len(args) else 1
+    return [*args[i : i + words], *moved, *args[i + words :]]
 
 
 def _takes_value(word: str, options: dict[str, bool]) -> bool | None:

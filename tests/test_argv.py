@@ -30,6 +30,16 @@ def test_hoist(given: list[str], expected: list[str]) -> None:
     assert hoist(given) == expected
 
 
+def test_hoist_past_a_subcommand() -> None:
+    assert hoist(["--url", "U", "auth", "login"], groups={"auth"}) == [
+        "auth",
+        "login",
+        "--url",
+        "U",
+    ]
+    assert hoist(["--url", "U", "auth"], groups={"auth"}) == ["auth", "--url", "U"]
+
+
 @pytest.mark.parametrize(
     ("word", "expected"),
     [

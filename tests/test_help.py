@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import typer
 
 from mcptask.cli.app import app
 from mcptask.cli.helptext import COMMANDS, GROUPS
@@ -18,19 +19,35 @@ PYTHON_TYPES = re.compile(r"<(str|int|float|bool|list|dict|path|text)\b|list\[|\
 
 
 def command_names() -> list[str]:
-    return [
+    """Every command `mcptask --help` lists (a command with subcommands, `auth`, too)."""
+    names = [
         info.name or (info.callback.__name__ if info.callback else "")
         for info in app.registered_commands
+    ]
+    return names + [group_name(g) for g in app.registered_groups]
+
+
+def group_name(group: typer.models.TyperInfo) -> str:
+    return str(group.name or (group.typer_instance.info.name if group.typer_instance else ""))
+
+
+def subcommand_names() -> list[str]:
+    """`auth login` and the like."""
+    return [
+        f"{group_name(g)} {info.name}"
+        for g in app.registered_groups
+        if g.typer_instance
+        for info in g.typer_instance.registered_commands
     ]
 
 
 def test_every_command_is_described() -> None:
-    assert set(command_names()) <= set(COMMANDS)
+    assert set(command_names()) | set(subcommand_names()) <= set(COMMANDS)
 
 
-@pytest.mark.parametrize("command", command_names())
+@pytest.mark.parametrize("command", command_names() + subcommand_names())
 def test_each_commands_help_teaches(run_cli: RunCli, command: str) -> None:
-    r = run_cli(command, "--help", env={"COLUMNS": "100"})
+    r = run_cli(*command.split(), "--help", env={"COLUMNS": "100"})
     assert r.code == 0, r.stderr
     text = r.stdout
     assert not PYTHON_TYPES.search(text), PYTHON_TYPES.search(text)
@@ -42,7 +59,8 @@ def test_each_commands_help_teaches(run_cli: RunCli, command: str) -> None:
     examples = [ln.strip() for ln in text.split("\nExamples:\n")[1].splitlines()]
     lines = [ln[2:] for ln in examples if ln.startswith("$ ")]
     assert 2 <= len(lines) <= 5, examples
-    assert all(ln.startswith(f"mcptask {command}") for ln in lines), lines
+    assert all("mcptask " in ln for ln in lines), lines
+    assert lines[0].startswith(f"mcptask {command}"), lines
     # placeholders are words
     for line in text.splitlines():
         m = re.match(r"  (?:-\w, )?--[\w-]+ (\S+) {2,}", line)

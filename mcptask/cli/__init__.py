@@ -8,7 +8,7 @@ import typer
 
 from ..argv import COMMON_OPTIONS, hoist, looks_like_task_id
 from ..errors import ExitCode
-from .app import _app_for
+from .app import _app_for, app
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
     # `mcptask --url U list` is `mcptask list --url U`
-    args = hoist(sys.argv[1:] if argv is None else argv)
+    # commands with subcommands (`auth`): options go after the subcommand
+    groups = {
+        str(g.name or (g.typer_instance.info.name if g.typer_instance else ""))
+        for g in app.registered_groups
+    }
+    args = hoist(sys.argv[1:] if argv is None else argv, groups=groups)
     try:
         rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:

@@ -10,8 +10,8 @@ import typer
 
 from .. import __version__
 from . import complete
-from .helping import GroupedHelp, described
-from .helptext import ROOT, examples_text
+from .helping import GroupedHelp, HelpfulGroup, described
+from .helptext import COMMANDS, ROOT, examples_text
 from .options import Interval, Jq, NoPush, OutputMode, TaskId, Timeout, WantResult, with_target
 from .runner import execute
 
@@ -383,14 +383,17 @@ def demo(
 
 auth_app = typer.Typer(
     name="auth",
-    help="OAuth for MCP servers: log in, show what is stored, forget it, print the token.",
+    cls=HelpfulGroup,
+    help=COMMANDS["auth"].description,
+    short_help=COMMANDS["auth"].summary,
+    epilog=examples_text("auth"),
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 app.add_typer(auth_app)
 
 
-@auth_app.command("login")
+@auth_app.command("login", **described("auth login"))
 @with_target
 def auth_login(
     g: GlobalOptions,
@@ -413,35 +416,31 @@ def auth_login(
         ),
     ] = False,
 ) -> None:
-    """Log in to the target's authorization server and store the credentials."""
     from ..commands.auth import LoginOptions, run_login
 
     opts = LoginOptions(scope=scope, no_browser=no_browser, client_credentials=client_credentials)
     execute(g, lambda ctx: run_login(opts, ctx))
 
 
-@auth_app.command("logout")
+@auth_app.command("logout", **described("auth logout"))
 @with_target
 def auth_logout(g: GlobalOptions) -> None:
-    """Forget the credentials stored for the target."""
     from ..commands.auth import LogoutOptions, run_logout
 
     execute(g, lambda ctx: run_logout(LogoutOptions(), ctx))
 
 
-@auth_app.command("status")
+@auth_app.command("status", **described("auth status"))
 @with_target
 def auth_status(g: GlobalOptions) -> None:
-    """The stored credentials (all, or the target's): issuer, scopes, expiry; never a secret."""
     from ..commands.auth import StatusOptions, run_status
 
     execute(g, lambda ctx: run_status(StatusOptions(), ctx))
 
 
-@auth_app.command("token")
+@auth_app.command("token", **described("auth token"))
 @with_target
 def auth_token(g: GlobalOptions) -> None:
-    """Print the target's access token (refreshed first if it expired), for scripts."""
     from ..commands.auth import TokenOptions, run_token
 
     execute(g, lambda ctx: run_token(TokenOptions(), ctx))

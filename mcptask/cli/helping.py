@@ -64,6 +64,13 @@ def described(name: str) -> dict[str, Any]:
     }
 
 
+class HelpfulGroup(TyperGroup):
+    """A command with subcommands (`auth`): its examples keep their lines."""
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        write_examples(self.epilog, formatter)
+
+
 #: the group of a command `helptext` does not know
 OTHER = "Other commands"
 

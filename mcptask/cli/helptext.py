@@ -244,12 +244,69 @@ COMMANDS: dict[str, CommandHelp] = {
     "auth": CommandHelp(
         SERVERS,
         "Log in to MCP servers that need OAuth",
-        "Log in to an MCP server that asks for OAuth (a browser sign-in, or client "
-        "credentials), log out, or show the credentials mcptask holds; other commands use and "
-        "refresh them.",
+        "OAuth for MCP servers that authorize (the MCP authorization spec): log in once, and "
+        "every command sends the stored token for that target and refreshes it when it "
+        "expires. Credentials live in the OS keyring, else in a 0600 file in the state "
+        "directory; never in the task book, --trace or an error.",
         (
-            ("", f"mcptask auth login --url {URL}"),
+            ("", "mcptask auth login --url https://mcp.example.com/mcp"),
             ("", "mcptask auth status"),
+            ("", "mcptask auth logout --url https://mcp.example.com/mcp"),
+        ),
+    ),
+    "auth login": CommandHelp(
+        SERVERS,
+        "Log in and store the credentials",
+        "Log in to the target's authorization server and store the credentials: the browser "
+        "opens at the authorization server and the redirect comes back to a listener on "
+        "127.0.0.1 (--no-browser prints the address and takes the pasted redirect), or, for "
+        "machines, the client-credentials grant. Exit 0 logged in, 3 refused.",
+        (
+            ("opens the browser", "mcptask auth login --url https://mcp.example.com/mcp"),
+            (
+                "over SSH: print the address, paste where the browser ends up",
+                "mcptask auth login --url https://mcp.example.com/mcp --no-browser",
+            ),
+            (
+                "a machine with a registered client",
+                "mcptask auth login --url https://mcp.example.com/mcp --client-credentials --client-id ci-bot --client-secret-file ~/.ci-secret",
+            ),
+        ),
+    ),
+    "auth logout": CommandHelp(
+        SERVERS,
+        "Forget the target's stored credentials",
+        "Forget the credentials stored for the target, revoking the tokens at the "
+        "authorization server where it offers revocation (RFC 7009).",
+        (
+            ("", "mcptask auth logout --url https://mcp.example.com/mcp"),
+            ("", "mcptask auth logout -s research"),
+        ),
+    ),
+    "auth status": CommandHelp(
+        SERVERS,
+        "Show the stored credentials, never a secret",
+        "Show the stored credentials, all of them or the target's: the endpoint, the issuer, "
+        "the scopes and when the token expires; never a token or secret.",
+        (
+            ("", "mcptask auth status"),
+            (
+                "only one target's, as JSON",
+                "mcptask auth status --url https://mcp.example.com/mcp -o json",
+            ),
+        ),
+    ),
+    "auth token": CommandHelp(
+        SERVERS,
+        "Print the target's access token",
+        "Print the target's access token (refreshed first when it expired), for scripts that "
+        "call the server themselves. The one command that prints a token.",
+        (
+            ("", "mcptask auth token --url https://mcp.example.com/mcp"),
+            (
+                "",
+                'curl -H "Authorization: Bearer $(mcptask auth token -s research)" https://mcp.example.com/mcp',
+            ),
         ),
     ),
     "schema": CommandHelp(
@@ -334,4 +391,9 @@ METAVARS = {
     "junit": "PATH",
     "task_timeout": "SECONDS",
     "name": "NAME",
+    "scope": "SCOPES",
+    "client_id": "CLIENT_ID",
+    "client_secret_file": "PATH",
+    "client_key_file": "PATH",
+    "client_metadata_url": "URL",
 }
