@@ -37,6 +37,7 @@ from .base import (
     PROGRESS_NOTIFICATION,
     Answered,
     CallHooks,
+    CannotList,
     Created,
     Deliver,
     Health,
@@ -52,6 +53,7 @@ from .base import (
     paged,
     parse_wire,
     progress_from,
+    refuse_finished,
     tool_from_wire,
 )
 from .mcp_calls import CallTalk, progress_token
@@ -247,6 +249,25 @@ class StdioFeed(PushFeed):
             transport.on_notification = None
 
 
+def _initialize_refused(exc: RpcError) -> McptaskError:
+    """`initialize` refused with -32022 (unsupported version): the server speaks only newer
+    MCP; without 2025-11-25 it has no tasks mcptask can reach this way."""
+    if exc.code != -32022:
+        return exc
+    data = exc.data if isinstance(exc.data, dict) else {}
+    supported = data.get("supported")
+    versions = (
+        ", ".join(v for v in supported if isinstance(v, str)) if isinstance(supported, list) else ""
+    )
+    error = ServerError(
+        f"the server does not speak MCP {VERSION}"
+        + (f" (it speaks {versions})" if versions else "")
+        + "; its tasks, if it has the tasks extension, are MCP 2026-07-28's"
+    )
+    error.hint = "try -p mcp-2026-07-28"
+    return error
+
+
 class Mcp2025(TaskProtocol):
     name: ClassVar[str] = "mcp-2025-11-25"
     default_interval: ClassVar[float] = 1.0
@@ -291,7 +312,10 @@ class Mcp2025(TaskProtocol):
             "capabilities": CLIENT_CAPABILITIES,
             "clientInfo": {"name": "mcptask", "version": __version__},
         }
-        result = await self.rpc.request("initialize", params)
+        try:
+            result = await self.rpc.request("initialize", params)
+        except RpcError as exc:
+            raise _initialize_refused(exc) from None
         if not isinstance(result, dict):
             raise ProtocolError("the server's initialize answer is not an object")
         caps = result.get("capabilities")
@@ -573,9 +597,13 @@ class Mcp2025(TaskProtocol):
             # -32602 is both "unknown task" and "already terminal": ask which
             task = await self.get(ref)
             raise NotApplicable(f"task {ref.task_id} has already ended: {task.status}") from None
-        return self._task(data, "cancelled task")
+        task = self._task(data, "cancelled task")
+        refuse_finished(task, ref.task_id)
+        return task
 
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
+        """Every known session's `tasks/list`. A server whose `tasks` capability has no
+        `list`, or that answers -32601, cannot list: `CannotList`."""
         sessions: list[str | None] = []
         for ref in refs:
             if ref.session not in sessions:
@@ -595,7 +623,21 @@ class Mcp2025(TaskProtocol):
 
     async def _list_session(self, session: str | None) -> list[Task]:
         ref = TaskRef(task_id="(list)", session=session) if session else None
-        tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+        if ref is None:
+            await self._session_for(None)  # the capabilities say whether it lists
+        tasks_caps = self.capabilities.get("tasks") if isinstance(self.capabilities, dict) else None
+        if self.capabilities and isinstance(tasks_caps, dict) and "list" not in tasks_caps:
+            raise CannotList(
+                "the server's tasks capability has no `list`: it cannot list its tasks"
+            )
+        try:
+            tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+        except RpcError as exc:
+            if exc.code == -32601:
+                raise CannotList(
+                    f"the server has no tasks/list ({exc.rpc_message or 'method not found'})"
+                ) from None
+            raise
         return [self._task(t, "task in tasks/list") for t in tasks]
 
     # -- tools ----------------------------------------------------------------------------------
