@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli, assert_one_line_error
+from servers.a2a_plugin import AgnoServerProcess
 from servers.common import free_port, start_server
 from servers.fault_server import (
     INIT_RESULT,
@@ -144,6 +145,13 @@ def test_requests_go_to_the_endpoint_the_card_names(
         r = run_cli("send", "hello", "-u", typed, "-o", "json", "--trace")
         assert r.code == 0, r.stderr
         assert f"names the endpoint {url}rpc" in r.stderr
+        tid = r.json()["taskId"]
+        got = run_cli("get", tid, "-u", typed, "-o", "json", "--trace")
+        assert got.code == 0, got.stderr
+        assert f"posting to {url}rpc" in got.stderr  # remembered for the endpoint
+        assert [ln for ln in got.stderr.splitlines() if ln.startswith("> POST")] == [
+            f"> POST {url}rpc"
+        ]
     posts = {q.path for q in odd.seen(url) if q.method in ("SendMessage", "message/send")}
     assert posts == {"/rpc"}
 
@@ -284,3 +292,116 @@ def test_a_2026_only_stdio_server_without_tasks_says_it_has_no_tasks(run_cli: Ru
     assert_one_line_error(r)
     assert "does not support tasks" in r.stderr
     assert "-32022" not in r.stderr
+
+
+# -- 3 and 14. list falls back to the task book ---------------------------------------------------
+
+
+def test_list_falls_back_to_the_task_book_when_the_server_cannot_list(
+    run_cli: RunCli, odd: OddServer, fault: FaultServer
+) -> None:
+    # A2A 1.0 ListTasks answered -32004 UnsupportedOperation
+    url = odd.agent("1.0", list_unsupported=True)
+    tid = _send(run_cli, url, "hello")["taskId"]
+    r = run_cli("list", "-u", url, "-o", "json")
+    assert r.code == 0, r.stderr
+    assert [t["taskId"] for t in r.json()["tasks"]] == [tid]
+    assert "does not support ListTasks" in r.stderr and "task book" in r.stderr
+    # MCP 2025-11-25 without tasks.list in its capabilities, and one that answers -32601
+    init = {**INIT_RESULT, "capabilities": {"tasks": {"cancel": {}}}}
+    for mcp in (fault.url(init=[init]), fault.url(list=[rpc_error(-32601, "Method not found")])):
+        r = run_cli("list", "-u", mcp, "-p", "mcp-2025-11-25", "-o", "json")
+        assert r.code == 0, r.stderr
+        assert r.json()["tasks"] == []
+        assert "task book" in r.stderr and r.stderr.count("\n") == 1
+
+
+# -- 9. over stdio, a task that needs input dies with the server -----------------------------
+
+
+def test_the_input_hint_over_stdio_says_what_works(run_cli: RunCli) -> None:
+    from servers.mcp_envs import ENVIRONMENTS
+
+    python = str(ENVIRONMENTS["fastmcp4"]())
+    server = Path(__file__).parent / "servers" / "fastmcp4_server.py"
+    command = subprocess.list2cmdline([python, str(server), "--stdio"])
+    r = run_cli("call", "ask_name", "--stdio", command, "-o", "ndjson")
+    assert r.code == 6, r.stderr
+    assert "over stdio the task ends with the server" in r.stderr
+    assert "answer it with `mcptask answer" not in r.stderr
+
+
+# -- 12. Agno: the URLs it announces, and workflows -------------------------------------------
+
+
+def test_agno_accepts_the_urls_it_announces(
+    run_cli: RunCli, agno_server: AgnoServerProcess
+) -> None:
+    for suffix in ("/v1/message:send", "/v1/message:stream", "/v1"):
+        url = agno_server.url + suffix
+        r = run_cli("send", "hi", "-u", url, "--context-id", "c-urls", "-o", "json", "--trace")
+        assert r.code == 0, r.stderr
+        assert r.json()["protocol"] == "agno"
+        posts = [ln for ln in r.stderr.splitlines() if ln.startswith("> POST")]
+        assert posts == [f"> POST {agno_server.url}/v1/message:send"]
+
+
+def test_agno_workflow_tasks_come_from_their_answer(
+    run_cli: RunCli, agno_server: AgnoServerProcess
+) -> None:
+    url = f"{agno_server.base_url}/a2a/workflows/pipeline/v1/message:stream"  # as its card says
+    r = run_cli("send", "hi", "-u", url, "--result", "-o", "json")
+    assert r.code == 0, r.stderr
+    assert r.json()["text"] == "echo: hi"
+    r = run_cli("send", "again", "-u", url, "--watch", "-o", "ndjson")
+    assert r.code == 0, r.stderr
+    assert r.lines()[-1]["outcome"] == "completed"
+    tid = r.lines()[0]["taskId"]
+    for args in (("get", tid), ("watch", tid, "-o", "ndjson")):
+        r = run_cli(*args, "-u", url)
+        assert r.code == 4, r.stderr
+        assert "Agno cannot look up workflow tasks" in r.stdout + r.stderr
+
+
+# -- 16. answer --data -------------------------------------------------------------------------
+
+
+def test_answer_with_a_data_part(run_cli: RunCli, odd: OddServer) -> None:
+    url = odd.agent("1.0", ask_with_data=True)
+    tid = str(_send(run_cli, url, "ask me")["taskId"])
+    r = run_cli("answer", tid, "-u", url, "--data", '{"city": "Paris"}', "-o", "json")
+    assert r.code == 0, r.stderr
+    assert "a call of get_weather" in r.stderr  # the question, readable
+    assert r.json()["status"] == "completed"
+    agent = odd.scenario(url)
+    assert agent.answers[-1] == [{"data": {"city": "Paris"}}]
+    bad = run_cli("answer", tid, "-u", url, "--data", "{nope")
+    assert bad.code == 2
+    assert_one_line_error(bad)
+
+
+# -- 17. a new task for the answer -------------------------------------------------------------
+
+
+def test_answer_names_the_new_task_a_server_starts(run_cli: RunCli, odd: OddServer) -> None:
+    url = odd.agent("0.3", answer_new_task=True)
+    tid = str(_send(run_cli, url, "ask me")["taskId"])
+    r = run_cli("answer", tid, "-u", url, "--text", "Paris", "-o", "json")
+    assert r.code == 0, r.stderr
+    new = r.json()["taskId"]
+    assert new != tid
+    assert f"started a new task for the answer: {new}" in r.stderr
+    assert run_cli("get", new, "-u", url, "-o", "json").json()["status"] == "completed"
+
+
+# -- 18. an empty task id ----------------------------------------------------------------------
+
+
+def test_an_empty_task_id_is_a_usage_error(run_cli: RunCli, fault: FaultServer) -> None:
+    url = fault.url()
+    for args in (("get", ""), ("cancel", " "), ("watch", "t-1", ""), ("result", "")):
+        r = run_cli(*args, "-u", url, "-p", "mcp-2025-11-25")
+        assert r.code == 2, (args, r.stderr)
+        assert_one_line_error(r)
+        assert "task id is empty" in r.stderr
+    assert fault.seen(url) == []  # never a request
