@@ -405,3 +405,49 @@ def test_an_empty_task_id_is_a_usage_error(run_cli: RunCli, fault: FaultServer) 
         assert_one_line_error(r)
         assert "task id is empty" in r.stderr
     assert fault.seen(url) == []  # never a request
+
+
+# -- 7. questions on the standalone GET stream ---------------------------------------------------
+
+
+def test_answer_takes_a_question_the_server_sends_on_the_get_stream(
+    run_cli: RunCli, odd: OddServer
+) -> None:
+    url = odd.stream_questions()
+    r = run_cli("call", "ask", "-u", url, "-p", "mcp-2025-11-25", "-o", "json")
+    assert r.code == 0, r.stderr
+    tid = r.json()["taskId"]
+    r = run_cli("answer", tid, "-u", url, "--json", '{"name": "Ada"}', "-o", "json")
+    assert r.code == 0, r.stderr
+    assert "What is your name?" in r.stderr
+    assert r.json()["status"] == "completed"
+    server = odd.scenario(url)
+    assert server.names[tid] == "Ada"
+    got = run_cli("result", tid, "-u", url, "-o", "json")
+    assert got.json()["content"][0]["text"] == "Hello, Ada!"
+
+
+def test_watch_on_a_terminal_answers_a_question_from_the_get_stream(
+    odd: OddServer, run_cli: RunCli, state_dir: Path
+) -> None:
+    from test_answer import Terminal
+
+    from conftest import clean_env
+
+    url = odd.stream_questions()
+    r = run_cli("call", "ask", "-u", url, "-p", "mcp-2025-11-25", "-o", "json")
+    assert r.code == 0, r.stderr
+    tid = r.json()["taskId"]
+    t = Terminal(["watch", "--url", url, "--result", "--", tid], clean_env(state_dir))
+    try:
+        t.expect("What is your name?")
+        t.expect("text: ")
+        t.type("Di\n")
+        t.expect("send this answer?")
+        t.type("\n")
+        assert t.wait() == 0, t.screen
+        t.expect("Hello, Di!")
+    finally:
+        if t.proc.poll() is None:
+            t.proc.kill()
+            t.proc.wait()

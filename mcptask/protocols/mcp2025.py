@@ -195,6 +195,8 @@ class SessionFeed(PushFeed):
         if message.get("method") == PROGRESS_NOTIFICATION:
             self._progress(message.get("params"))
             return
+        if self.proto.take_stream_message(message):
+            return  # a task's question on the GET stream: kept for `answer`
         if message.get("method") != STATUS_NOTIFICATION:
             return
         params = message.get("params")
@@ -283,6 +285,8 @@ class Mcp2025(TaskProtocol):
         super().__init__(rpc, server, session=session, context_id=context_id)
         rpc.transport.headers["MCP-Protocol-Version"] = VERSION
         self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
+        #: questions read from the GET stream, by task (see `take_stream_message`)
+        self._questions: dict[str, asyncio.Queue[Message]] = {}
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.server_version = "?"
@@ -549,13 +553,27 @@ class Mcp2025(TaskProtocol):
         reader = asyncio.ensure_future(
             self._call("tasks/result", {"taskId": ref.task_id}, ref, on_message=on_message)
         )
+        # some servers ask on the session's GET stream instead (with the task's related-task
+        # `_meta`): read it too, and take what a watch's feed already read from it
+        mailbox = self._mailbox(ref.task_id)
+        stream = asyncio.ensure_future(self._read_questions(session))
+        waiter: asyncio.Future[Message] = asyncio.ensure_future(mailbox.get())
+        from_stream = False
         loop = asyncio.get_running_loop()
         deadline = loop.time() + QUESTION_WAIT
         # the server's pace, but a question is looked for at least every 5 s
         pace = min(poll_seconds(task.pollInterval, 1.0), 5.0)
         try:
             while not reader.done():
-                await asyncio.wait({reader}, timeout=pace)
+                await asyncio.wait({reader, waiter}, timeout=pace)
+                if waiter.done() and not reader.done():
+                    try:
+                        await on_message(waiter.result())
+                    except _Answered:
+                        from_stream = True
+                        break
+                    waiter = asyncio.ensure_future(mailbox.get())
+                    continue
                 if reader.done() or asking:
                     continue  # a question came: the person takes the time they need
                 now = await self.get(ref)
@@ -571,10 +589,12 @@ class Mcp2025(TaskProtocol):
                         6,
                     )
         finally:
-            if not reader.done():
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await reader
+            for job in (reader, stream, waiter):
+                if not job.done():
+                    job.cancel()
+            await asyncio.gather(reader, stream, waiter, return_exceptions=True)
+        if from_stream:
+            return done
         try:
             reader.result()
         except _Answered:
@@ -587,6 +607,40 @@ class Mcp2025(TaskProtocol):
             f"task {ref.task_id} no longer waits for input: the server sent its result "
             "instead of a question"
         )
+
+    # -- questions on the GET stream -----------------------------------------------------------
+
+    def _mailbox(self, task_id: str) -> asyncio.Queue[Message]:
+        """Questions for a task that came on the session's GET stream, until answered."""
+        import asyncio
+
+        return self._questions.setdefault(task_id, asyncio.Queue())
+
+    def take_stream_message(self, message: Any) -> bool:
+        """A message read from the GET stream: an `elicitation/create` that names its task
+        (`related-task` `_meta`) is kept for `answer`. True when it was one."""
+        if not isinstance(message, dict) or message.get("method") != "elicitation/create":
+            return False
+        if "id" not in message:
+            return False
+        task_id = related_task(message.get("params"))
+        if task_id is None:
+            return False
+        self._mailbox(task_id).put_nowait(message)
+        return True
+
+    async def _read_questions(self, session: str) -> None:
+        """Read the session's GET stream for questions while `answer` waits. A server with no
+        stream (405), or one already open elsewhere (409, e.g. by `watch`'s feed, which keeps
+        what it reads for us), ends this quietly."""
+        transport = self.rpc.transport
+        if not isinstance(transport, HasEventStream) or not session:
+            return
+        with contextlib.suppress(McptaskError):
+            async for event in transport.event_stream(headers={"Mcp-Session-Id": session}):
+                if event.data.strip():
+                    with contextlib.suppress(ValueError):
+                        self.take_stream_message(json.loads(event.data))
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
