@@ -403,7 +403,7 @@ def test_an_empty_task_id_is_a_usage_error(run_cli: RunCli, fault: FaultServer) 
         r = run_cli(*args, "-u", url, "-p", "mcp-2025-11-25")
         assert r.code == 2, (args, r.stderr)
         assert_one_line_error(r)
-        assert "task id is empty" in r.stderr
+        assert "task id cannot be empty" in r.stderr
     assert fault.seen(url) == []  # never a request
 
 
