@@ -139,7 +139,7 @@ class Context:
 
         ids = list(task_ids)
         for task_id in ids:
-            if not task_id:
+            if not task_id.strip():  # blank too: it would only become a request
                 raise UsageError("a task id cannot be empty")
         if self.has_target():
             return [(self, [self._expand(task_id) for task_id in ids])]
