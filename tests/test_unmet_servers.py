@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -451,3 +453,67 @@ def test_watch_on_a_terminal_answers_a_question_from_the_get_stream(
         if t.proc.poll() is None:
             t.proc.kill()
             t.proc.wait()
+
+
+# -- 8. check: status.message over two poll intervals; forbidden-tool refusals -----------------
+
+
+def _from_then(seconds: float, before: dict[str, object], after: dict[str, object]) -> Any:
+    """A fault-server answer that changes with time: `before` until `seconds` after the first
+    request it answers, `after` from then on (a server whose message comes a moment later)."""
+    first: list[float] = []
+
+    def answer(h: Any, msg: dict[str, Any]) -> None:
+        first.append(first[0] if first else time.monotonic())
+        h.answer(after if time.monotonic() - first[0] >= seconds else before, msg)
+
+    return answer
+
+
+TASK_TOOL = {
+    "name": "slow",
+    "inputSchema": {"type": "object", "properties": {}},
+    "execution": {"taskSupport": "required"},
+}
+
+
+def _check(run_cli: RunCli, url: str, check_id: str) -> dict[str, Any]:
+    r = run_cli("check", "-u", url, "-p", "mcp-2025-11-25", "--check", check_id, "-o", "json")
+    assert "Traceback" not in r.stderr, r.stderr
+    [found] = [c for c in r.json()["checks"] if c["id"] == check_id]
+    result: dict[str, Any] = found
+    return result
+
+
+def test_check_samples_status_message_for_two_poll_intervals(
+    run_cli: RunCli, fault: FaultServer
+) -> None:
+    quiet = task(status="working", statusMessage=None, pollInterval=1000)
+    talking = task(status="working", statusMessage="reading sources", pollInterval=1000)
+    url = fault.url(
+        tools=[{"tools": [TASK_TOOL]}],
+        call=[{"task": quiet}],
+        get=[_from_then(0.5, quiet, talking)],  # the message comes half a poll interval late
+    )
+    check = _check(run_cli, url, "mcp2025.status.message")
+    assert check["verdict"] == "PASS", check
+    assert "reading sources" in check["observed"]
+
+
+def test_check_calls_an_is_error_refusal_of_a_forbidden_tool_a_refusal(
+    run_cli: RunCli, fault: FaultServer
+) -> None:
+    plain = {
+        "name": "lookup",
+        "inputSchema": {"type": "object", "properties": {}},
+        "annotations": {"readOnlyHint": True},
+    }
+    refusal = {
+        "content": [{"type": "text", "text": "lookup cannot run as a task"}],
+        "isError": True,
+    }
+    url = fault.url(tools=[{"tools": [TASK_TOOL, plain]}], call=[refusal])
+    check = _check(run_cli, url, "mcp2025.creation.forbidden-tool")
+    assert check["verdict"] == "WARN", check
+    assert "refused inside a tool result" in check["observed"]
+    assert "lookup cannot run as a task" in check["observed"]
