@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ProtocolError, RpcError
-from ..protocols.a2a import A2A03, A2A10, A2ABase, card_urls, classify
+from ..protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
 from ..protocols.base import TaskProtocol
 from ..rpc import error_from
 from .suite import (
@@ -296,7 +296,8 @@ class A2ASuite(TaskSuite[A2ATrack]):
     async def _card(self) -> tuple[str, dict[str, Any]]:
         tried: list[str] = []
         for url in card_urls(self.recorder.url):
-            response = await self.recorder.get(url)
+            # bounded, and never an endless stream (as detection reads it)
+            response = await self.recorder.get(url, max_body=CARD_LIMIT, json_only=True)
             tried.append(f"{url}: HTTP {response.status_code}")
             if response.status_code != 200:
                 continue
