@@ -346,6 +346,12 @@ def test_agno_accepts_the_urls_it_announces(
         assert r.json()["protocol"] == "agno"
         posts = [ln for ln in r.stderr.splitlines() if ln.startswith("> POST")]
         assert posts == [f"> POST {agno_server.url}/v1/message:send"]
+    forced = run_cli(
+        "send", "hi", "-u", agno_server.url + "/v1/message:send", "-p", "agno",
+        "--context-id", "c-urls", "-o", "json", "--trace",
+    )  # fmt: skip
+    assert forced.code == 0, forced.stderr
+    assert f"> POST {agno_server.url}/v1/message:send\n" in forced.stderr
 
 
 def test_agno_workflow_tasks_come_from_their_answer(
