@@ -538,7 +538,7 @@ DISCOVER_NO_TASKS = {
     ("handler", "expected"),
     [
         (_result(DISCOVER_TASKS), V2026),
-        (_result(DISCOVER_NO_TASKS), "no-tasks"),
+        (_result(DISCOVER_NO_TASKS), V2025),
         (_result({**DISCOVER_NO_TASKS, "supportedVersions": ["2026-07-28", "2025-11-25"]}), V2025),
         (_rpc_error(400, -32600, "Bad Request: Missing session ID"), V2025),
         (_rpc_error(400, -32000, "Bad Request: Server not initialized"), V2025),
@@ -566,16 +566,12 @@ DISCOVER_NO_TASKS = {
     ],
 )
 def test_probe_decisions(handler: Handler, expected: str | None) -> None:
-    """`unrecognised`: not JSON-RPC at all (`Unrecognised`, decisive: not MCP); `no-tasks`:
-    2026-07-28 only, without the tasks extension (`ServerError`: it does no tasks)."""
+    """`unrecognised`: not JSON-RPC at all (`Unrecognised`, decisive: not MCP)."""
     rpc, seen = _mocked(handler)
     if expected == "unrecognised":
         with pytest.raises(Unrecognised) as caught:
             asyncio.run(probe(rpc, rpc.url))
         assert caught.value.decisive
-    elif expected == "no-tasks":
-        with pytest.raises(ServerError, match="does not support tasks"):
-            asyncio.run(probe(rpc, rpc.url))
     else:
         assert asyncio.run(probe(rpc, rpc.url)) == expected
     [request] = seen  # at most one request

@@ -252,21 +252,19 @@ class StdioFeed(PushFeed):
 
 
 def _initialize_refused(exc: RpcError) -> McptaskError:
-    """`initialize` refused with -32022 (unsupported version): the server speaks only newer
-    MCP; without 2025-11-25 it has no tasks mcptask can reach this way."""
+    """`initialize` refused with -32022 (unsupported version): a server that speaks only newer
+    MCP (fastmcp 4 over stdio without the tasks extension) has no 2025-11-25 tasks."""
     if exc.code != -32022:
         return exc
     data = exc.data if isinstance(exc.data, dict) else {}
     supported = data.get("supported")
-    versions = (
-        ", ".join(v for v in supported if isinstance(v, str)) if isinstance(supported, list) else ""
+    listed = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+    speaks = f"it speaks only MCP {', '.join(listed)}" if listed else "it refuses MCP 2025-11-25"
+    error = ServerError(f"the server does not support tasks over MCP {VERSION}: {speaks}")
+    error.hint = (
+        "MCP 2026-07-28 tasks need the tasks extension, which the server did not offer; "
+        "-p mcp-2026-07-28 makes plain calls"
     )
-    error = ServerError(
-        f"the server does not speak MCP {VERSION}"
-        + (f" (it speaks {versions})" if versions else "")
-        + "; its tasks, if it has the tasks extension, are MCP 2026-07-28's"
-    )
-    error.hint = "try -p mcp-2026-07-28"
     return error
 
 

@@ -660,9 +660,8 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
     """One `server/discover`: 2026-07-28 with tasks -> this protocol; an MCP-style refusal
     (a JSON-RPC error with HTTP 4xx, or any JSON-RPC error over stdio) -> 2025-11-25; a
     JSON-RPC answer that is not MCP's -> None (the next probe runs); an answer that is not
-    JSON-RPC at all (HTML, a 404 page) -> `Unrecognised` (decisive: not MCP). A server that
-    speaks only 2026-07-28 without the tasks extension does no tasks: `ServerError`.
-    Connection failures propagate. The probe asks for the connection to be closed after it:
+    JSON-RPC at all (HTML, a 404 page) -> `Unrecognised` (decisive: not MCP). Connection
+    failures propagate. The probe asks for the connection to be closed after it:
     some agents answer an unknown method with HTTP 500 and leave the connection dead."""
     stdio = not url.startswith(("http://", "https://"))
     transport = rpc.transport
@@ -696,22 +695,6 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
     has_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
     if VERSION in versions and has_tasks:
         return NAME
-    if FALLBACK_VERSION not in versions:
-        raise no_tasks_error(data, versions)
     # MCP, but no 2026-07-28 tasks: if it does tasks at all, it does them the 2025-11-25 way
     # (whose module says clearly when the server does no tasks)
     return FALLBACK
-
-
-def no_tasks_error(discovered: dict[str, Any], versions: list[str]) -> ServerError:
-    """A `server/discover` answer without the tasks extension, from a server that speaks no
-    version with tasks in the core (2025-11-25): it does not support tasks."""
-    meta = discovered.get("_meta")
-    info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
-    name = info.get("name") if isinstance(info, dict) else None
-    caps = discovered.get("capabilities")
-    listed = ", ".join(sorted(str(k) for k in caps)) if isinstance(caps, dict) else ""
-    return ServerError(
-        f"{name or 'the server'} does not support tasks (MCP {', '.join(versions) or '?'} "
-        f"without the tasks extension {TASKS_EXTENSION}); it advertises: {listed or 'nothing'}"
-    )
