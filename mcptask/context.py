@@ -139,7 +139,7 @@ class Context:
 
         ids = list(task_ids)
         for task_id in ids:
-            if not task_id:
+            if not task_id.strip():  # blank too: it would only become a request
                 raise UsageError("a task id cannot be empty")
         if self.has_target():
             return [(self, [self._expand(task_id) for task_id in ids])]
@@ -323,13 +323,19 @@ class Context:
             name = self.options.protocol if self.options.protocol != "auto" else None
             name = name or (self.target.protocol if self.target.protocol != "auto" else None)
             if name is None:
-                remembered = self.book.endpoint(self.server).get("protocol")
+                endpoint = self.book.endpoint(self.server)
+                remembered = endpoint.get("protocol")
                 if isinstance(remembered, str) and remembered in NAMES:
                     name = remembered
+                    self._post_to(endpoint.get("postTo"))
             if name is None:
-                name = await protocols.detect(self.rpc(), self.server)
+                rpc = self.rpc()
+                typed = rpc.transport.url
+                name = await protocols.detect(rpc, self.server)
                 if self.remembers:
-                    self.book.set_endpoint(self.server, protocol=name)
+                    # the endpoint an agent card named, where every request goes
+                    named = rpc.transport.url if rpc.transport.url != typed else None
+                    self.book.set_endpoint(self.server, protocol=name, postTo=named)
             self._protocol = protocols.create(
                 name,
                 self.rpc(),
@@ -338,6 +344,21 @@ class Context:
                 context_id=self.options.context_id,
             )
         return self._protocol
+
+    def _post_to(self, url: Any) -> None:
+        """Post to the endpoint the agent card named when the protocol was detected (kept in
+        the task book), if it is on the target's origin (credentials never go elsewhere)."""
+        from .urls import origin
+
+        transport = self.rpc().transport
+        if not isinstance(url, str) or url == transport.url:
+            return
+        if origin(url).lower() != origin(transport.url).lower():
+            return
+        transport.url = url
+        trace = getattr(transport, "_trace", None)
+        if trace is not None:
+            trace(f"* posting to {url}, the endpoint the agent card named")
 
     def ref(self, task_id: str) -> TaskRef:
         """A task's reference from the task book, with `--session`/`--context-id` on top."""

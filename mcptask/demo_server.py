@@ -1,8 +1,12 @@
-"""An embedded MCP 2025-11-25 task server (Streamable HTTP, standard library only).
+"""An embedded MCP task server (Streamable HTTP, standard library only): MCP 2025-11-25 (tasks
+in the core, sessions, push on the session's GET stream), or with ``protocol="2026-07-28"`` MCP
+2026-07-28 with the tasks extension (no sessions; push through ``subscriptions/listen`` with
+``notifications.taskIds``).
 
 Used by ``mcptask demo`` and by the tests as a small, predictable server. Tasks advance through
 their steps by wall-clock time since creation (computed lazily on every access), so no background
-worker is needed. Run it alone with ``python -m mcptask.demo_server --port 8765``.
+worker is needed. Run it alone with ``python -m mcptask.demo_server --port 8765``
+(``--protocol 2026-07-28`` for the other version).
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from types import TracebackType
 from typing import Any, cast
 
 PROTOCOL_VERSION = "2025-11-25"
+VERSION_2026 = "2026-07-28"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "mcptask-demo", "version": "1"}}
 PATH = "/mcp"
 PAGE_SIZE = 50
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -108,7 +116,12 @@ class DemoServer:
         push: bool = True,
         push_retry_ms: int | None = None,
         push_drop_after: int | None = None,
+        protocol: str = PROTOCOL_VERSION,
     ) -> None:
+        if protocol not in (PROTOCOL_VERSION, VERSION_2026):
+            raise ValueError(f"protocol must be {PROTOCOL_VERSION} or {VERSION_2026}")
+        self.protocol = protocol
+        #: `subscriptions/listen` requests: the task ids each asked for
         self.task_seconds = max(0.0, task_seconds)
         self.poll_interval_ms = poll_interval_ms
         self.ttl_ms = ttl_ms
@@ -116,6 +129,7 @@ class DemoServer:
         self.host, self.port, self.sse = host, port, sse
         # server push: `notifications/tasks/status` on the session's GET stream
         self.push, self.push_retry_ms, self.push_drop_after = push, push_retry_ms, push_drop_after
+        self.listens: list[list[str]] = []
         self.stream_requests: list[dict[str, str]] = []  # headers of every GET stream request
         self._events: dict[str, list[str]] = {}  # session -> notification payloads (id = index+1)
         self._seen: dict[str, tuple[str, str]] = {}  # task -> last (status, message) observed
@@ -389,6 +403,93 @@ class DemoServer:
             page["nextCursor"] = str(start + PAGE_SIZE)
         return page
 
+    # MCP 2026-07-28 with the tasks extension (no sessions: every task is in session "")
+    def dispatch_2026(self, method: Any, params: Any) -> Json:
+        """Answer one 2026-07-28 request; raises :class:`RpcError`."""
+        params = {} if params is None else params
+        if not isinstance(params, dict) or not isinstance(method, str):
+            raise RpcError(-32602, "Invalid params")
+        if method == "server/discover":
+            return {
+                "supportedVersions": [VERSION_2026],
+                "capabilities": {"tools": {}, "extensions": {TASKS_EXTENSION: {}}},
+                "resultType": "complete",
+                "_meta": SERVER_INFO,
+            }
+        if method == "tools/list":
+            tools = [{k: v for k, v in t.items() if k != "execution"} for t in TOOLS]
+            return {"tools": copy.deepcopy(tools), "resultType": "complete", "_meta": SERVER_INFO}
+        if method == "tools/call":
+            if params.get("name") == "build-report":  # the server decides: a task
+                params = {**params, "task": {}}
+            created = self._call_tool("", params)
+            if "task" not in created:
+                return {**created, "resultType": "complete", "_meta": SERVER_INFO}
+            with self._cond:
+                t = self._tasks[created["task"]["taskId"]]
+                return {**self._task_json_2026(t, time.time()), "resultType": "task"}
+        with self._cond:
+            now = time.time()
+            if method == "tasks/get":
+                return {**self._task_json_2026(self._lookup("", params, now), now)}
+            if method == "tasks/cancel":
+                t = self._lookup("", params, now)
+                if self._state(t, now)[0] not in TERMINAL:
+                    t.cancelled_at = now
+                    self._cond.notify_all()
+                return {"resultType": "complete", "_meta": SERVER_INFO}
+        raise RpcError(-32601, f"Method not found: {method}")
+
+    def _task_json_2026(self, t: _Task, now: float) -> Json:
+        status, message, last = self._state(t, now)
+        out: Json = {
+            "taskId": t.task_id,
+            "status": status,
+            "statusMessage": message,
+            "createdAt": iso(t.created),
+            "lastUpdatedAt": iso(last),
+            "ttlMs": t.ttl,
+            "pollIntervalMs": self.poll_interval_ms,
+            "resultType": "complete",
+            "_meta": SERVER_INFO,
+        }
+        if status == "completed":
+            result = self._result_json(t)
+            del result["_meta"]
+            out["result"] = {**result, "resultType": "complete"}
+        elif status == "failed":
+            out["error"] = {"code": -32603, "message": self._result_json(t)["content"][0]["text"]}
+        return out
+
+    def accept_listen(self, params: Any) -> list[str]:
+        """The task ids of a `subscriptions/listen` this server accepts: those it knows."""
+        notifications = params.get("notifications") if isinstance(params, dict) else None
+        wanted = notifications.get("taskIds") if isinstance(notifications, dict) else None
+        with self._cond:
+            self.listens.append([str(i) for i in wanted] if isinstance(wanted, list) else [])
+            now = time.time()
+            return [
+                i
+                for i in (wanted if isinstance(wanted, list) else [])
+                if isinstance(i, str) and self._alive(self._tasks.get(i), "", now)
+            ]
+
+    def task_changes(self, ids: list[str], seen: dict[str, tuple[str, str]]) -> list[Json]:
+        """`notifications/tasks` params for each of ``ids`` whose status or message changed
+        since ``seen`` (updated)."""
+        out = []
+        with self._cond:
+            now = time.time()
+            for task_id in ids:
+                t = self._tasks.get(task_id)
+                if t is None:
+                    continue
+                status, message, _ = self._state(t, now)
+                if seen.get(task_id) != (status, message):
+                    seen[task_id] = (status, message)
+                    out.append(self._task_json_2026(t, now))
+        return out
+
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -440,6 +541,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self._off_path():
             return
         demo = self.demo
+        if demo.protocol == VERSION_2026:
+            return self._send(405, _error(-32000, "Method not allowed: MCP 2026-07-28 has no GET"))
         if not demo.push:
             return self._send(405, _error(-32000, "Method not allowed: no standalone SSE stream"))
         if (sid := self._session()) is None:
@@ -496,6 +599,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             return self._send(400, _error(-32600, "Invalid Request"))
         self.demo.record(msg, {k.lower(): v for k, v in self.headers.items()})
+        if self.demo.protocol == VERSION_2026:
+            return self._post_2026(msg)
         method = msg.get("method")
         if method is None and "result" not in msg and "error" not in msg:
             return self._send(400, _error(-32600, "Invalid Request"))
@@ -506,6 +611,65 @@ class _Handler(BaseHTTPRequestHandler):
         if "id" not in msg or method is None:  # notification or a response from the client
             return self._send(202, sid=sid)
         self._answer(sid, msg["id"], lambda: self.demo.dispatch(sid, method, msg.get("params")))
+
+    def _post_2026(self, msg: Json) -> None:
+        if "id" not in msg or "method" not in msg:
+            return self._send(202)
+        version = self.headers.get("MCP-Protocol-Version")
+        if version != VERSION_2026:
+            error = _error(-32022, f"Unsupported protocol version: {version}", msg["id"])
+            error["error"]["data"] = {"supported": [VERSION_2026], "requested": version}
+            return self._send(400, error)
+        if msg["method"] == "subscriptions/listen":
+            return self._listen(msg)
+        try:
+            body: Json = {
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "result": self.demo.dispatch_2026(msg["method"], msg.get("params")),
+            }
+        except RpcError as e:
+            status = 404 if e.code == -32601 else 400
+            return self._send(status, _error(e.code, e.message, msg["id"]))
+        self._send(200, body)
+
+    def _listen(self, msg: Json) -> None:
+        """`subscriptions/listen`: the acknowledgement (the ids accepted), then each accepted
+        task's `notifications/tasks` at every change, until the server stops (or after
+        ``push_drop_after`` notifications: a dropped stream)."""
+        demo = self.demo
+        if not demo.push:
+            return self._send(404, _error(-32601, "Method not found: subscriptions/listen"))
+        accepted = demo.accept_listen(msg.get("params"))
+        meta = {SUBSCRIPTION_ID: msg["id"]}
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def frame(method: str, params: Json) -> bytes:
+            note = {"jsonrpc": "2.0", "method": method, "params": {**params, "_meta": meta}}
+            return f"event: message\ndata: {json.dumps(note)}\n\n".encode()
+
+        seen: dict[str, tuple[str, str]] = {}
+        count = 0
+        try:
+            ack = {"notifications": {"taskIds": accepted}}
+            self.wfile.write(frame("notifications/subscriptions/acknowledged", ack))
+            self.wfile.flush()
+            demo.task_changes(accepted, seen)  # the state as of now: the client has it
+            while not demo.stopping:
+                for task in demo.task_changes(accepted, seen):
+                    self.wfile.write(frame("notifications/tasks", task))
+                    self.wfile.flush()
+                    count += 1
+                    if demo.push_drop_after is not None and count >= demo.push_drop_after:
+                        return  # drop the stream (tests of listening again)
+                time.sleep(0.05)
+        except OSError:
+            pass
 
     def _answer(self, sid: str, msg_id: Any, compute: Callable[[], Json]) -> None:
         """Run ``compute`` and answer as JSON, or as SSE (priming event first) in SSE mode."""
@@ -545,6 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--poll-interval-ms", type=int, default=1000)
     p.add_argument("--ttl-ms", type=int, default=300_000)
     p.add_argument("--sse", action="store_true", help="answer as text/event-stream")
+    p.add_argument("--protocol", default=PROTOCOL_VERSION, choices=[PROTOCOL_VERSION, VERSION_2026])
     args = p.parse_args(argv)
     server = DemoServer(**vars(args))  # the option names are the constructor's keywords
     try:

@@ -69,6 +69,8 @@ class Output:
     redactor: Callable[[str], str] = lambda s: s
     #: `--jq EXPR`: every JSON document printed goes through it
     jq: JqFilter | None = None
+    #: the target is a stdio server (its tasks end with the process): changes input hints
+    stdio: bool = False
     _console: Console | None = None
 
     @property
@@ -396,9 +398,19 @@ def input_hints(out: Output, watched: list[Watched]) -> None:
     """One line on stderr per task that ended waiting for input, naming `answer`."""
     for w in watched:
         if w.outcome in ("input_required", "auth_required"):
-            out.note(
-                f"{w.task_id} needs input: answer it with `{command_line('answer', w.task_id)}`"
-            )
+            out.note(needs_input(out, w.task_id))
+
+
+def needs_input(out: Output, task_id: str) -> str:
+    """How a task that waits for input can be answered. Over stdio the task ends with the
+    server when mcptask exits, so only this run can answer it: on a terminal."""
+    if out.stdio:
+        return (
+            f"{task_id} needs input, and over stdio the task ends with the server when "
+            f"mcptask exits (`{command_line('answer', task_id)}` from another process cannot "
+            "reach it): run the command on a terminal, where watch asks the question itself"
+        )
+    return f"{task_id} needs input: answer it with `{command_line('answer', task_id)}`"
 
 
 class NdjsonEvents:
@@ -536,8 +548,7 @@ class LiveEvents:
             if w.outcome in ("error", "unknown") and w.last_error:
                 self.out.note(f"{w.task_id}: {w.last_error}")
             elif w.outcome in ("input_required", "auth_required"):
-                how = command_line("answer", w.task_id)
-                self.out.note(f"{w.task_id} needs input: answer it with `{how}`")
+                self.out.note(needs_input(self.out, w.task_id))
 
     def render(self, width: int | None = None) -> RenderableType:
         """One frame, laid out for `width` columns (the console's by default)."""

@@ -79,7 +79,9 @@ class HasNotifications(Protocol):
 class FetchesUrls(Protocol):
     """Makes plain GET requests (A2A agent cards)."""
 
-    async def get(self, path_or_url: str) -> httpx.Response: ...
+    async def get(
+        self, path_or_url: str, *, max_body: int | None = None, json_only: bool = False
+    ) -> httpx.Response: ...
 
 
 @runtime_checkable

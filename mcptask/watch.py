@@ -166,6 +166,8 @@ class Watcher:
     _open: int = 0
     #: `on_input` calls in progress
     _answering: set[asyncio.Task[None]] = field(default_factory=set)
+    #: the endpoint has answered a poll in its protocol at least once during this watch
+    _spoke: bool = False
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -175,6 +177,7 @@ class Watcher:
         w.due = now + interval_for(initial, self.config) if initial is not None else now
         self.watched.append(w)
         if initial is not None:
+            self._spoke = True  # the caller heard the endpoint speak (it created the task)
             self.events.update(w, "poll")
         return w
 
@@ -377,12 +380,14 @@ class Watcher:
             self._end(w, "error", exc.exit_code)
             return
         except McptaskError as exc:
-            if not _retryable(exc):
+            if not _retryable(exc) or (not self._spoke and _not_the_protocol(exc)):
+                # an endpoint that never once spoke the protocol is not retried
                 w.last_error = exc.message
                 self._end(w, "error", exc.exit_code)
                 return
             self._failed(w, exc)
             return
+        self._spoke = True
         w.failures = 0
         w.last_error = None
         w.answered = self.clock()
@@ -491,6 +496,19 @@ def parse_until(text: str) -> frozenset[str]:
         known = ", ".join(sorted(STATUSES))
         raise UsageError(f"--until: unknown status {', '.join(unknown) or repr(text)} ({known})")
     return frozenset(words)
+
+
+#: statuses a gateway answers for a backend that is away for a moment: retried even before
+#: the endpoint has spoken the protocol
+GATEWAY_STATUSES = frozenset({429, 502, 503, 504})
+
+
+def _not_the_protocol(exc: McptaskError) -> bool:
+    """An answer that is not the protocol at all (HTML, a page for another status, not
+    JSON-RPC), as opposed to a connection failure or a gateway's passing trouble."""
+    if isinstance(exc, HttpStatusError):
+        return exc.status not in GATEWAY_STATUSES
+    return isinstance(exc, ProtocolError)
 
 
 def _retryable(exc: McptaskError) -> bool:

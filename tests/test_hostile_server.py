@@ -122,7 +122,9 @@ def test_one_shot_commands_report_each_fault_in_one_line(
         assert FAULTS[scenario] in err, (name, err)
         assert r.stdout == "", (name, r.stdout[:300])
         assert len(fault.seen(url)) >= 2, name  # initialize + the faulty call: no retries
-        assert len(fault.seen(url)) <= 3, (name, [q.method for q in fault.seen(url)])
+        # ... but a read whose connection dies before any answer is sent once more
+        again = 1 if scenario == "reset-at-once" and name != "cancel" else 0
+        assert len(fault.seen(url)) <= 3 + again, (name, [q.method for q in fault.seen(url)])
 
 
 @pytest.mark.parametrize("scenario", ["html-502", "reset", "deep-json", "huge-sse-line", "hang"])

@@ -159,9 +159,12 @@ def test_a_dropped_connection_is_retried_like_with_the_default_transport(
         ends = [line for line in r.lines() if line["event"] == "end"]
         assert sorted(e["taskId"] for e in ends) == sorted(ids)
         assert {e["outcome"] for e in ends} == {"completed"}
-    # the same notes (one per task), word for word
+    # the same notes (one per task), word for word; a connection that dies before any answer
+    # (reset at once, closed) is sent once more by the transport (tasks/get is safe to repeat)
+    # and makes no note
     assert sorted(set(retries(many.stderr))) == sorted(set(retries(few.stderr)))
-    assert len(retries(many.stderr)) == len(many_ids)
+    noted = [i for i in range(len(many_ids)) if drops[i % len(drops)] in (short_body, reset)]
+    assert len(retries(many.stderr)) == len(noted)
 
 
 def serve(handler: Callable[[socket.socket], None]) -> tuple[str, Callable[[], None]]:

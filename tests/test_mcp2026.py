@@ -25,7 +25,7 @@ import pytest
 
 from mcptask.errors import AuthError, ProtocolError, ServerError, TaskNotFound, TransportError
 from mcptask.protocols import mcp2026
-from mcptask.protocols.base import TaskRef
+from mcptask.protocols.base import TaskRef, Unrecognised
 from mcptask.protocols.mcp2026 import Mcp2026, header_value, normalize, probe
 from mcptask.rpc import RpcClient
 from mcptask.transports.http import HttpOptions, HttpTransport
@@ -539,19 +539,21 @@ DISCOVER_NO_TASKS = {
     [
         (_result(DISCOVER_TASKS), V2026),
         (_result(DISCOVER_NO_TASKS), V2025),
+        (_result({**DISCOVER_NO_TASKS, "supportedVersions": ["2026-07-28", "2025-11-25"]}), V2025),
         (_rpc_error(400, -32600, "Bad Request: Missing session ID"), V2025),
         (_rpc_error(400, -32000, "Bad Request: Server not initialized"), V2025),
         (_rpc_error(400, -32022, "Unsupported", {"supported": ["2025-11-25"]}), V2025),
         (_rpc_error(200, -32601, "Method not found"), None),
-        (lambda r: httpx.Response(404, json={"detail": "Not Found"}), None),
-        (lambda r: httpx.Response(404, text="no such page"), None),
-        (lambda r: httpx.Response(405, text=""), None),
-        (lambda r: httpx.Response(200, html="<html><body>hello</body></html>"), None),
+        (lambda r: httpx.Response(404, json={"detail": "Not Found"}), "unrecognised"),
+        (lambda r: httpx.Response(404, text="no such page"), "unrecognised"),
+        (lambda r: httpx.Response(405, text=""), "unrecognised"),
+        (lambda r: httpx.Response(200, html="<html><body>hello</body></html>"), "unrecognised"),
         (_result({"something": "else"}), None),
     ],
     ids=[
         "2026-tasks",
         "2026-no-tasks",
+        "2026-and-2025-no-tasks",
         "fastmcp3",
         "everything",
         "unsupported-2025-ok",
@@ -564,8 +566,14 @@ DISCOVER_NO_TASKS = {
     ],
 )
 def test_probe_decisions(handler: Handler, expected: str | None) -> None:
+    """`unrecognised`: not JSON-RPC at all (`Unrecognised`, decisive: not MCP)."""
     rpc, seen = _mocked(handler)
-    assert asyncio.run(probe(rpc, rpc.url)) == expected
+    if expected == "unrecognised":
+        with pytest.raises(Unrecognised) as caught:
+            asyncio.run(probe(rpc, rpc.url))
+        assert caught.value.decisive
+    else:
+        assert asyncio.run(probe(rpc, rpc.url)) == expected
     [request] = seen  # at most one request
     assert request.headers["MCP-Protocol-Version"] == "2026-07-28"
     assert request.headers["Mcp-Method"] == "server/discover"

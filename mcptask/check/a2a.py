@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ProtocolError, RpcError
-from ..protocols.a2a import A2A03, A2A10, A2ABase, card_urls, classify
+from ..protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
 from ..protocols.base import TaskProtocol
 from ..rpc import error_from
 from .suite import (
@@ -103,7 +103,8 @@ C = check_table(
         (
             "stream.subscribe",
             "stream",
-            "SubscribeToTask starts with the Task (or is -32004 when the card says no streaming)",
+            "SubscribeToTask starts with the Task (1.0; in 0.3 any event of the task), or is "
+            "-32004 when the card says no streaming",
             f"{A} §3.1.6 Subscribe to Task, §3.3.4 Capability Validation",
         ),
         (
@@ -295,7 +296,8 @@ class A2ASuite(TaskSuite[A2ATrack]):
     async def _card(self) -> tuple[str, dict[str, Any]]:
         tried: list[str] = []
         for url in card_urls(self.recorder.url):
-            response = await self.recorder.get(url)
+            # bounded, and never an endless stream (as detection reads it)
+            response = await self.recorder.get(url, max_body=CARD_LIMIT, json_only=True)
             tried.append(f"{url}: HTTP {response.status_code}")
             if response.status_code != 200:
                 continue
@@ -512,6 +514,9 @@ class A2ASuite(TaskSuite[A2ATrack]):
             kind, body = classify(first.get("result"))
         except ProtocolError as exc:
             return FAIL, f"the first event is not A2A: {exc.message}"
+        if kind != "task" and not self.v10:
+            # 0.3's tasks/resubscribe has no rule for the first event (1.0 §3.1.6 added it)
+            return _judge_v03_first_event(kind, body, track.task_id)
         if kind != "task":
             return FAIL, f"the first event is a {kind}; it MUST be the Task"
         if body.get("id") != track.task_id:
@@ -651,3 +656,14 @@ class A2ASuite(TaskSuite[A2ATrack]):
         if bad:
             return FAIL, "unknown task id: " + "; ".join(bad)
         return PASS, f"{self.v.m_get} and {self.v.m_cancel} of an unknown id: -32001 TaskNotFound"
+
+
+def _judge_v03_first_event(kind: str, body: dict[str, Any], task_id: str) -> Outcome:
+    """A 0.3 subscription may begin with any event of the task (a status or artifact
+    update): only that it belongs to the task is judged."""
+    if kind == "message":
+        return PASS, "the first event is a message (0.3 sets no rule for the first event)"
+    named = body.get("taskId")
+    if named != task_id:
+        return FAIL, f"the first event ({kind} update) is for task {short(named)}, not {task_id}"
+    return PASS, f"the first event is a {kind} update of the task (0.3 sets no rule for it)"

@@ -36,6 +36,7 @@ from .suite import (
     not_applicable,
     poll_interval,
     rpc_error_text,
+    settle,
     short,
 )
 
@@ -452,6 +453,11 @@ class Mcp2025Suite(McpSuite):
             )
         if isinstance(data, dict) and "task" in data:
             return WARN, f"{name} (taskSupport forbidden) was run as a task: {short(data['task'])}"
+        if isinstance(data, dict) and data.get("isError") is True:
+            return WARN, (
+                f"{name} (taskSupport forbidden) as a task was refused inside a tool result "
+                f"(isError: {short(result_text(data), 100)}), not as a JSON-RPC -32601 error"
+            )
         return WARN, f"{name} (taskSupport forbidden) ran as a normal call instead of -32601"
 
     async def c_required_tool(self) -> Outcome:
@@ -571,10 +577,13 @@ class Mcp2025Suite(McpSuite):
                 "tasks/result", {"taskId": track.task_id}, timeout=self.opts.task_timeout + 10
             )
         )
-        while not waiting.done():
-            await asyncio.wait({waiting}, timeout=poll_interval(track.last))
-            if not waiting.done() and not track.terminal:
-                await self.get_task(track)
+        try:
+            while not waiting.done():
+                await asyncio.wait({waiting}, timeout=poll_interval(track.last))
+                if not waiting.done() and not track.terminal:
+                    await self.get_task(track)
+        finally:
+            await settle(waiting)  # never left behind, whatever ended the loop
         _data, error = waiting.result()
         took = clock.elapsed()
         after = await self.get_task(track)

@@ -17,6 +17,7 @@ from .suite import (
     PASS,
     WARN,
     BadAnswer,
+    Clock,
     Outcome,
     TaskSuite,
     build_arguments,
@@ -208,7 +209,10 @@ class McpSuite(TaskSuite[Track]):
     async def c_message(self) -> Outcome:
         track = await self.main.get()
         messages: list[str] = []
-        for _ in range(3):
+        # sample for at least two of the server's poll intervals (a message may change only
+        # as often as the server asks to be polled)
+        clock = Clock()
+        while True:
             messages = [
                 str(t["statusMessage"])
                 for t in track.seen
@@ -216,9 +220,10 @@ class McpSuite(TaskSuite[Track]):
                 and isinstance(t.get("statusMessage"), str)
                 and t["statusMessage"].strip()
             ]
-            if messages or track.terminal:
+            pace = poll_interval(track.last)
+            if messages or track.terminal or clock.elapsed() >= 2 * pace:
                 break
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(pace)
             await self.get_task(track)
         working = [t for t in track.seen if t.get("status") == "working"]
         if messages:

@@ -162,13 +162,15 @@ class Recorder:
             if closer is not None:
                 await closer()
 
-    async def get(self, url: str) -> httpx.Response:
+    async def get(
+        self, url: str, *, max_body: int | None = None, json_only: bool = False
+    ) -> httpx.Response:
         if not isinstance(self.inner, FetchesUrls):
             raise McptaskError("this transport cannot fetch URLs")
         get = self.inner.get
         entry: Exchange = {"get": url}
         self._log(entry)
-        response: httpx.Response = await get(url)
+        response: httpx.Response = await get(url, max_body=max_body, json_only=json_only)
         entry["status"] = response.status_code
         try:
             entry["body"] = response.json()
@@ -526,6 +528,14 @@ def poll_interval(task: Any, default: float = 1.0) -> float:
     if not is_number(value) or value <= 0:
         return default
     return min(poll_seconds(value, default), 5.0)
+
+
+async def settle(job: asyncio.Future[Any]) -> None:
+    """A background request a check started: cancelled when still running, and awaited, so
+    that no path (the server dying, an error in the check) leaves it behind unretrieved."""
+    if not job.done():
+        job.cancel()
+    await asyncio.gather(job, return_exceptions=True)
 
 
 class Clock:

@@ -174,11 +174,15 @@ def answer(
         str | None,
         typer.Option("--key", help="Which input request to answer when several wait (MCP 2026)."),
     ] = None,
+    data: Annotated[
+        str | None,
+        typer.Option("--data", help="The answer as JSON in a data part (A2A; with --text too)."),
+    ] = None,
 ) -> None:
     from ..commands.answer import AnswerOptions, run_answer
 
     opts = AnswerOptions(
-        task_id, json=json_content, decline=decline, cancel=cancel, text=text, key=key
+        task_id, json=json_content, decline=decline, cancel=cancel, text=text, key=key, data=data
     )
     execute(g, lambda ctx: run_answer(opts, ctx))
 

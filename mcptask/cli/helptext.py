@@ -128,7 +128,7 @@ COMMANDS: dict[str, CommandHelp] = {
         "Answer a task that waits for input",
         "Answer a task in input_required: a form built from the server's question on a "
         "terminal, otherwise --json (checked against the form), --decline, --cancel or --text "
-        "(A2A). Servers acknowledge answers they ignore, so the task is looked up first and "
+        "(A2A), or --data JSON (an A2A data part). Servers acknowledge answers they ignore, so the task is looked up first and "
         "watched for a few seconds after: exit 0 when it moved on, 6 when it still waits, 11 "
         "when it was not waiting for input.",
         (

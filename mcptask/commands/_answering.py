@@ -44,12 +44,15 @@ class Responder:
         around: Any = None,
         explain: str | None = None,
         option: str = "--json",
+        data: Any = None,
     ) -> None:
         self.ctx = ctx
         #: said after the question on stderr (a plain call that declines by itself: why)
         self.explain = explain
         #: the option the content came from, named when it does not fit the form
         self.option = option
+        #: `--data JSON`: answer with a data part (A2A)
+        self.data = data
         self.content = content
         self.text = text
         self.action = action
@@ -72,6 +75,15 @@ class Responder:
                 )
         said = f"; {self.explain}" if self.explain else ""
         self.ctx.out.note(f"{request.who} asks: {request.message or '(no message)'}{said}")
+        if self.data is not None:
+            if request.can_decline:
+                raise UsageError(
+                    "--data answers an A2A agent with a data part; an MCP form takes --json"
+                )
+            content: dict[str, Any] = {"data": self.data}
+            if self.text is not None:
+                content["text"] = self.text
+            return {"action": "accept", "content": content}
         if self.action is not None:
             if not request.can_decline:
                 raise UsageError(
@@ -184,7 +196,7 @@ def how_to_answer(task: Task, requests: list[InputRequest] | None) -> str:
         for r in requests
     )
     how = (
-        "--text TEXT"
+        "--text TEXT or --data JSON"
         if requests and not requests[0].can_decline
         else ("--json CONTENT, --decline or --cancel")
     )

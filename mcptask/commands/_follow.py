@@ -48,6 +48,11 @@ async def after_create(
     if not watch and not want_result:
         ctx.out.task(task)
         return ExitCode.OK
+    if not watch and task.terminal:
+        # finished in its creation answer (an Agno workflow, whose tasks cannot be looked up)
+        from .result import finished_result
+
+        return await finished_result(ctx, await ctx.protocol(), ref, task)
     if not watch:
         # --result alone: wait quietly, print the result
         ctx.out.note(f"task {task.taskId} created; waiting for its result")

@@ -20,6 +20,8 @@ from ._shared import look_up
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..model import Task
+    from ..protocols.base import TaskRef
 
 
 @dataclass
@@ -30,6 +32,8 @@ class AnswerOptions:
     cancel: bool = False
     text: str | None = None
     key: str | None = None
+    #: `--data JSON`: the answer as a data part (A2A structured questions)
+    data: str | None = None
 
 
 async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
@@ -47,6 +51,15 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     ]
     if len(given) > 1:
         raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
+    data: Any = None
+    if opts.data is not None:
+        if given and given != ["--text"]:
+            raise UsageError(f"--data answers with a data part; it cannot go with {given[0]}")
+        try:
+            data = json.loads(opts.data)
+        except (ValueError, RecursionError) as exc:
+            raise UsageError(f"--data is not valid JSON: {exc}") from None
+        given.append("--data")
     content: Any = None
     if opts.json is not None:
         try:
@@ -77,7 +90,9 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     if interactive:
         console = ctx.out.console if ctx.out.pretty else ctx.out.err_console()
     action = "decline" if opts.decline else "cancel" if opts.cancel else None
-    responder = Responder(ctx, content=content, text=opts.text, action=action, console=console)
+    responder = Responder(
+        ctx, content=content, text=opts.text, action=action, console=console, data=data
+    )
     try:
         done = await proto.answer(ref, task, responder, key=opts.key, answered=answered)
     except Interrupted as exc:  # Ctrl-C in the form
@@ -96,6 +111,8 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
             "the form was dismissed: mcptask answered `cancel` (a question read from an MCP "
             "2025-11-25 server cannot be put back)"
         )
+    if done.new_task is not None:
+        return _new_task(ctx, task, ref, done.new_task)
     after, moved = await confirm(ctx, proto, ref, task, done)
     ctx.remember(after, ref)
     if not moved:
@@ -107,4 +124,19 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     actions = ", ".join(str(response.get("action")) for _, response in done.sent)
     ctx.out.note(f"task {task.taskId} took the answer ({actions}); it is {after.status} now")
     ctx.out.task(after)
+    return ExitCode.OK
+
+
+def _new_task(ctx: Context, task: Task, ref: TaskRef, new: Task) -> int:
+    """The server started a new task for the answer instead of continuing the old one: say
+    so, name it, and follow it from now on (it is the one that carries on)."""
+    from ..protocols.base import TaskRef
+
+    new_ref = TaskRef(new.taskId, context_id=new.contextId or ref.context_id)
+    ctx.remember(new, new_ref)
+    ctx.out.note(
+        f"the server started a new task for the answer: {new.taskId} (it is {new.status}); "
+        f"task {task.taskId} was not continued"
+    )
+    ctx.out.task(new)
     return ExitCode.OK

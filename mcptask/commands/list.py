@@ -24,13 +24,20 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     if opts.local:
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
+    from ..protocols.base import CannotList
+
     proto = await ctx.protocol()
     if not proto.can_list:
         ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
     refs = ctx.refs(ctx.book.tasks(ctx.server)) if ctx.remembers else []
-    tasks = await proto.list_tasks(refs)
+    try:
+        tasks = await proto.list_tasks(refs)
+    except CannotList as exc:  # the server turned out not to list after all
+        ctx.out.note(f"{exc.message}; showing the task book's tasks")
+        ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
+        return ExitCode.OK
     ctx.remember_many(list(zip(tasks, ctx.refs(t.taskId for t in tasks), strict=True)))
     ctx.out.tasks(tasks)
     return ExitCode.OK

@@ -13,7 +13,7 @@ from ._shared import gone, signals
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..protocols.base import TaskRef, TaskResult
+    from ..protocols.base import TaskProtocol, TaskRef, TaskResult
 
 
 @dataclass
@@ -84,6 +84,11 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
             )
         if w.result is not None:
             return _print_result(ctx, ref, w.result)
+    return await finished_result(ctx, proto, ref, task)
+
+
+async def finished_result(ctx: Context, proto: TaskProtocol, ref: TaskRef, task: Task) -> int:
+    """Print the result of a task seen in a terminal state (exit code by its outcome)."""
     if task.status in ("cancelled", "rejected"):
         raise TaskEnded(
             f"task {task.taskId} was {task.status}; it has no result", ExitCode.CANCELLED

@@ -65,6 +65,8 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
                 else {"event": "done", "exitCode": ExitCode.OK, "outcomes": {}}
             )
         return ExitCode.OK
+    # over stdio a task ends with the server: the input hints say what works there
+    ctx.out.stdio = any(place.target.command is not None for place, _ in places)
     events = _events(opts, ctx)
     lock = asyncio.Lock()  # one inline form at a time, whichever server asks
     groups = []
@@ -266,7 +268,13 @@ async def _unfinished_tasks(ctx: Context) -> list[str]:
     proto = await ctx.protocol()
     await ctx.expect_tasks(len(unfinished))
     if proto.can_list:
-        listed = await proto.list_tasks(ctx.refs(book))
+        from ..protocols.base import CannotList
+
+        try:
+            listed = await proto.list_tasks(ctx.refs(book))
+        except CannotList as exc:  # the server turned out not to list after all
+            ctx.out.note(f"{exc.message}; watching the task book's unfinished tasks")
+            listed = []
         ids.update((t.taskId, None) for t in listed if not t.terminal)
     ids.update(dict.fromkeys(unfinished))
     return list(ids)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import ServerError, UsageError
 from . import registry
 
 if TYPE_CHECKING:
@@ -30,11 +30,29 @@ def create(name: str, rpc: RpcClient, server: str, **kwargs: Any) -> TaskProtoco
 
 async def detect(rpc: RpcClient, url: str) -> str:
     """Which protocol an endpoint speaks, in as few requests as possible (the caller
-    remembers the answer per endpoint). Each probe returns a protocol name or None."""
+    remembers the answer per endpoint). Each probe returns a protocol name or None, or
+    raises `Unrecognised` saying what it got instead of its protocol."""
+    from .base import Unrecognised
+
+    unrecognised: list[Unrecognised] = []
     for module in registry.probe_modules():
-        found: str | None = await importlib.import_module(module).probe(rpc, url)
+        try:
+            found: str | None = await importlib.import_module(module).probe(rpc, url)
+        except Unrecognised as exc:
+            unrecognised.append(exc)
+            continue
         if found is not None:
             return found
+    if any(u.decisive for u in unrecognised):
+        raise not_a_task_server(url, unrecognised)
     # nothing recognised it (e.g. a stateless MCP server that answers 200 -32601 to the
     # 2026 probe): the fallback's own handshake will say clearly if that is wrong
     return registry.fallback().name
+
+
+def not_a_task_server(url: str, seen: list[Any]) -> ServerError:
+    """Neither protocol answered: say what came instead (exit 4)."""
+    from ..urls import safe_url
+
+    got = "; ".join(u.message for u in seen)
+    return ServerError(f"{safe_url(url)} is not an MCP server or A2A agent: {got}")

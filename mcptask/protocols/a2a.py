@@ -32,14 +32,17 @@ from ..rpc import FetchesUrls, RpcClient, error_from
 from .base import (
     TEXT_FORM,
     Answered,
+    CannotList,
     Created,
     InputRequest,
     Responder,
     TaskProtocol,
     TaskRef,
     TaskResult,
+    Unrecognised,
     lenient_str,
     parse_wire,
+    refuse_finished,
 )
 from .wire import (
     INTERNAL_ERROR,
@@ -158,9 +161,39 @@ def parts_of(message: Any) -> list[dict[str, Any]]:
 
 
 def message_text(message: Any) -> str | None:
-    """The text parts of a message joined: a status message as the contract shows it."""
-    texts = [p["text"] for p in parts_of(message) if p["kind"] == "text" and p["text"]]
+    """The text parts of a message joined, and its data parts as readable text plus their
+    JSON (a structured request, such as a function call): a status message as the contract
+    shows it."""
+    texts = []
+    for part in parts_of(message):
+        if part["kind"] == "text" and part["text"]:
+            texts.append(part["text"])
+        elif part["kind"] == "data" and part.get("data") is not None:
+            texts.append(data_text(part["data"]))
     return "\n".join(texts) if texts else None
+
+
+def data_text(data: Any) -> str:
+    """A data part for a person: what it is in a few words, then its JSON."""
+    body = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return f"{_data_summary(data)}:\n{body}"
+
+
+def _data_summary(data: Any) -> str:
+    if isinstance(data, dict):
+        name = data.get("name") or data.get("function") or data.get("tool")
+        args = next((data[k] for k in ("arguments", "args", "parameters") if k in data), None)
+        if isinstance(name, str) and isinstance(args, dict):
+            listed = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+            return f"a call of {name}({listed})"
+        if data:
+            return f"structured data ({', '.join(str(k) for k in list(data)[:8])})"
+    return "structured data"
+
+
+def data_parts(message: Any) -> list[Any]:
+    """The `data` of a message's data parts."""
+    return [p.get("data") for p in parts_of(message) if p["kind"] == "data"]
 
 
 def _is_agent(message: Any) -> bool:
@@ -312,12 +345,20 @@ class A2ABase(TaskProtocol):
     def text_part(self, text: str) -> dict[str, Any]:
         return {"text": text}
 
-    def user_message(self, text: str, context_id: str | None) -> dict[str, Any]:
+    def data_part(self, data: Any) -> dict[str, Any]:
+        return {"data": data}
+
+    def user_message(
+        self, text: str | None, context_id: str | None, *, data: Any = None
+    ) -> dict[str, Any]:
+        parts = [self.text_part(text)] if text is not None else []
+        if data is not None:
+            parts.append(self.data_part(data))
         message: dict[str, Any] = {
             "messageId": str(uuid.uuid4()),
             "role": self.user_role,
             **self.message_extra,
-            "parts": [self.text_part(text)],
+            "parts": parts,
         }
         if context_id:
             message["contextId"] = context_id
@@ -384,7 +425,11 @@ class A2ABase(TaskProtocol):
         if task.status != "input_required":
             return []
         question = task.statusMessage or "the agent asks for input (it sent no message)"
-        params = {"message": question, "requestedSchema": TEXT_FORM}
+        params: dict[str, Any] = {"message": question, "requestedSchema": TEXT_FORM}
+        status = task.raw.get("status")
+        data = data_parts(status.get("message") if isinstance(status, dict) else None)
+        if data:
+            params["data"] = data  # a structured request: `answer --data JSON` answers it
         return [InputRequest(task.taskId, "message", params, can_decline=False)]
 
     async def answer(
@@ -410,18 +455,28 @@ class A2ABase(TaskProtocol):
             done.dismissed = True
             return done
         content = response.get("content")
-        text = content.get("text") if isinstance(content, dict) else None
-        if response.get("action") != "accept" or not isinstance(text, str):
+        content = content if isinstance(content, dict) else {}
+        text = content.get("text")
+        data = content.get("data")
+        if (
+            response.get("action") != "accept"
+            or not (text is None or isinstance(text, str))
+            or (text is None and data is None)
+        ):
             raise UsageError(
-                "an A2A agent takes an answer (--text TEXT), not a decline or cancel; "
-                f"`{command_line('cancel', ref.task_id)}` cancels the task"
+                "an A2A agent takes an answer (--text TEXT or --data JSON), not a decline or "
+                f"cancel; `{command_line('cancel', ref.task_id)}` cancels the task"
             )
-        message = self.user_message(text, ref.context_id or task.contextId or self.context_id)
+        context = ref.context_id or task.contextId or self.context_id
+        message = self.user_message(text, context, data=data)
         message["taskId"] = ref.task_id
         params = {"message": message, "configuration": dict(self.send_configuration)}
         kind, body = classify(await self._call(self.m_send, params, ref))
         if kind == "task":
             done.task = self._task(body, "task")
+            if done.task.taskId != ref.task_id:
+                # the agent started a new task for the answer instead of continuing this one
+                done.new_task = done.task
         done.sent.append((request, response))
         return done
 
@@ -459,7 +514,9 @@ class A2ABase(TaskProtocol):
                 f"the agent says task {ref.task_id} cannot be cancelled "
                 f"({exc.rpc_message or 'not cancelable'}); it is {task.status}"
             ) from None
-        return self._task(data, "cancelled task")
+        task = self._task(data, "cancelled task")
+        refuse_finished(task, ref.task_id)
+        return task
 
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         if self.m_list is None:
@@ -470,7 +527,15 @@ class A2ABase(TaskProtocol):
             params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
             if token:
                 params["pageToken"] = token
-            data = await self._call(self.m_list, params)
+            try:
+                data = await self.rpc.request(self.m_list, params)
+            except RpcError as exc:
+                if exc.code in (-32004, -32601):
+                    raise CannotList(
+                        f"the agent does not support {self.m_list} "
+                        f"({exc.rpc_message or 'unsupported operation'})"
+                    ) from None
+                raise self._error(exc, self.m_list, None) from None
             if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
                 raise ProtocolError(f"the agent's {self.m_list} answer has no `tasks` list")
             for item in data["tasks"]:
@@ -547,6 +612,9 @@ class A2A03(A2ABase):
     def text_part(self, text: str) -> dict[str, Any]:
         return {"kind": "text", "text": text}
 
+    def data_part(self, data: Any) -> dict[str, Any]:
+        return {"kind": "data", "data": data}
+
 
 # -- detection --------------------------------------------------------------------------------
 
@@ -601,26 +669,89 @@ def protocol_from_card(card: Any) -> str | None:
     return None
 
 
+#: an agent card is a small JSON document: more than this is not a card
+CARD_LIMIT = 256 * 1024
+_CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+
 def card_urls(url: str) -> list[str]:
-    """The agent card at the URL's base, then at the origin (0.2's name only when that is
-    the same place: at most two requests)."""
+    """The agent card at the URL itself when it is a card's URL, else at the URL's base, then
+    at the origin (0.2's name only when that is the same place: at most two requests)."""
     u = urlsplit(url)
     base_path = u.path.rstrip("/")
     origin = urlunsplit((u.scheme, u.netloc, "", "", ""))
-    card = "/.well-known/agent-card.json"
+    card = _CARD_PATHS[0]
+    if base_path.endswith(_CARD_PATHS):
+        return [origin + base_path]
     if not base_path:
-        return [origin + card, origin + "/.well-known/agent.json"]
+        return [origin + card, origin + _CARD_PATHS[1]]
     return [origin + base_path + card, origin + card]
 
 
+def card_endpoint(card: Any, protocol: str) -> str | None:
+    """The URL the card says to post `protocol`'s JSON-RPC to: the 1.0 JSONRPC interface of
+    that version, else the 0.3 card's `url` (or its JSONRPC `additionalInterfaces` entry)."""
+    if not isinstance(card, dict):
+        return None
+    version = protocol.removeprefix("a2a-")
+    for item in card.get("supportedInterfaces") or []:
+        if (
+            isinstance(item, dict)
+            and str(item.get("protocolBinding", "")).upper() == "JSONRPC"
+            and _version(item.get("protocolVersion")) == version
+            and isinstance(item.get("url"), str)
+        ):
+            return str(item["url"])
+    if str(card.get("preferredTransport") or "JSONRPC").upper() == "JSONRPC":
+        url = card.get("url")
+        if isinstance(url, str):
+            return url
+    for extra in card.get("additionalInterfaces") or []:
+        if isinstance(extra, dict) and str(extra.get("transport", "")).upper() == "JSONRPC":
+            url = extra.get("url")
+            if isinstance(url, str):
+                return url
+    return None
+
+
+def post_url(typed: str, named: str | None) -> str:
+    """Where to post: the endpoint the card names, on the origin that was typed (a card
+    often names the host as the agent sees itself: `localhost`, an inner name), else the
+    URL typed."""
+    if not named:
+        return typed
+    try:
+        n = urlsplit(named)
+        t = urlsplit(typed)
+    except ValueError:
+        return typed
+    if n.scheme not in ("http", "https") or not n.netloc:
+        return typed
+    if (n.scheme, n.netloc.lower()) == (t.scheme, t.netloc.lower()):
+        return named
+    return urlunsplit((t.scheme, t.netloc, n.path or "/", n.query, ""))
+
+
+def _same_place(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
 async def probe(rpc: RpcClient, url: str) -> str | None:
-    """Which A2A version the agent at `url` speaks, from its agent card; None if no card."""
+    """Which A2A version the agent at `url` speaks, from its agent card; no card:
+    `Unrecognised`. Each card read gives up at once on an answer that is not JSON and reads
+    at most CARD_LIMIT bytes. The endpoint the card names becomes the transport's URL (where
+    every request is posted)."""
     transport = rpc.transport
     if not isinstance(transport, FetchesUrls):
         return None
     get = transport.get
+    tried: list[str] = []
     for card_url in card_urls(url):
-        response = await get(card_url)
+        try:
+            response = await get(card_url, max_body=CARD_LIMIT, json_only=True)
+        except ProtocolError:
+            tried.append(f"{card_url} (over {CARD_LIMIT // 1024} KiB)")
+            continue
         status = response.status_code
         if status in (401, 403):
             detail = ""
@@ -634,13 +765,25 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
                 f"{card_url} refused the agent card request: HTTP {status}{detail}"
                 + ("; set MCPTASK_TOKEN or --token-file" if status == 401 else "")
             )
+        ctype = response.headers.get("content-type", "").split(";")[0].strip() or "no type"
         if status != 200:
+            tried.append(f"{card_url} (HTTP {status})")
             continue
         try:
             card = response.json()
         except ValueError:
+            tried.append(f"{card_url} ({ctype}, not JSON)")
             continue
         found = protocol_from_card(card)
-        if found is not None:
-            return found
-    return None
+        if found is None:
+            tried.append(f"{card_url} (JSON, not an agent card)")
+            continue
+        if found != "agno":
+            endpoint = post_url(url, card_endpoint(card, found))
+            if not _same_place(endpoint, getattr(transport, "url", url)):
+                trace = getattr(transport, "_trace", None)
+                if trace is not None:
+                    trace(f"* the agent card names the endpoint {endpoint}: posting there")
+                transport.url = endpoint
+        return found
+    raise Unrecognised("no agent card: " + "; ".join(tried))

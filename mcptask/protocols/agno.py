@@ -22,8 +22,12 @@ from ..rpc import RpcClient
 from .a2a import classify, message_payload, normalize, result_payload
 from .base import Created, TaskProtocol, TaskRef, TaskResult
 
-#: an agent or team base, optionally with the version segment
-_SHAPE = re.compile(r"^(?P<base>.*?/a2a/(?P<kind>agents|teams)/[^/]+)(?:/v1)?/?$")
+#: an agent, team or workflow base, optionally with the version segment, or one of the
+#: operation URLs Agno announces (its card names `.../v1/message:stream`)
+_SHAPE = re.compile(
+    r"^(?P<base>.*?/a2a/(?P<kind>agents|teams|workflows)/[^/]+)"
+    r"(?:/v1(?:/(?:message:send|message:stream|tasks:get|tasks:cancel))?)?/?$"
+)
 
 
 def agno_base(url: str) -> tuple[str, str]:
@@ -33,6 +37,8 @@ def agno_base(url: str) -> tuple[str, str]:
     if m:
         return m.group("base"), m.group("kind")
     base = bare.rstrip("/")
+    for op in ("/message:send", "/message:stream", "/tasks:get", "/tasks:cancel"):
+        base = base.removesuffix(op)
     base = base.removesuffix("/v1")
     return base, "agents"
 
@@ -123,7 +129,15 @@ class Agno(TaskProtocol):
         task = self._task(body, "created task")
         return Created(task=task, ref=TaskRef(task.taskId, context_id=task.contextId or context_id))
 
+    def _no_lookup(self, ref: TaskRef, what: str) -> ServerError:
+        return ServerError(
+            f"Agno cannot {what} workflow tasks: a workflow's task exists only in the answer "
+            f"to the message that ran it (task {ref.task_id}; `send --result` shows it)"
+        )
+
     async def get(self, ref: TaskRef) -> Task:
+        if self.kind == "workflows":
+            raise self._no_lookup(ref, "look up")
         params: dict[str, Any] = {"id": ref.task_id, "contextId": self._context(ref)}
         if self.history_length is not None:
             params["historyLength"] = self.history_length
@@ -138,6 +152,8 @@ class Agno(TaskProtocol):
         return TaskResult(task=task, payload=result_payload(task.raw))
 
     async def cancel(self, ref: TaskRef) -> Task | None:
+        if self.kind == "workflows":
+            raise self._no_lookup(ref, "cancel")
         # Agno answers `canceled` for any id, finished or unknown: look the task up first
         task = await self.get(ref)
         if task.terminal:

@@ -9,10 +9,36 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import NotApplicable, ProtocolError, UsageError
-from ..model import Task
+from ..errors import NotApplicable, ProtocolError, ServerError, UsageError
+from ..model import TERMINAL, Task
 from ..rpc import RpcClient
 from .wire import TASK_SUPPORT, task_support
+
+
+class Unrecognised(ServerError):
+    """A detection probe got an answer that is not its protocol (HTML, a 404 page, an event
+    stream where a card belongs): `message` says what came. `decisive`: the answer rules out
+    MCP altogether (the MCP probe's POST was not answered in JSON-RPC), so when no later probe
+    recognises the endpoint, it is neither MCP nor A2A."""
+
+    def __init__(self, message: str, *, decisive: bool = False) -> None:
+        super().__init__(message)
+        self.decisive = decisive
+
+
+class CannotList(ServerError):
+    """The server has no task listing after all (no `tasks.list` capability, -32601, A2A
+    -32004): `list` shows the task book instead, with this as its note."""
+
+
+def refuse_finished(task: Task, task_id: str) -> None:
+    """A cancel answered with the task in a terminal state other than `cancelled`: the server
+    did not cancel it (the spec asks for an error; some servers send the finished task)."""
+    if task.status in TERMINAL and task.status != "cancelled":
+        raise NotApplicable(
+            f"task {task_id} has already ended: {task.status} (the server answered the cancel "
+            "with the finished task)"
+        )
 
 
 @dataclass
@@ -112,6 +138,8 @@ class Answered:
     task: Task | None = None
     #: remarks for the person (requests skipped or refused), one line each
     notes: list[str] = field(default_factory=list)
+    #: the server started a new task for the answer instead of continuing this one (A2A)
+    new_task: Task | None = None
 
     @property
     def keys(self) -> list[str]:

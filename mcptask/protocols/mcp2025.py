@@ -37,6 +37,7 @@ from .base import (
     PROGRESS_NOTIFICATION,
     Answered,
     CallHooks,
+    CannotList,
     Created,
     Deliver,
     Health,
@@ -52,6 +53,7 @@ from .base import (
     paged,
     parse_wire,
     progress_from,
+    refuse_finished,
     tool_from_wire,
 )
 from .mcp_calls import CallTalk, progress_token
@@ -193,6 +195,8 @@ class SessionFeed(PushFeed):
         if message.get("method") == PROGRESS_NOTIFICATION:
             self._progress(message.get("params"))
             return
+        if self.proto.take_stream_message(message):
+            return  # a task's question on the GET stream: kept for `answer`
         if message.get("method") != STATUS_NOTIFICATION:
             return
         params = message.get("params")
@@ -247,6 +251,23 @@ class StdioFeed(PushFeed):
             transport.on_notification = None
 
 
+def _initialize_refused(exc: RpcError) -> McptaskError:
+    """`initialize` refused with -32022 (unsupported version): a server that speaks only newer
+    MCP (fastmcp 4 over stdio without the tasks extension) has no 2025-11-25 tasks."""
+    if exc.code != -32022:
+        return exc
+    data = exc.data if isinstance(exc.data, dict) else {}
+    supported = data.get("supported")
+    listed = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+    speaks = f"it speaks only MCP {', '.join(listed)}" if listed else "it refuses MCP 2025-11-25"
+    error = ServerError(f"the server does not support tasks over MCP {VERSION}: {speaks}")
+    error.hint = (
+        "MCP 2026-07-28 tasks need the tasks extension, which the server did not offer; "
+        "-p mcp-2026-07-28 makes plain calls"
+    )
+    return error
+
+
 class Mcp2025(TaskProtocol):
     name: ClassVar[str] = "mcp-2025-11-25"
     default_interval: ClassVar[float] = 1.0
@@ -262,6 +283,8 @@ class Mcp2025(TaskProtocol):
         super().__init__(rpc, server, session=session, context_id=context_id)
         rpc.transport.headers["MCP-Protocol-Version"] = VERSION
         self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
+        #: questions read from the GET stream, by task (see `take_stream_message`)
+        self._questions: dict[str, asyncio.Queue[Message]] = {}
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.server_version = "?"
@@ -291,7 +314,10 @@ class Mcp2025(TaskProtocol):
             "capabilities": CLIENT_CAPABILITIES,
             "clientInfo": {"name": "mcptask", "version": __version__},
         }
-        result = await self.rpc.request("initialize", params)
+        try:
+            result = await self.rpc.request("initialize", params)
+        except RpcError as exc:
+            raise _initialize_refused(exc) from None
         if not isinstance(result, dict):
             raise ProtocolError("the server's initialize answer is not an object")
         caps = result.get("capabilities")
@@ -525,13 +551,27 @@ class Mcp2025(TaskProtocol):
         reader = asyncio.ensure_future(
             self._call("tasks/result", {"taskId": ref.task_id}, ref, on_message=on_message)
         )
+        # some servers ask on the session's GET stream instead (with the task's related-task
+        # `_meta`): read it too, and take what a watch's feed already read from it
+        mailbox = self._mailbox(ref.task_id)
+        stream = asyncio.ensure_future(self._read_questions(session))
+        waiter: asyncio.Future[Message] = asyncio.ensure_future(mailbox.get())
+        from_stream = False
         loop = asyncio.get_running_loop()
         deadline = loop.time() + QUESTION_WAIT
         # the server's pace, but a question is looked for at least every 5 s
         pace = min(poll_seconds(task.pollInterval, 1.0), 5.0)
         try:
             while not reader.done():
-                await asyncio.wait({reader}, timeout=pace)
+                await asyncio.wait({reader, waiter}, timeout=pace)
+                if waiter.done() and not reader.done():
+                    try:
+                        await on_message(waiter.result())
+                    except _Answered:
+                        from_stream = True
+                        break
+                    waiter = asyncio.ensure_future(mailbox.get())
+                    continue
                 if reader.done() or asking:
                     continue  # a question came: the person takes the time they need
                 now = await self.get(ref)
@@ -547,10 +587,12 @@ class Mcp2025(TaskProtocol):
                         6,
                     )
         finally:
-            if not reader.done():
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await reader
+            for job in (reader, stream, waiter):
+                if not job.done():
+                    job.cancel()
+            await asyncio.gather(reader, stream, waiter, return_exceptions=True)
+        if from_stream:
+            return done
         try:
             reader.result()
         except _Answered:
@@ -564,6 +606,40 @@ class Mcp2025(TaskProtocol):
             "instead of a question"
         )
 
+    # -- questions on the GET stream -----------------------------------------------------------
+
+    def _mailbox(self, task_id: str) -> asyncio.Queue[Message]:
+        """Questions for a task that came on the session's GET stream, until answered."""
+        import asyncio
+
+        return self._questions.setdefault(task_id, asyncio.Queue())
+
+    def take_stream_message(self, message: Any) -> bool:
+        """A message read from the GET stream: an `elicitation/create` that names its task
+        (`related-task` `_meta`) is kept for `answer`. True when it was one."""
+        if not isinstance(message, dict) or message.get("method") != "elicitation/create":
+            return False
+        if "id" not in message:
+            return False
+        task_id = related_task(message.get("params"))
+        if task_id is None:
+            return False
+        self._mailbox(task_id).put_nowait(message)
+        return True
+
+    async def _read_questions(self, session: str) -> None:
+        """Read the session's GET stream for questions while `answer` waits. A server with no
+        stream (405), or one already open elsewhere (409, e.g. by `watch`'s feed, which keeps
+        what it reads for us), ends this quietly."""
+        transport = self.rpc.transport
+        if not isinstance(transport, HasEventStream) or not session:
+            return
+        with contextlib.suppress(McptaskError):
+            async for event in transport.event_stream(headers={"Mcp-Session-Id": session}):
+                if event.data.strip():
+                    with contextlib.suppress(ValueError):
+                        self.take_stream_message(json.loads(event.data))
+
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
             data = await self._call("tasks/cancel", {"taskId": ref.task_id}, ref)
@@ -573,9 +649,13 @@ class Mcp2025(TaskProtocol):
             # -32602 is both "unknown task" and "already terminal": ask which
             task = await self.get(ref)
             raise NotApplicable(f"task {ref.task_id} has already ended: {task.status}") from None
-        return self._task(data, "cancelled task")
+        task = self._task(data, "cancelled task")
+        refuse_finished(task, ref.task_id)
+        return task
 
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
+        """Every known session's `tasks/list`. A server whose `tasks` capability has no
+        `list`, or that answers -32601, cannot list: `CannotList`."""
         sessions: list[str | None] = []
         for ref in refs:
             if ref.session not in sessions:
@@ -595,7 +675,21 @@ class Mcp2025(TaskProtocol):
 
     async def _list_session(self, session: str | None) -> list[Task]:
         ref = TaskRef(task_id="(list)", session=session) if session else None
-        tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+        if ref is None:
+            await self._session_for(None)  # the capabilities say whether it lists
+        tasks_caps = self.capabilities.get("tasks") if isinstance(self.capabilities, dict) else None
+        if self.capabilities and isinstance(tasks_caps, dict) and "list" not in tasks_caps:
+            raise CannotList(
+                "the server's tasks capability has no `list`: it cannot list its tasks"
+            )
+        try:
+            tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+        except RpcError as exc:
+            if exc.code == -32601:
+                raise CannotList(
+                    f"the server has no tasks/list ({exc.rpc_message or 'method not found'})"
+                ) from None
+            raise
         return [self._task(t, "task in tasks/list") for t in tasks]
 
     # -- tools ----------------------------------------------------------------------------------

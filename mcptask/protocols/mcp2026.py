@@ -24,20 +24,25 @@ from ..errors import (
     ServerError,
     TaskEnded,
     TaskNotFound,
+    TransportError,
     UsageError,
 )
 from ..model import Task, normalize_status
-from ..rpc import HasSession, RpcClient, ServerMessageHandler
+from ..rpc import HasNotifications, HasSession, Message, RpcClient, ServerMessageHandler
 from .base import (
     Answered,
     CallHooks,
     Created,
+    Deliver,
+    Health,
     InputRequest,
+    PushFeed,
     Responder,
     TaskProtocol,
     TaskRef,
     TaskResult,
     Tool,
+    Unrecognised,
     lenient_int,
     lenient_str,
     paged,
@@ -236,6 +241,121 @@ def _error_object(task: Task) -> dict[str, Any]:
     return {"message": task.statusMessage or "the task failed; the server sent no error object"}
 
 
+# -- push: subscriptions/listen (SEP-2575) with task ids (SEP-2663) --------------------------
+
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+TASK_NOTIFICATION = "notifications/tasks"
+#: a quiet listen stream is given up (and opened again) after this long; polling goes on
+LISTEN_READ_TIMEOUT = 300.0
+LISTEN_RETRY_MIN = 0.5
+LISTEN_RETRY_MAX = 30.0
+LISTEN_FAILURES = 6
+
+
+class ListenFeed(PushFeed):
+    """`subscriptions/listen` with `notifications.taskIds`: the server acknowledges the ids it
+    accepted (`notifications/subscriptions/acknowledged`), then sends `notifications/tasks`
+    carrying each task as `tasks/get` returns it. Only the accepted ids are live (polled at
+    the relaxed pace); the others keep their `pollInterval`. A stream that ends or drops is
+    listened to again (there is no replay: the tasks are fetched again at once, by the
+    watcher's return to the normal pace). A server that accepts none of the ids (fastmcp 4.1.4
+    serves listen without task events) or refuses the method ends pushing: polling goes on."""
+
+    def __init__(self, proto: Mcp2026, task_ids: set[str]) -> None:
+        super().__init__(set(task_ids))
+        self.proto = proto
+        self.wanted = set(task_ids)
+        self.listens = 0
+
+    async def run(self, deliver: Deliver, health: Health) -> None:
+        import asyncio
+
+        failures = 0
+        while failures < LISTEN_FAILURES:
+            self.task_ids = set(self.wanted)
+            outcome = await self._listen(deliver, health)
+            health(False)
+            if outcome == "refused":
+                return
+            failures = 0 if outcome == "ended" else failures + 1
+            await asyncio.sleep(min(LISTEN_RETRY_MAX, LISTEN_RETRY_MIN * 2**failures))
+
+    async def _listen(self, deliver: Deliver, health: Health) -> str:
+        """One listen stream: "ended" (the server closed it after acknowledging), "dropped"
+        (the connection failed), or "refused" (no task ids accepted, or no such method)."""
+        import asyncio
+
+        inbox: asyncio.Queue[Message] = asyncio.Queue()
+
+        async def on_message(message: Message) -> None:
+            inbox.put_nowait(message)
+
+        transport = self.proto.rpc.transport
+        if isinstance(transport, HasNotifications):
+            # over stdio, notifications come outside any request's stream
+            transport.on_notification = inbox.put_nowait
+        self.listens += 1
+        request = asyncio.ensure_future(self.proto.listen(sorted(self.wanted), on_message))
+        accepted: set[str] | None = None
+        try:
+            while True:
+                getter = asyncio.ensure_future(inbox.get())
+                await asyncio.wait({request, getter}, return_when=asyncio.FIRST_COMPLETED)
+                messages = [getter.result()] if getter.done() else []
+                if not getter.done():
+                    getter.cancel()
+                while not inbox.empty():
+                    messages.append(inbox.get_nowait())
+                for message in messages:
+                    if message.get("method") == ACKNOWLEDGED:
+                        accepted = _accepted(message) & self.wanted
+                        if not accepted:
+                            return "refused"
+                        self.task_ids = accepted
+                        health(True)
+                    elif message.get("method") == TASK_NOTIFICATION and accepted is not None:
+                        task = self._task(message.get("params"))
+                        if task is not None and task.taskId in accepted:
+                            await deliver(task)
+                if request.done():
+                    return _listen_outcome(request, acknowledged=accepted is not None)
+        finally:
+            if isinstance(transport, HasNotifications):
+                transport.on_notification = None
+            if not request.done():
+                request.cancel()
+            await asyncio.gather(request, return_exceptions=True)
+
+    def _task(self, params: Any) -> Task | None:
+        try:
+            return self.proto._task(params, "pushed task")
+        except ProtocolError:
+            return None  # a malformed push is ignored: polling is the safety net
+
+
+def _accepted(message: Message) -> set[str]:
+    params = message.get("params")
+    notifications = params.get("notifications") if isinstance(params, dict) else None
+    ids = notifications.get("taskIds") if isinstance(notifications, dict) else None
+    return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+
+
+def _listen_outcome(request: Any, *, acknowledged: bool) -> str:
+    """How a listen request ended: a stream that was acknowledged and then broke off
+    (a reset, closed without the final response) was dropped; a refusal before any
+    acknowledgement (-32601, HTTP 4xx, not the protocol) ends pushing."""
+    try:
+        request.result()
+    except TransportError:
+        return "dropped"
+    except ProtocolError:
+        return "dropped" if acknowledged else "refused"
+    except McptaskError:
+        return "refused"
+    return "ended" if acknowledged else "refused"
+
+
 # -- the protocol ----------------------------------------------------------------------------
 
 
@@ -285,6 +405,21 @@ class Mcp2026(TaskProtocol):
 
     def _task(self, data: Any, what: str = "task") -> Task:
         return normalize(data, server=self.server, what=what)
+
+    def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
+        return [ListenFeed(self, {ref.task_id for ref in refs})] if refs else []
+
+    async def listen(self, task_ids: list[str], on_message: ServerMessageHandler) -> Any:
+        """A `subscriptions/listen` for these tasks; its messages go to `on_message`. Returns
+        when the server ends the subscription."""
+        params = with_meta({"notifications": {"taskIds": task_ids}})
+        return await self.rpc.request(
+            LISTEN,
+            params,
+            headers=request_headers(LISTEN),
+            timeout=LISTEN_READ_TIMEOUT,
+            on_message=on_message,
+        )
 
     # -- operations -----------------------------------------------------------------------------
 
@@ -523,15 +658,17 @@ class Mcp2026(TaskProtocol):
 
 async def probe(rpc: RpcClient, url: str) -> str | None:
     """One `server/discover`: 2026-07-28 with tasks -> this protocol; an MCP-style refusal
-    (a JSON-RPC error with HTTP 4xx, or any JSON-RPC error over stdio) -> 2025-11-25; anything
-    that is clearly not MCP -> None (the next probe runs). Connection failures propagate."""
+    (a JSON-RPC error with HTTP 4xx, or any JSON-RPC error over stdio) -> 2025-11-25; a
+    JSON-RPC answer that is not MCP's -> None (the next probe runs); an answer that is not
+    JSON-RPC at all (HTML, a 404 page) -> `Unrecognised` (decisive: not MCP). Connection
+    failures propagate. The probe asks for the connection to be closed after it:
+    some agents answer an unknown method with HTTP 500 and leave the connection dead."""
     stdio = not url.startswith(("http://", "https://"))
     transport = rpc.transport
     session_before = transport.session_id if isinstance(transport, HasSession) else None
+    headers = {**request_headers("server/discover"), "Connection": "close"}
     try:
-        data = await rpc.request(
-            "server/discover", with_meta({}), headers=request_headers("server/discover")
-        )
+        data = await rpc.request("server/discover", with_meta({}), headers=headers)
     except RpcError as exc:
         if exc.code == UNSUPPORTED_VERSION:
             versions = supported_versions(exc)
@@ -543,21 +680,20 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
             return FALLBACK
         # HTTP 200 with -32601 is how A2A JSON-RPC servers answer an unknown method
         return None
-    except (HttpStatusError, ProtocolError):
-        return None  # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
+    except (HttpStatusError, ProtocolError) as exc:
+        # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
+        raise Unrecognised(f"server/discover: {exc.message}", decisive=True) from None
     finally:
         # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
         if isinstance(transport, HasSession):
             transport.session_id = session_before
     if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
         return None
+    versions = [v for v in data["supportedVersions"] if isinstance(v, str)]
     caps = data.get("capabilities")
     extensions = caps.get("extensions") if isinstance(caps, dict) else None
-    if (
-        VERSION in data["supportedVersions"]
-        and isinstance(extensions, dict)
-        and TASKS_EXTENSION in extensions
-    ):
+    has_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+    if VERSION in versions and has_tasks:
         return NAME
     # MCP, but no 2026-07-28 tasks: if it does tasks at all, it does them the 2025-11-25 way
     # (whose module says clearly when the server does no tasks)

@@ -368,9 +368,9 @@ class HttpTransport:
 
     # -- reading answers --------------------------------------------------------------------
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
+    async def _read_body(self, response: httpx.Response, *, cap: int | None = None) -> bytes:
         declared = response.headers.get("content-length")
-        cap = self.options.max_body
+        cap = min(cap, self.options.max_body) if cap is not None else self.options.max_body
         if declared and declared.isdigit() and int(declared) > cap:
             raise ProtocolError(
                 f"the server's answer is {int(declared) // (1024 * 1024)} MiB, "
@@ -463,15 +463,22 @@ class HttpTransport:
         if headers:
             all_headers.update(headers)
         content = json.dumps(message, separators=(",", ":")).encode()
-        request = self.client.build_request("POST", target, content=content, headers=all_headers)
-        if timeout is not None:
-            request.extensions["timeout"] = httpx.Timeout(
-                timeout, connect=self.options.connect_timeout
-            ).as_dict()
+
+        def build() -> httpx.Request:
+            request = self.client.build_request(
+                "POST", target, content=content, headers=all_headers
+            )
+            if timeout is not None:
+                request.extensions["timeout"] = httpx.Timeout(
+                    timeout, connect=self.options.connect_timeout
+                ).as_dict()
+            return request
+
+        request = build()
         self._trace_request(request, message)
         started = time.monotonic()
         try:
-            response = await self._send(request)
+            response = await self._send_safely(request, build, _is_safe(message))
         except httpx.TransportError as exc:
             raise self._connect_error(exc, target) from None
         state = _StreamState(message.get("id") if "method" in message else None)
@@ -492,6 +499,21 @@ class HttpTransport:
         if state.resumable and _can_wait():
             async for msg in self._resume(state, message, all_headers):
                 yield msg
+
+    async def _send_safely(
+        self, request: httpx.Request, build: Callable[[], httpx.Request], safe: bool
+    ) -> httpx.Response:
+        """Send; a request that is safe to repeat is sent once more when the connection dies
+        before any answer (a pooled keep-alive connection the server has dropped: "Server
+        disconnected without sending a response", a reset). The failed connection leaves the
+        pool, so the second try goes out on a fresh one."""
+        try:
+            return await self._send(request)
+        except DEAD_CONNECTION as exc:
+            if not safe:
+                raise
+            self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
+            return await self._send(build())
 
     async def _messages(
         self, response: httpx.Response, target: str, state: _StreamState | None = None
@@ -651,21 +673,60 @@ class HttpTransport:
         finally:
             await response.aclose()
 
-    async def get(self, path_or_url: str) -> httpx.Response:
-        """A plain GET (agent cards); errors mapped like `send`."""
-        try:
+    async def get(
+        self, path_or_url: str, *, max_body: int | None = None, json_only: bool = False
+    ) -> httpx.Response:
+        """A plain GET (agent cards); errors mapped like `send`. `max_body` caps what is read
+        (a larger answer is `ProtocolError`); with `json_only`, an answer that says it is an
+        event stream or HTML is not read at all: the response comes back with an empty body
+        (a server that answers a card URL with an endless stream must not hold mcptask)."""
+
+        def build() -> httpx.Request:
             request = self.client.build_request("GET", path_or_url, headers=self.headers)
+            if json_only:
+                request.headers["Accept"] = "application/json"
+            return request
+
+        try:
+            request = build()
             self._trace_request(request, None)
             started = time.monotonic()
-            response = await self._send(request)
+            response = await self._send_safely(request, build, True)
             try:
                 self._trace_response(response, started)
                 # a document is never an event stream (an MCP server's GET stream would
-                # never end): its body is not read
-                body = b"" if _is_event_stream(response) else await self._read_body(response)
+                # never end), nor HTML where JSON is wanted: its body is not read
+                if _is_event_stream(response) or (json_only and _not_json(response)):
+                    body = b""
+                else:
+                    body = await self._read_body(response, cap=max_body)
             finally:
                 await response.aclose()
         except httpx.TransportError as exc:
             raise self._connect_error(exc, path_or_url) from None
         response._content = body
         return response
+
+
+def _not_json(response: httpx.Response) -> bool:
+    """The answer announces a type that is never a JSON document (an event stream, HTML)."""
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return ctype in ("text/event-stream", "text/html", "application/xhtml+xml")
+
+
+#: the connection died before any answer came: worth one more try for safe requests
+DEAD_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+#: JSON-RPC reads, safe to send twice: detection probes, task look-ups, lists
+SAFE_METHODS = frozenset(
+    {"server/discover", "ping", "tasks/get", "GetTask", "tasks/list", "ListTasks", "tools/list"}
+)
+
+
+def _is_safe(message: Message) -> bool:
+    return message.get("method") in SAFE_METHODS and "id" in message
+
+
+def _dead_reason(exc: Exception) -> str:
+    text = one_line(str(exc), 80)
+    return f"the connection died ({text})" if text else "the connection died"

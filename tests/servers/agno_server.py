@@ -14,6 +14,10 @@ A2A agent base URL: ``http://127.0.0.1:P/a2a/agents/echo``; below it
 ``/v1/message:send``, ``/v1/message:stream``, ``/v1/tasks:get``, ``/v1/tasks:cancel`` and
 ``/.well-known/agent-card.json``.
 
+A workflow, id ``pipeline``, runs the same agent as its one step; its A2A base is
+``http://127.0.0.1:P/a2a/workflows/pipeline`` (``message:send`` blocks until the run ends and
+answers the finished task; Agno has no ``tasks:get`` for workflows).
+
 ``--secure-key K`` sets ``OS_SECURITY_KEY=K``: every route then needs ``Authorization: Bearer K``.
 """
 
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 AGENT_ID = "echo"
+WORKFLOW_ID = "pipeline"
 SLICE = 0.2  # seconds between cancellation checks while the model "thinks"
 
 
@@ -121,10 +126,21 @@ def build_app(db_file: Path, delay: float, slow_delay: float):
         db=db,
         telemetry=False,
     )
+    from agno.workflow import Workflow
+
+    workflow = Workflow(
+        id=WORKFLOW_ID,
+        name="Echo pipeline",
+        description="One step: the echo agent (mcptask test workflow).",
+        steps=[agent],
+        db=db,
+        telemetry=False,
+    )
     agent_os = AgentOS(
         id="mcptask-test-os",
         agents=[agent],
-        interfaces=[A2A(agents=[agent])],
+        workflows=[workflow],
+        interfaces=[A2A(agents=[agent], workflows=[workflow])],
         db=db,
         telemetry=False,
     )

@@ -1,6 +1,7 @@
 """MCP 2026-07-28 + tasks extension server on fastmcp 4.1.4 + fastmcp-tasks 4.1.4.
 
-Run with the fastmcp4 venv (see ``mcp_envs.py``): ``python fastmcp4_server.py --port P``.
+Run with the fastmcp4 venv (see ``mcp_envs.py``): ``python fastmcp4_server.py --port P``
+(``--stdio``: over stdin/stdout instead).
 Endpoint: ``http://127.0.0.1:P/mcp``. Every tool supports tasks (``taskSupport: optional``).
 """
 
@@ -74,8 +75,14 @@ async def ask_name(ctx: Context) -> str | mcp_types.InputRequiredResult:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
     args = parser.parse_args()
+    if args.stdio:
+        mcp.run(transport="stdio", show_banner=False)
+        return
+    if args.port is None:
+        parser.error("--port or --stdio is required")
     mcp.run(transport="http", host="127.0.0.1", port=args.port, show_banner=False)
 
 
