@@ -85,6 +85,13 @@ class FetchesUrls(Protocol):
 
 
 @runtime_checkable
+class Traces(Protocol):
+    """Writes a line to `--trace` (redacted), when tracing is on."""
+
+    def trace(self, line: str) -> None: ...
+
+
+@runtime_checkable
 class SwitchesPool(Protocol):
     """Can move to a connection pool built for many requests in flight (big watches)."""
 

@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..hints import command_line
 from ..model import Status, Task, normalize_status
-from ..rpc import FetchesUrls, RpcClient, error_from
+from ..rpc import FetchesUrls, RpcClient, Traces, error_from
 from .base import (
     TEXT_FORM,
     Answered,
@@ -780,10 +780,11 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
             continue
         if found != "agno":
             endpoint = post_url(url, card_endpoint(card, found))
-            if not _same_place(endpoint, getattr(transport, "url", url)):
-                trace = getattr(transport, "_trace", None)
-                if trace is not None:
-                    trace(f"* the agent card names the endpoint {endpoint}: posting there")
+            if not _same_place(endpoint, transport.url):
+                if isinstance(transport, Traces):
+                    transport.trace(
+                        f"* the agent card names the endpoint {endpoint}: posting there"
+                    )
                 transport.url = endpoint
         return found
     raise Unrecognised("no agent card: " + "; ".join(tried))

@@ -319,6 +319,10 @@ class HttpTransport:
         if self.options.trace is not None:
             self.options.trace(self.redact(clean(line)))
 
+    def trace(self, line: str) -> None:
+        """A remark of mcptask's own on `--trace` (e.g. where requests now go)."""
+        self._trace(line)
+
     def _trace_request(self, request: httpx.Request, body: Any) -> None:
         if self.options.trace is None:
             return
