@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat as stat_mode
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ TOML_SERVER_KEYS = (
     "token_file",
     *OAUTH_KEYS,
 )
+#: the largest config file read (a real one is a few KiB; `--config /dev/zero` must not hang)
+MAX_CONFIG_BYTES = 1024 * 1024
 _REF = re.compile(r"\$\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -117,7 +120,7 @@ def load(flag: str | None) -> ConfigFile:
         key = (str(path), stat.st_mtime_ns, stat.st_size)
         if key in _LOADED:
             return _LOADED[key]
-        text = path.read_text(encoding="utf-8-sig")
+        text = _read(path, stat.st_mode)
     except FileNotFoundError:
         if required:
             raise UsageError(f"--config {path}: no such file") from None
@@ -129,6 +132,29 @@ def load(flag: str | None) -> ConfigFile:
         raise UsageError(f"cannot read config {path}: {reason}") from None
     _LOADED[key] = parse(text, path)
     return _LOADED[key]
+
+
+def _read(path: Path, mode: int) -> str:
+    """The text of a config file: a regular file (never a device, a FIFO or a socket, which
+    may never end) of at most MAX_CONFIG_BYTES, read no further than that."""
+    if stat_mode.S_ISDIR(mode):
+        raise IsADirectoryError
+    if str(path) == os.devnull:
+        return ""  # `MCPTASK_CONFIG=/dev/null`: no config file, the usual idiom
+    if not stat_mode.S_ISREG(mode):
+        raise UsageError(f"config {path} is not a regular file")
+    with path.open("rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UsageError(
+            f"config {path} is over the {MAX_CONFIG_BYTES // 1024 // 1024} MiB limit for a "
+            "config file"
+        )
+    return data.decode("utf-8-sig")
+
+
+def _too_deep(path: Path) -> UsageError:
+    return UsageError(f"config {path} is nested too deeply to be a config file")
 
 
 #: files already read in this process, by (path, mtime, size)
@@ -201,6 +227,8 @@ def _parse_json(text: str, path: Path) -> ConfigFile:
         data = json.loads(strip_jsonc(text))
     except ValueError as exc:
         raise UsageError(f"config {path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise _too_deep(path) from None
     if not isinstance(data, dict):
         raise UsageError(f"config {path}: expected a JSON object")
     fmt = "mcpServers"
@@ -293,6 +321,8 @@ def _parse_toml(text: str, path: Path) -> ConfigFile:
         raise UsageError(
             f"config {path} is neither mcptask's TOML nor JSON with mcpServers/servers: {exc}"
         ) from None
+    except RecursionError:
+        raise _too_deep(path) from None
     unknown = sorted(set(data) - {"default", "servers"})
     if unknown:
         raise UsageError(

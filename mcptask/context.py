@@ -4,6 +4,7 @@ pieces (streams, clock, sleep, book, target, terminal environment)."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 
 def _env_float(name: str, default: float) -> float:
+    """A number of seconds from the environment: finite and positive (`nan` and `inf` would
+    turn every wait into none or for ever)."""
     raw = os.environ.get(name)
     if not raw:
         return default
@@ -30,8 +33,23 @@ def _env_float(name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise UsageError(f"{name}={raw!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{name}={raw!r}: give a finite, positive number of seconds")
+    return value
+
+
+def _env_int(name: str, default: int) -> int:
+    """A size in bytes from the environment: a positive whole number (`1e400`, `0.5` are
+    not)."""
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
     if value <= 0:
-        raise UsageError(f"{name} must be positive")
+        raise UsageError(f"{name}={raw!r}: give a positive whole number of bytes")
     return value
 
 
@@ -234,7 +252,7 @@ class Context:
                         env=target.env,
                         cwd=target.cwd,
                         read_timeout=_env_float("MCPTASK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
-                        max_line=int(_env_float("MCPTASK_MAX_BODY", DEFAULT_MAX_LINE)),
+                        max_line=_env_int("MCPTASK_MAX_BODY", DEFAULT_MAX_LINE),
                         trace=self.trace if self.options.trace else None,
                     )
                 )
@@ -257,7 +275,7 @@ class Context:
                             "MCPTASK_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT
                         ),
                         read_timeout=_env_float("MCPTASK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
-                        max_body=int(_env_float("MCPTASK_MAX_BODY", DEFAULT_MAX_BODY)),
+                        max_body=_env_int("MCPTASK_MAX_BODY", DEFAULT_MAX_BODY),
                         trace=self.trace if self.options.trace else None,
                         blocking=self.one_at_a_time,
                         many=self.many_tasks and not self.one_at_a_time,
@@ -402,19 +420,41 @@ class Context:
     def remember(self, task: Task, ref: TaskRef, **extra: Any) -> None:
         self.remember_many([(task, ref)], **extra)
 
-    def remember_many(self, seen: list[tuple[Task, TaskRef]], **extra: Any) -> None:
-        """Record tasks in the task book, in one locked write."""
+    def remember_many(
+        self,
+        seen: list[tuple[Task, TaskRef]],
+        *,
+        each: dict[str, dict[str, Any]] | None = None,
+        **extra: Any,
+    ) -> None:
+        """Record tasks in the task book, in one locked write; `each` adds fields to some
+        tasks (by id: a watch's results), `extra` to all."""
         self._seen.update(task.taskId for task, _ in seen)
         if not self.remembers or self._protocol is None or not seen:
             return
         updates: dict[str, dict[str, Any]] = {}
         for task, ref in seen:
             fields = self._protocol.book_fields(ref)
-            fields.update(status=task.status, **extra)
+            fields.update(status=task.status, **extra, **(each or {}).get(task.taskId, {}))
             if task.contextId and not fields.get("contextId"):
                 fields["contextId"] = task.contextId
             updates[task.taskId] = fields
         self.book.record_many(self.server, updates)
+
+    #: sessions kept per endpoint without a task (a lost `tools/call` answer), the newest last
+    SESSIONS_KEPT = 20
+
+    def remember_session(self, session: str) -> None:
+        """Keep a session in which a task may exist that the book does not know (its
+        creation's answer was lost), so that `list` looks there too."""
+        others = [s for s in self.orphan_sessions() if s != session]
+        kept = [*others[-(self.SESSIONS_KEPT - 1) :], session]
+        self.book.set_endpoint(self.server, sessions=kept)
+
+    def orphan_sessions(self) -> list[str]:
+        """The sessions `remember_session` kept for this endpoint."""
+        kept = self.book.endpoint(self.server).get("sessions") if self.remembers else None
+        return [s for s in kept if isinstance(s, str)] if isinstance(kept, list) else []
 
     async def aclose(self) -> None:
         try:

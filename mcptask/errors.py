@@ -22,7 +22,11 @@ class ExitCode(IntEnum):
     NOT_FOUND = 9
     INCOMPLETE = 10
     NOT_APPLICABLE = 11
+    #: SIGHUP: the terminal closed (128 + 1)
+    HANGUP = 129
     INTERRUPTED = 130
+    #: SIGQUIT (Ctrl-\\): 128 + 3
+    QUIT = 131
     TERMINATED = 143
 
 
@@ -64,6 +68,15 @@ class TransportError(ServerError):
     """The connection failed or timed out: transient."""
 
     transient = True
+
+
+class AnswerLost(TransportError):
+    """A request that creates something (a task) was sent, but its answer was lost: the thing
+    may exist. `session` says where to look for it (MCP 2025-11-25)."""
+
+    def __init__(self, message: str, *, session: str | None = None) -> None:
+        super().__init__(message)
+        self.session = session
 
 
 class ProtocolError(ServerError):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from . import redact
 from .hints import command_line
 from .model import Task
 from .protocols.wire import result_text
@@ -43,7 +44,10 @@ STYLE = {
     "interrupted": ("yellow", "■"),
     "error": ("red", "!"),
     "unknown": ("red", "?"),
+    #: the live view's word for a task no answer has shown yet
+    "unseen": ("bright_black", "…"),
 }
+UNSEEN = "unseen"
 
 
 def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
@@ -66,7 +70,9 @@ class Output:
     mode: str = "json"
     stdout: IO[str] = field(default_factory=lambda: sys.stdout)
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
-    redactor: Callable[[str], str] = lambda s: s
+    #: removes secrets from text (the transport's, set by the context); every secret the
+    #: process holds is scrubbed as well (`redact.scrub`)
+    redactor: Callable[[str], str] = redact.scrub_text
     #: `--jq EXPR`: every JSON document printed goes through it
     jq: JqFilter | None = None
     #: the target is a stdio server (its tasks end with the process): changes input hints
@@ -115,7 +121,9 @@ class Output:
 
     def line(self, data: Any) -> None:
         """One JSON document (json) or line (ndjson), flushed at once; with `--jq`, what the
-        filter makes of it (strings that reach a terminal cleaned, as server text always is)."""
+        filter makes of it (strings that reach a terminal cleaned, as server text always is).
+        Never a secret the process holds (a server may echo one)."""
+        data = redact.scrub(data)
         if self.jq is None:
             self.stdout.write(dumps(data) + "\n")
         else:
@@ -135,7 +143,25 @@ class Output:
 
     def _redacted(self, message: str) -> str:
         # clean first: a secret split by escape sequences must still be found and redacted
-        return self.redactor(clean(message, multiline=False))
+        return redact.scrub_text(self.redactor(clean(message, multiline=False)))
+
+    def scrubbed(self, task: Task) -> Task:
+        """`task` without any secret the process holds (for pretty output)."""
+        if not redact.held():
+            return task
+        return Task.model_validate(redact.scrub(task.model_dump()))
+
+    def scrubbed_result(self, result: TaskResult) -> TaskResult:
+        from dataclasses import replace
+
+        if not redact.held():
+            return result
+        return replace(
+            result,
+            task=self.scrubbed(result.task),
+            payload=redact.scrub(result.payload),
+            error=redact.scrub(result.error),
+        )
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -143,7 +169,7 @@ class Output:
         if not self.pretty:
             self.line(task.to_json())
             return
-        self.console.print(task_panel(task))
+        self.console.print(task_panel(self.scrubbed(task)))
 
     def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
         if self.mode == "ndjson":
@@ -216,7 +242,7 @@ class Output:
         if not self.pretty:
             self.line(result.to_json())
             return
-        self.console.print(result_renderable(result))
+        self.console.print(result_renderable(self.scrubbed_result(result)))
 
 
 def delay_text(seconds: float) -> str:
@@ -335,12 +361,21 @@ def task_panel(task: Task) -> RenderableType:
     return grid
 
 
+def error_text(error: Any) -> str:
+    """A JSON-RPC error object (or whatever a damaged task book holds instead) as one text."""
+    if isinstance(error, dict):
+        code, message = error.get("code"), error.get("message", "")
+    else:
+        code, message = None, error
+    text = clean(message if isinstance(message, str) else dumps(message))
+    return f"error {code}: {text}" if code is not None else f"error: {text}"
+
+
 def result_renderable(result: TaskResult) -> RenderableType:
     from rich.text import Text
 
     if result.error is not None:
-        err = result.error
-        return Text(f"error {err.get('code')}: {clean(str(err.get('message', '')))}", style="red")
+        return Text(error_text(result.error), style="red")
     text, is_error = result_text(result.payload)
     return Text(clean(text), style="red" if is_error else "")
 
@@ -466,6 +501,8 @@ class JsonEvents:
                 rec["result"] = w.result.to_json()
             if w.last_error and w.outcome in ("error", "unknown"):
                 rec["error"] = w.last_error
+            if w.result_error:
+                rec["resultError"] = w.result_error
             tasks.append(rec)
         self.out.line({"exitCode": code, "tasks": tasks})
         input_hints(self.out, watched)
@@ -541,7 +578,7 @@ class LiveEvents:
                 if w.result is not None:
                     if len(watched) > 1:
                         self.out.console.print(safe_line(f"── {w.task_id}"), style="bold")
-                    self.out.console.print(result_renderable(w.result))
+                    self.out.console.print(result_renderable(self.out.scrubbed_result(w.result)))
                 elif w.result_error:
                     self.out.note(f"{w.task_id}: could not fetch the result: {w.result_error}")
         for w in watched:
@@ -639,7 +676,7 @@ def shown_status(w: Watched) -> str:
     """The word a row shows: the outcome once the task ended, else its last status."""
     if w.done and w.outcome:
         return w.outcome
-    return w.task.status if w.task else "submitted"
+    return w.task.status if w.task else UNSEEN
 
 
 @dataclass(frozen=True)
@@ -676,8 +713,19 @@ def _status_cell(view: LiveEvents, w: Watched, now: float) -> Any:
 
 
 def _message_cell(view: LiveEvents, w: Watched, now: float) -> Any:
-    message = view.retrying.get(w.task_id) or (w.task.statusMessage if w.task else "") or ""
-    return safe_line(message, 500)
+    return safe_line(shown_message(w, view.retrying), 500)
+
+
+def shown_message(w: Watched, retrying: dict[str, str]) -> str:
+    """The live view's message: the retry under way, else why the task ended in error (or
+    why its result is missing), else the task's own message."""
+    if not w.done and w.task_id in retrying:
+        return retrying[w.task_id]
+    if w.done and w.outcome in ("error", "unknown") and w.last_error:
+        return w.last_error
+    if w.done and w.result_error:
+        return f"result not fetched: {w.result_error}"
+    return (w.task.statusMessage if w.task else "") or ""
 
 
 def _progress_cell(view: LiveEvents, w: Watched, now: float) -> str:

@@ -92,6 +92,13 @@ class Traces(Protocol):
 
 
 @runtime_checkable
+class HasDeadline(Protocol):
+    """Bounds every request by one `time.monotonic()` deadline (`result --timeout`)."""
+
+    deadline: float | None
+
+
+@runtime_checkable
 class SwitchesPool(Protocol):
     """Can move to a connection pool built for many requests in flight (big watches)."""
 

@@ -187,6 +187,7 @@ def endpoint_target(options: GlobalOptions, url: str) -> Target:
 
 def resolve(options: GlobalOptions, warn: Warn | None = None) -> Target:
     """The target after flags, environment and the config file are merged."""
+    check_session(options.session)
     kind, value, _source = choose(options)
     if kind == "url":
         return _url_target(options, value, None)
@@ -248,8 +249,9 @@ def _protocol(options: GlobalOptions, entry: ServerEntry | None) -> str:
 
 def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> Target:
     url = url.strip()
+    what = f"server {entry.name!r}: url" if entry else "--url"
+    check_url(url, what)
     if not url.startswith(("http://", "https://")):
-        what = f"server {entry.name!r}: url" if entry else "--url"
         raise UsageError(f"{what} {safe_url(url)!r} must start with http:// or https://")
     headers = dict(entry.headers) if entry else {}
     check_headers(headers.items(), f"server {entry.name!r}" if entry else "")
@@ -289,6 +291,35 @@ def oauth_settings(options: GlobalOptions, entry: ServerEntry | None, url: str) 
         client_metadata_url=pick("client_metadata_url"),
         target_args=named or f"--url {shlex.quote(shown_url(url))}",
     )
+
+
+def check_url(url: str, what: str) -> None:
+    """A URL mcptask can send to: UTF-8 text without spaces or controls, a host, a port in
+    range (1-65535), brackets that close (IPv6). The URL is shown only where it is text."""
+    if any("\udc80" <= c <= "\udcff" for c in url):
+        raise UsageError(f"{what} has a byte that is not UTF-8 text")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise UsageError(f"{what} {safe_url(url)!r} has a space or a control character")
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url)
+        port = u.port
+    except ValueError as exc:
+        raise UsageError(f"{what} {safe_url(url)!r} is not a valid URL: {exc}") from None
+    if u.scheme in ("http", "https") and not u.hostname:
+        raise UsageError(f"{what} {safe_url(url)!r} has no host")
+    if port == 0:
+        raise UsageError(f"{what} {safe_url(url)!r}: port 0 is not a port to connect to")
+
+
+def check_session(session: str | None) -> None:
+    """`--session`: an `Mcp-Session-Id` is visible ASCII (0x21-0x7E), as the spec says."""
+    if session is not None and (not session or not all("!" <= c <= "~" for c in session)):
+        raise UsageError(
+            "--session must be visible ASCII (no space, newline, control or non-ASCII "
+            "character), as an Mcp-Session-Id is"
+        )
 
 
 def _stdio_target(

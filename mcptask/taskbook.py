@@ -1,5 +1,6 @@
 """The task book: every task this machine created or saw, with what is needed to reach it again
-(protocol, MCP session, A2A context) and its last known result. Never a secret.
+(protocol, MCP session, A2A context) and its last known result. Never a secret: every secret
+the process holds is scrubbed from what is recorded (`redact.scrub`).
 
 One JSON file in the state directory, mode 0600. Every change is a locked read-modify-write
 (`fcntl.flock` on a side lock file) followed by an atomic replace, so parallel mcptask
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from . import redact
 from .urls import redact_query
 
 VERSION = 1
@@ -142,6 +144,9 @@ class TaskBook:
     def __init__(self, path: Path | None = None, warn: Callable[[str], None] | None = None):
         self.path = path or state_dir() / "tasks.json"
         self._warn = warn or (lambda _msg: None)
+        #: why the last change could not be written (a read-only or full disk), else None:
+        #: callers then say how to reach what was not recorded
+        self.write_error: str | None = None
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -188,7 +193,20 @@ class TaskBook:
                 _enforce_limits(data)
                 self._write(data)
         except OSError as exc:
-            self._warn(f"cannot write the task book {self.path}: {exc.strerror or exc}")
+            self.write_error = self._why(exc)
+            self._warn(f"cannot write the task book {self.path}: {self.write_error}")
+        else:
+            self.write_error = None
+
+    def _why(self, exc: OSError) -> str:
+        """A failed write in words; a state directory that names a file says so."""
+        parent = self.path.parent
+        for d in (parent, *parent.parents):
+            if d.exists():
+                if not d.is_dir():
+                    return f"{d} is a file, not a directory (MCPTASK_STATE_DIR?)"
+                break
+        return exc.strerror or str(exc)
 
     def _snapshot(self) -> dict[str, Any]:
         try:
@@ -259,6 +277,8 @@ class TaskBook:
     def record_many(self, url: str, updates: dict[str, Record]) -> None:
         if not updates:
             return
+        # what a server echoed of a secret mcptask holds is never written down
+        updates = redact.scrub(updates)
         stamp = now_iso()
 
         def change(data: dict[str, Any]) -> None:

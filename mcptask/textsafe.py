@@ -1,9 +1,12 @@
 """Text from a server is data: strip escape sequences and control characters before it
-reaches a terminal. JSON output keeps the exact data; this is for pretty output and errors."""
+reaches a terminal (and any secret mcptask holds that the server echoed). JSON output keeps the
+exact data (secrets scrubbed by `render.Output`); this is for pretty output and errors."""
 
 from __future__ import annotations
 
 import re
+
+from .redact import scrub_held
 
 # CSI, OSC (terminated by BEL or ST), DCS/SOS/PM/APC strings, and two-byte ESC sequences
 _ESCAPES = re.compile(
@@ -16,17 +19,28 @@ _ESCAPES = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROLS_ONELINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROLS_ONELINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: invisible characters, removed: every format character (Unicode category Cf, 14.0: soft
+#: hyphen, zero-width space/joiners, bidi marks, overrides and isolates, word joiner, BOM,
+#: interlinear annotation, tags...) plus the combining grapheme joiner and the Hangul fillers,
+#: which draw nothing either; they can hide or disguise text (a task id that looks like another)
+INVISIBLE = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+    "\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0"
+    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
 
 
 def clean(text: str, *, multiline: bool = True) -> str:
     """Remove escape sequences and control characters. Newlines and tabs survive when
-    `multiline`; otherwise they become spaces (one-line messages, table cells)."""
-    text = _ESCAPES.sub("", text)
+    `multiline`; otherwise they become spaces (one-line messages, table cells). A secret the
+    process holds (`redact.hold`) is redacted, also when escapes split it."""
+    text = INVISIBLE.sub("", _ESCAPES.sub("", text))
     if multiline:
-        return _CONTROLS.sub("", text)
-    return _CONTROLS_ONELINE.sub(" ", text.replace("\r\n", " ").replace("\n", " "))
+        return scrub_held(_CONTROLS.sub("", text))
+    return scrub_held(_CONTROLS_ONELINE.sub(" ", text.replace("\r\n", " ").replace("\n", " ")))
 
 
 def one_line(text: str, limit: int = 300) -> str:

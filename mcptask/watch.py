@@ -7,14 +7,17 @@ Rules (the CLI contract, "Pacing"):
 - terminal states end a task; so do input_required/auth_required when the run cannot answer;
 - `until` (`--until STATUS,...`): a task that reaches one of those statuses ends there, exit 0
   (a terminal status it does not name ends it by its outcome, as without `until`);
-- with `want_result`, the result is fetched in the same tick that sees `completed`/`failed`;
+- with `want_result` (or `keep_result`), the result is fetched in the same tick that sees
+  `completed`/`failed`; with `want_result` a failed fetch is retried like a poll, and a result
+  that cannot be had ends the task with exit 4 and `result_error` (never a silent 0);
 - a task that was seen and then is not found has expired;
 - transient failures are retried with backoff; after `max_failures` in a row the task ends
   with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task;
 - where the server pushes updates (`PushFeed`s), they are applied at once (`via: push`); while a
   task's feed is live its safety-net polls are relaxed to `max(RELAX_FACTOR x interval,
-  RELAXED_MIN)`; when the feed drops, polling returns to the normal pace at once; a terminal
-  status that came by push is confirmed by one poll before the task ends.
+  RELAXED_MIN)`; when the feed drops or ends for any reason (an error while delivering
+  included), polling returns to the normal pace at once; a terminal status that came by push
+  is confirmed by one poll before the task ends.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ class WatchConfig:
     default_interval: float = 1.0
     timeout: float | None = None
     want_result: bool = False
+    #: fetch the result of a task seen `completed`/`failed` even without `want_result` (so that
+    #: the caller keeps it): one try, a failure changes nothing
+    keep_result: bool = False
     max_failures: int = 5
     max_in_flight: int = 16
     #: end a task that needs input (the run cannot answer it)
@@ -90,6 +96,8 @@ class Watched:
     exit_code: int | None = None
     result: TaskResult | None = None
     result_error: str | None = None
+    #: the task was seen terminal; its result is still to be fetched (a retry is due)
+    result_pending: bool = False
     via: str = "poll"
     #: when the last poll's answer arrived
     answered: float = 0.0
@@ -168,6 +176,8 @@ class Watcher:
     _answering: set[asyncio.Task[None]] = field(default_factory=set)
     #: the endpoint has answered a poll in its protocol at least once during this watch
     _spoke: bool = False
+    #: raised in a poll or a push feed (a closed stdout, a bug): the loop re-raises the first
+    _errors: list[BaseException] = field(default_factory=list)
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -195,7 +205,7 @@ class Watcher:
         for feed in self.feeds:
             feed.progress = self.progressed
         feeds = [
-            asyncio.create_task(feed.run(self.push, self._health_for(feed)))
+            asyncio.create_task(self._run_feed(feed))
             for feed in (self.feeds if self.config.push else [])
         ]
         try:
@@ -252,6 +262,17 @@ class Watcher:
         if isinstance(self.events, ShowsProgress):
             self.events.progress(w)
 
+    async def _run_feed(self, feed: PushFeed) -> None:
+        """Run one feed; however it ends (returned, failed, cancelled), its tasks go back to
+        polling at their own pace at once. What it raised ends the watch, as a poll's would."""
+        health = self._health_for(feed)
+        try:
+            await feed.run(self.push, health)
+        except Exception as exc:
+            self._errors.append(exc)
+        finally:
+            health(False)
+
     def _health_for(self, feed: PushFeed) -> Callable[[bool], None]:
         def health(live: bool) -> None:
             now = self.clock()
@@ -306,7 +327,7 @@ class Watcher:
         deadline = start + self.config.timeout if self.config.timeout is not None else None
         sem = asyncio.Semaphore(self.config.max_in_flight)
         inflight: set[asyncio.Task[None]] = set()
-        failed: list[BaseException] = []  # raised in a poll (a closed stdout, a bug): re-raised
+        failed = self._errors
         active = self._active()
         self._open = len(active)
         for w in active:
@@ -365,6 +386,10 @@ class Watcher:
                 await asyncio.gather(*inflight, return_exceptions=True)
 
     async def _poll(self, w: Watched) -> None:
+        if w.result_pending and w.task is not None:
+            # the status is known: only the result is missing
+            await self._finish(w, w.task, w.task.status in self.config.until)
+            return
         w.polls += 1
         try:
             task = await self.fetch(w.ref)
@@ -406,12 +431,7 @@ class Watcher:
     async def _maybe_finish(self, w: Watched, task: Task) -> None:
         reached = task.status in self.config.until
         if task.status in TERMINAL:
-            if self.config.want_result and task.status in ("completed", "failed"):
-                try:
-                    w.result = await self.fetch_result(w.ref, task)
-                except McptaskError as exc:
-                    w.result_error = exc.message
-            self._end(w, task.status, 0 if reached else None)
+            await self._finish(w, task, reached)
         elif reached:
             self._end(w, task.status, 0)
         elif task.status == "input_required" and self.config.on_input is not None:
@@ -421,6 +441,35 @@ class Watcher:
         else:
             pace = interval_for(task, self.config, relaxed=w.push_live)
             w.due = max(self.clock() + pace, self._hold_until)
+
+    async def _finish(self, w: Watched, task: Task, reached: bool = False) -> None:
+        """End a task seen terminal, with its result where there is one to fetch; `reached`:
+        its status is one `until` names (exit 0, unless the result wanted cannot be had)."""
+        wanted = self.config.want_result
+        by_state = 0 if reached else None
+        if task.status not in ("completed", "failed") or not (wanted or self.config.keep_result):
+            self._end(w, task.status, by_state)
+            return
+        try:
+            w.result = await self.fetch_result(w.ref, task)
+        except McptaskError as exc:
+            w.result_pending = False
+            if not wanted:
+                self._end(w, task.status, by_state)  # kept only when it can be had at once
+            elif _retryable(exc) and w.failures + 1 < self.config.max_failures:
+                w.result_pending = True
+                self._failed(w, exc)
+            else:
+                w.result_error = exc.message
+                self._end(w, task.status, 4)
+            return
+        w.result_pending = False
+        w.failures = 0
+        code = by_state
+        if wanted and w.result.broken:
+            w.result_error = w.result.error_message
+            code = 4
+        self._end(w, task.status, code)
 
     def _ask(self, w: Watched) -> None:
         """Hand a task that asks for input to `on_input`, without holding up the others."""

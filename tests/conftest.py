@@ -33,6 +33,16 @@ class CliResult:
 RunCli = Callable[..., CliResult]
 
 
+@pytest.fixture(autouse=True)
+def _no_held_secrets() -> Any:
+    """Secrets a test's transports held (`redact.hold`) are scrubbed from everything printed
+    in the process: forget them after each test, so that they never alter another's text."""
+    yield
+    from mcptask import redact
+
+    redact.release_all()
+
+
 @pytest.fixture
 def state_dir(tmp_path: Path) -> Path:
     d = tmp_path / "state"

@@ -9,6 +9,9 @@
 --die-on METHOD  on METHOD: write three stderr lines and exit 3
 --ignore-eof     keep running after stdin closes
 --ignore-term    ignore SIGTERM (only SIGKILL stops it)
+--trickle        answer tasks/list one byte every 0.3 s (each write is quick, the line never ends
+                 in time)
+--child          start a child process (same process group, the markers in its arguments)
 
 Extra arguments (a marker for finding the process in /proc) are ignored.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -44,6 +48,10 @@ def main(argv: list[str]) -> int:
     if isinstance(opts.get("--dump"), str):
         with open(str(opts["--dump"]), "w") as f:
             json.dump({"env": dict(os.environ), "cwd": os.getcwd()}, f)
+    if opts.get("--child"):
+        markers = [a for a in argv if not a.startswith("--")]
+        code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+        subprocess.Popen([sys.executable, "-c", code, *markers], stdin=subprocess.DEVNULL)
     print("fake server starting", file=sys.stderr, flush=True)
     if opts.get("--banner"):
         print("Welcome to the fake server!", flush=True)
@@ -74,6 +82,13 @@ def main(argv: list[str]) -> int:
             )
         elif method == "tasks/list":
             if opts.get("--hang"):
+                continue
+            if opts.get("--trickle"):
+                line = json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tasks": []}}) + "\n"
+                for ch in line:
+                    sys.stdout.write(ch)
+                    sys.stdout.flush()
+                    time.sleep(0.3)
                 continue
             if opts.get("--ping"):
                 send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": 1}})

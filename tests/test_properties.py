@@ -32,7 +32,7 @@ from mcptask.protocols.base import TaskResult
 from mcptask.render import LiveEvents, Output, result_renderable, task_panel
 from mcptask.rpc import RpcClient
 from mcptask.taskbook import TaskBook
-from mcptask.textsafe import clean, one_line
+from mcptask.textsafe import INVISIBLE, clean, one_line
 from mcptask.transports.http import HttpOptions, HttpTransport, _retry_after
 from mcptask.watch import WatchConfig, Watched, interval_for
 
@@ -117,7 +117,9 @@ def run(coro: Any) -> Any:
 
 # -- textsafe -----------------------------------------------------------------------------------
 
-UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|" + INVISIBLE.pattern
+)
 
 
 @SETTINGS

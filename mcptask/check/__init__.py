@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AuthError, ExitCode, McptaskError, ProtocolError, RpcError, UsageError
+from ..errors import (
+    AuthError,
+    ExitCode,
+    McptaskError,
+    ProtocolError,
+    RpcError,
+    ServerError,
+    UsageError,
+)
 from .suite import (
     COULD_NOT_RUN,
     FAIL,
@@ -30,6 +38,7 @@ from .suite import (
     Suite,
     SuiteOptions,
     describe,
+    unreachable,
 )
 
 if TYPE_CHECKING:
@@ -142,8 +151,15 @@ async def run_suite(suite: Suite, chosen: set[str]) -> list[CheckResult]:
             verdict, observed, skip_reason = SKIP, exc.text, exc.reason
         except (UsageError, AuthError):
             raise
-        except (ProtocolError, RpcError) as exc:
-            verdict, observed = FAIL, f"unexpected answer: {describe(exc)}"
+        except (ProtocolError, RpcError, ServerError) as exc:
+            if unreachable(exc):
+                if not results:
+                    raise  # the first check could not reach the server: exit 4, one line
+                verdict, observed, skip_reason = SKIP, describe(exc), COULD_NOT_RUN
+            elif isinstance(exc, ProtocolError | RpcError):
+                verdict, observed = FAIL, f"unexpected answer: {describe(exc)}"
+            else:
+                verdict, observed, skip_reason = SKIP, describe(exc), COULD_NOT_RUN
         except McptaskError as exc:
             verdict, observed, skip_reason = SKIP, describe(exc), COULD_NOT_RUN
         except Exception as exc:  # a bug in a check must not hide the others

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from ..errors import AuthError, McptaskError, RpcError, UsageError
+from ..errors import AuthError, McptaskError, RpcError, ServerError, UsageError
 from ..pacing import poll_seconds
 from ..rpc import FetchesUrls, HasSession, RpcClient, Transport
 from ..textsafe import one_line
@@ -190,6 +190,12 @@ class Recorder:
 T = TypeVar("T")
 
 
+def unreachable(exc: BaseException | None) -> bool:
+    """A failure that says the server could not be reached (or was down: 5xx, 429), not how
+    it behaves: connection errors, timeouts, transient HTTP statuses."""
+    return isinstance(exc, ServerError) and exc.transient
+
+
 class Lazy(Generic[T]):
     """A value several checks need (the session, the tool list, the task), made once by the
     first check that asks. A failure is remembered: later checks get SKIP could-not-run with
@@ -220,6 +226,11 @@ class Lazy(Generic[T]):
                             del sinks[i]
                             break
                     self._done = True
+        if unreachable(self._error):
+            # unreachable (refused, reset, timed out, a proxy's 502/503) says nothing about
+            # the spec: the check could not run, it did not fail
+            assert self._error is not None
+            raise self._error
         return self._value, self._error
 
     async def get(self) -> T:

@@ -3,6 +3,7 @@ stderr and the exit status (`errors.exit_code_for` is the one mapping)."""
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -74,13 +75,15 @@ def execute(
     except BrokenPipeError as exc:
         _quiet_broken_pipe()
         code = exit_code_for(exc)
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            raise _unexpected(exc, g.trace, out) from None
+        # the output cannot be written (a full disk, a quota, a read-only or failing device)
+        _quiet_broken_pipe()
+        out.error(f"cannot write the output: {exc.strerror or exc}")
+        code = ExitCode.USAGE
     except Exception as exc:  # a bug: one line, the traceback only with --trace
-        if g.trace:
-            import traceback
-
-            traceback.print_exc()
-        out.error(f"internal error: {type(exc).__name__}: {exc}")
-        code = exit_code_for(exc)
+        raise _unexpected(exc, g.trace, out) from None
     out.save_recording()
     raise typer.Exit(code)
 
@@ -95,6 +98,26 @@ def jq_filter(g: GlobalOptions) -> JqFilter | None:
     if g.output == "pretty":
         raise UsageError("--jq filters JSON output: it cannot go with -o pretty")
     return JqFilter(g.jq)
+
+
+#: errors writing the output that are the disk's, not mcptask's
+_OUTPUT_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
+    if hasattr(errno, name)
+)
+
+
+def _unexpected(exc: BaseException, trace: bool, out: Any) -> typer.Exit:
+    """A bug: one line, the traceback only with --trace."""
+    from ..errors import exit_code_for
+
+    if trace:
+        import traceback
+
+        traceback.print_exception(exc)
+    out.error(f"internal error: {type(exc).__name__}: {exc}")
+    return typer.Exit(exit_code_for(exc))
 
 
 def _run_without_loop(coro: Coroutine[Any, Any, int]) -> int:

@@ -25,6 +25,20 @@ class FollowUp:
     push: bool = True
 
 
+def how_to_reach(ctx: Context, task_id: str, ref: Any, why: str) -> str:
+    """A task the book could not record can still be reached: with what the book would have
+    kept (the session, the context) on the command line."""
+    flags = [f"--url {ctx.server}"]
+    if ref.session:
+        flags.append(f"--session {ref.session}")
+    if ref.context_id:
+        flags.append(f"--context-id {ref.context_id}")
+    return (
+        f"task {task_id} is not in the task book ({why}): reach it with "
+        f"`mcptask get {task_id} {' '.join(flags)}`"
+    )
+
+
 async def after_create(
     ctx: Context, created: Any, then: FollowUp, *, title: str | None = None
 ) -> int:
@@ -43,6 +57,8 @@ async def after_create(
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)
     ctx.remember(task, ref)
+    if ctx.remembers and ctx.book.write_error is not None:
+        ctx.out.note(how_to_reach(ctx, task.taskId, ref, ctx.book.write_error))
     if ctx.target.command is not None:
         watch = True  # over stdio the task dies with the server: follow it now
     if not watch and not want_result:

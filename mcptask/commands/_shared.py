@@ -29,24 +29,44 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
 
 
 def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
+    """The error for a task the server does not know: expired when the book knew it (and
+    why its result is not there, when it was too big to keep)."""
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
     if rec is not None:
         last = rec.get("status", "unknown")
-        return TaskNotFound(f"task {task_id} has expired (last seen {last}): {exc.message}")
+        message = f"task {task_id} has expired (last seen {last}): {exc.message}"
+        not_kept = rec.get("resultNotKept")
+        if isinstance(not_kept, str):
+            message += f"; its result was not kept ({not_kept})"
+        return TaskNotFound(message)
     return exc
+
+
+#: the signals that end a command that waits, each with its exit status: every one of them
+#: ends the watch cleanly (end lines, the live view closed and the cursor shown again, a stdio
+#: server stopped)
+ENDING_SIGNALS = (
+    ("SIGINT", ExitCode.INTERRUPTED),
+    ("SIGTERM", ExitCode.TERMINATED),
+    ("SIGHUP", ExitCode.HANGUP),
+    ("SIGQUIT", ExitCode.QUIT),
+)
 
 
 @contextlib.contextmanager
 def signals(*watchers: Watcher) -> Iterator[None]:
-    """Ctrl-C (130) and SIGTERM (143) end the watch cleanly: every task of every watcher gets
-    its end event. Installed before the first event is printed, so no signal can skip the end
-    lines."""
+    """Ctrl-C (130), SIGTERM (143), SIGHUP (129: the terminal closed) and SIGQUIT (131) end
+    the watch cleanly: every task of every watcher gets its end event. Installed before the
+    first event is printed, so no signal can skip the end lines."""
     import asyncio
     import signal
 
     loop = asyncio.get_running_loop()
     installed = []
-    for sig, code in ((signal.SIGINT, ExitCode.INTERRUPTED), (signal.SIGTERM, ExitCode.TERMINATED)):
+    for name, code in ENDING_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
         try:
             loop.add_signal_handler(sig, _interrupt_all, watchers, code)
             installed.append(sig)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import AnswerLost, UsageError
 from ._follow import FollowUp, after_create
 
 if TYPE_CHECKING:
@@ -52,11 +52,28 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     args = arguments.build(opts.pairs, opts.args_json, tool.inputSchema)
     arguments.check(opts.tool, args, tool.inputSchema, ctx.out.note)
     if _as_task(opts, proto, tool):
-        created = await proto.call_tool(opts.tool, args, ttl=opts.ttl)
+        created = await _create(opts, ctx, proto, args)
         return await after_create(ctx, created, opts.then)
     if opts.ttl is not None:
         ctx.out.note(f"--ttl: tool {opts.tool!r} runs as a plain call, not a task; ignored")
     return await _plain(opts, ctx, proto, args, content)
+
+
+async def _create(
+    opts: CallOptions, ctx: Context, proto: TaskProtocol, args: dict[str, Any]
+) -> Any:
+    """The task-making `tools/call`. When its answer is lost, the task may exist: its session
+    is kept in the task book, where `list` looks, and the error says so."""
+    try:
+        return await proto.call_tool(opts.tool, args, ttl=opts.ttl)
+    except AnswerLost as exc:
+        if exc.session and ctx.remembers:
+            ctx.remember_session(exc.session)
+            exc.hint = (
+                f"it would be on session {exc.session}, which the task book keeps: "
+                f"`mcptask list --url {ctx.server}` looks for it there"
+            )
+        raise
 
 
 def _as_task(opts: CallOptions, proto: TaskProtocol, tool: Tool) -> bool:

@@ -31,7 +31,11 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
+    from ..protocols.base import TaskRef
+
     refs = ctx.refs(ctx.book.tasks(ctx.server)) if ctx.remembers else []
+    # and the sessions where a task may exist that the book does not know (a lost answer)
+    refs += [TaskRef("", session=s) for s in ctx.orphan_sessions()]
     try:
         tasks = await proto.list_tasks(refs)
     except CannotList as exc:  # the server turned out not to list after all

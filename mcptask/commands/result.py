@@ -3,10 +3,19 @@ task book outlives the task on the server."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import OUTCOME_EXIT, ExitCode, NotApplicable, TaskEnded, TaskNotFound
+from ..errors import (
+    OUTCOME_EXIT,
+    ExitCode,
+    NotApplicable,
+    ProtocolError,
+    TaskEnded,
+    TaskNotFound,
+    TransportError,
+)
 from ..hints import command_line
 from ..model import INTERRUPTED, TERMINAL, Task
 from ._shared import gone, signals
@@ -25,10 +34,32 @@ class ResultOptions:
 
 
 async def run_result(opts: ResultOptions, ctx: Context) -> int:
-    from ..watch import WatchConfig, Watcher
-
+    """`--timeout` bounds every phase (finding the protocol, the first look-up, the wait, the
+    result fetch): each request's timeouts shrink to what is left of it."""
     ctx, task_id = ctx.locate(opts.task_id)
     ctx.require_reachable("result", [task_id])
+    if opts.timeout is None:
+        return await _result(opts, ctx, task_id, None)
+    from ..rpc import HasDeadline
+
+    deadline = time.monotonic() + opts.timeout
+    transport = ctx.rpc().transport
+    if isinstance(transport, HasDeadline):
+        transport.deadline = deadline
+    try:
+        return await _result(opts, ctx, task_id, deadline)
+    except TransportError as exc:
+        if time.monotonic() < deadline - 0.05:
+            raise
+        raise TaskEnded(
+            f"task {task_id}: --timeout {opts.timeout:g} s elapsed ({exc.message})",
+            ExitCode.TIMEOUT,
+        ) from None
+
+
+async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: float | None) -> int:
+    from ..watch import WatchConfig, Watcher
+
     proto = await ctx.protocol()
     ref = ctx.ref(task_id)
     try:
@@ -51,7 +82,7 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
             config=WatchConfig(
                 floor=opts.interval or 0.0,
                 default_interval=proto.default_interval,
-                timeout=opts.timeout,
+                timeout=opts.timeout if deadline is None else deadline - time.monotonic(),
                 want_result=True,
             ),
             events=_Quiet(),
@@ -110,7 +141,12 @@ class _Quiet:
 def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
     ctx.remember(result.task, ref, result=result.to_json())
     ctx.out.result(result)
-    return OUTCOME_EXIT.get(result.task.status, ExitCode.OK)
+    if result.broken:
+        ctx.out.note(
+            f"task {result.task.taskId} says completed, but the server answered its result "
+            f"with an error ({result.error_message})"
+        )
+    return result.exit_code
 
 
 def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
@@ -119,6 +155,11 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
         raise exc
     if "result" not in rec:
         raise gone(ctx, task_id, exc)
+    kept = rec["result"]
+    if isinstance(kept, dict) and len(kept) == 1 and not isinstance(kept.get("error", {}), dict):
+        raise ProtocolError(
+            f"the task book's result for task {task_id} is damaged (its error is not an object)"
+        )
     status = str(rec.get("status", "completed"))
     ctx.out.note(
         f"task {task_id} is gone from the server; showing the result kept at "
@@ -127,7 +168,6 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
     if ctx.out.pretty:
         from ..protocols.base import TaskResult
 
-        kept = rec["result"]
         error = kept.get("error") if isinstance(kept, dict) and len(kept) == 1 else None
         placeholder = Task(
             taskId=task_id, status="completed", protocol="?", server=ctx.server, raw={}

@@ -19,7 +19,7 @@ from ._shared import signals
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..protocols.base import TaskRef, TaskResult
+    from ..protocols.base import TaskRef
     from ..watch import Watched, Watcher
 
 
@@ -107,11 +107,14 @@ class _Group:
     """The tasks of one endpoint in a watch: its context (connection pool, session, push
     stream), its protocol, its own watcher (pace, rate limits, backoff), and the ended tasks
     waiting to be written to the task book in a batch (each write rewrites the whole file: at
-    most every BOOK_FLUSH seconds during the watch, and the rest when it ends)."""
+    most every BOOK_FLUSH seconds during the watch, and the rest when it ends), each with its
+    result (fetched in the tick that saw it end, with or without --result: `result` has it
+    after the server forgot the task)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.ended: list[tuple[Task, TaskRef]] = []
+        self.results: dict[str, dict[str, Any]] = {}
         self.flushed = ctx.clock()
         self.watcher: Watcher
 
@@ -137,21 +140,16 @@ class _Group:
         self = cls(ctx)
         await ctx.expect_tasks(len(task_ids))  # before the first request builds the client
         proto = await ctx.protocol()
-
-        async def fetch_result(ref: TaskRef, task: Task) -> TaskResult:
-            result = await proto.result(ref, task)
-            ctx.remember(task, ref, result=result.to_json())
-            return result
-
         answers = isinstance(events, LiveEvents) and proto.can_answer and ctx.env.interactive
         self.watcher = Watcher(
             fetch=proto.get,
-            fetch_result=fetch_result,
+            fetch_result=proto.result,
             config=WatchConfig(
                 floor=opts.interval or 0.0,
                 default_interval=proto.default_interval,
                 timeout=opts.timeout,
                 want_result=opts.want_result,
+                keep_result=ctx.remembers,
                 push=opts.push,
                 until=opts.until_statuses(),
                 on_input=inline_answers(ctx, proto, events, lock=lock)
@@ -171,14 +169,17 @@ class _Group:
 
     def flush(self) -> None:
         if self.ended:
-            batch = self.ended[:]
+            batch, kept = self.ended[:], dict(self.results)
             self.ended.clear()
-            self.ctx.remember_many(batch)
+            self.results.clear()
+            self.ctx.remember_many(batch, each=kept)
         self.flushed = self.ctx.clock()
 
     def on_end(self, w: Watched) -> None:
         if w.task is not None:
             self.ended.append((w.task, w.ref))
+            if w.result is not None and not w.result.broken:
+                self.results[w.task_id] = {"result": w.result.to_json()}
             if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
                 self.flush()
 

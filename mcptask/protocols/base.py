@@ -63,6 +63,27 @@ class TaskResult:
             return {"error": self.error}
         return self.payload
 
+    @property
+    def broken(self) -> bool:
+        """The task says `completed` but the server answered its result with an error: the
+        result could not be had (exit 4, never 0)."""
+        return self.error is not None and self.task.status == "completed"
+
+    @property
+    def error_message(self) -> str:
+        err = self.error
+        if isinstance(err, dict):
+            return f"server error {err.get('code')}: {err.get('message', '')}"
+        return str(err)
+
+    @property
+    def exit_code(self) -> int:
+        """The exit status of a command that prints this result: by the task's status, 4 when
+        the result is `broken`."""
+        from ..errors import OUTCOME_EXIT
+
+        return 4 if self.broken else OUTCOME_EXIT.get(self.task.status, 0)
+
 
 @dataclass
 class Created:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from .. import __version__
 from ..errors import (
+    AnswerLost,
     HttpStatusError,
     McptaskError,
     NotApplicable,
@@ -21,6 +22,7 @@ from ..errors import (
     ServerError,
     TaskEnded,
     TaskNotFound,
+    TransportError,
     UsageError,
 )
 from ..model import Task, normalize_status
@@ -441,6 +443,8 @@ class Mcp2025(TaskProtocol):
         except RpcError as exc:
             if exc.code == INVALID_PARAMS and "not found" in exc.rpc_message.lower():
                 raise self._not_found(ref, exc) from None
+            if exc.transient or (exc.http_status or 0) >= 500:
+                raise  # a server in trouble (5xx, -32429): `watch` retries, others exit 4
             return TaskResult(task=task, error=exc.to_json())
         return TaskResult(task=task, payload=payload)
 
@@ -728,7 +732,11 @@ class Mcp2025(TaskProtocol):
             "task": task_param,
             "_meta": {"progressToken": progress_token()},
         }
-        data = await self._call("tools/call", params, None)
+        try:
+            data = await self._call("tools/call", params, None)
+        except TransportError as exc:
+            lost = "the tools/call was sent but its answer was lost: a task may exist"
+            raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
             return Created(task=task, ref=TaskRef(task.taskId, session=self.session))

@@ -13,7 +13,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -168,6 +167,47 @@ class _CappedStream(httpx.AsyncByteStream):
             yield chunk
 
 
+class _Deadline:
+    """How long a request's answer may take as a whole: each read has its own timeout, but a
+    server that trickles a byte at a time or sends SSE keep-alives for ever would stretch that
+    without end. The clock restarts at each JSON-RPC message received (`restart`), so a long
+    call that reports progress lives on; bytes that make no message never restart it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.restart()
+
+    def restart(self) -> None:
+        self.until = time.monotonic() + self.seconds
+
+    def check(self) -> None:
+        if time.monotonic() > self.until:
+            raise httpx.ReadTimeout(f"no whole answer within {self.seconds:g} s")
+
+
+class _DeadlineStream(httpx.AsyncByteStream):
+    """A response's raw bytes, cut off (`httpx.ReadTimeout`) once its `_Deadline` passed."""
+
+    def __init__(self, inner: Any, deadline: _Deadline) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._deadline.check()
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _bounded(response: httpx.Response, seconds: float) -> _Deadline:
+    """Put the answer of `response` under a whole-answer deadline of `seconds`."""
+    deadline = _Deadline(seconds)
+    response.stream = _DeadlineStream(response.stream, deadline)
+    return deadline
+
+
 class _BlockingTransport(httpx.AsyncBaseTransport):
     """httpx's blocking transport behind the async client, for one-shot commands that make
     one request at a time: it skips the async connection pool and anyio (start-up time and
@@ -215,17 +255,15 @@ class HttpTransport:
         self.headers: dict[str, str] = {}
         #: the last `Mcp-Session-Id` the server gave (MCP 2025-11-25)
         self.session_id: str | None = None
-        # a password in the URL (`http://user:pass@host/`) and secret-looking query values
-        # (`?api_key=...`) are secrets too
-        u = urlsplit(options.url)
-        in_url = [u.password or ""] + [
-            v
-            for k, _, v in (p.partition("=") for p in u.query.split("&"))
-            if redact.is_secret_name(k)
-        ]
+        #: a `time.monotonic()` no request may outlast (`result --timeout`), or None
+        self.deadline: float | None = None
+        # a password in the URL (`http://user:pass@host/`, and the Basic-auth header httpx
+        # makes of it) and secret-looking query values (`?api_key=...`) are secrets too
+        in_url = redact.url_secrets(options.url)
         self._secrets = [options.token or "", *in_url, *options.headers.values()]
         #: the OAuth access token for the next request (`HttpOptions.auth`)
         self._bearer: str | None = None
+        redact.hold(self._secrets)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -447,6 +485,18 @@ class HttpTransport:
             text += "; set MCPTASK_TOKEN or --token-file"
         return text
 
+    def _build(self, method: str, url: str, **kwargs: Any) -> httpx.Request:
+        """The request, or one line saying which header cannot be sent (a session id from a
+        hand-edited task book, say): HTTP header values are visible ASCII."""
+        headers: Mapping[str, str] = kwargs.get("headers") or {}
+        for name, value in headers.items():
+            if any(c < " " or c > "~" for c in value.replace("\t", " ")):
+                raise ProtocolError(
+                    f"cannot send the {name} header: its value has a control or non-ASCII "
+                    "character (the value is not shown)"
+                )
+        return self.client.build_request(method, url, **kwargs)
+
     # -- the one operation --------------------------------------------------------------------
 
     async def send(
@@ -458,6 +508,7 @@ class HttpTransport:
         timeout: float | None = None,
     ) -> AsyncIterator[Message]:
         """POST one JSON-RPC message; yield the messages that come back (none for 202)."""
+        timeout = self._time_left(timeout)
         target = url or self.url
         all_headers = {
             "Content-Type": "application/json",
@@ -469,12 +520,10 @@ class HttpTransport:
         content = json.dumps(message, separators=(",", ":")).encode()
 
         def build() -> httpx.Request:
-            request = self.client.build_request(
-                "POST", target, content=content, headers=all_headers
-            )
+            request = self._build("POST", target, content=content, headers=all_headers)
             if timeout is not None:
                 request.extensions["timeout"] = httpx.Timeout(
-                    timeout, connect=self.options.connect_timeout
+                    timeout, connect=min(timeout, self.options.connect_timeout)
                 ).as_dict()
             return request
 
@@ -488,11 +537,11 @@ class HttpTransport:
         state = _StreamState(message.get("id") if "method" in message else None)
         try:
             self._trace_response(response, started)
-            sid = response.headers.get("mcp-session-id")
-            if sid and response.is_success:
-                self.session_id = sid
+            self._keep_session(response)
+            deadline = _bounded(response, timeout or self.options.read_timeout)
             async for msg in self._messages(response, target, state):
                 state.saw(msg)
+                deadline.restart()
                 yield msg
         except httpx.TransportError as exc:
             if not state.resumable or isinstance(exc, httpx.TimeoutException) or not _can_wait():
@@ -518,6 +567,27 @@ class HttpTransport:
                 raise
             self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
             return await self._send(build())
+
+    def _time_left(self, timeout: float | None) -> float | None:
+        """A request's timeout under `deadline`: what is left of it, when that is sooner."""
+        if self.deadline is None:
+            return timeout
+        left = max(0.01, self.deadline - time.monotonic())
+        return min(timeout or self.options.read_timeout, left)
+
+    def _keep_session(self, response: httpx.Response) -> None:
+        """Remember the `Mcp-Session-Id` of a successful answer. The spec allows only visible
+        ASCII (0x21-0x7E) there: anything else would break every later request (and the task
+        book), so it is not the protocol."""
+        sid = response.headers.get("mcp-session-id")
+        if not sid or not response.is_success:
+            return
+        if len(sid) > 1024 or not all("!" <= c <= "~" for c in sid):
+            raise ProtocolError(
+                f"{self._where()} sent an Mcp-Session-Id that is not visible ASCII "
+                "(the spec allows only characters 0x21-0x7E)"
+            )
+        self.session_id = sid
 
     async def _messages(
         self, response: httpx.Response, target: str, state: _StreamState | None = None
@@ -599,7 +669,11 @@ class HttpTransport:
             delay = state.delay(attempt)
             self._trace(f"* resuming the {method} stream in {delay:g} s (Last-Event-ID)")
             await asyncio.sleep(delay)
-            stream = self.event_stream(headers=session, last_event_id=state.last_id)
+            stream = self.event_stream(
+                headers=session,
+                last_event_id=state.last_id,
+                answer_within=self._time_left(None) or self.options.read_timeout,
+            )
             try:
                 async with aclosing(stream):  # type: ignore[type-var]
                     async for event in stream:
@@ -629,11 +703,17 @@ class HttpTransport:
         )
 
     async def event_stream(
-        self, *, headers: Mapping[str, str] | None = None, last_event_id: str | None = None
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        last_event_id: str | None = None,
+        answer_within: float | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """The endpoint's standalone GET SSE stream (MCP 2025-11-25 server push). Yields each
         event with data; ends when the server closes it. 405 (no stream offered) and 409 (one
-        already open for the session) raise `HttpStatusError` like any other status."""
+        already open for the session) raise `HttpStatusError` like any other status.
+        `answer_within`: a stream that must bring an answer (a resumed request) gets the read
+        timeout and the whole-answer deadline of `send`; a push stream has neither."""
         from httpx_sse import EventSource, SSEError
 
         all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **self.headers}
@@ -641,10 +721,10 @@ class HttpTransport:
             all_headers.update(headers)
         if last_event_id:
             all_headers["Last-Event-ID"] = last_event_id
-        request = self.client.build_request("GET", self.url, headers=all_headers)
-        # no read timeout: a healthy stream may be quiet for a long time
+        request = self._build("GET", self.url, headers=all_headers)
+        # no read timeout on a push stream: a healthy one may be quiet for a long time
         request.extensions["timeout"] = httpx.Timeout(
-            None, connect=self.options.connect_timeout
+            answer_within, connect=self.options.connect_timeout
         ).as_dict()
         self._trace_request(request, None)
         started = time.monotonic()
@@ -660,6 +740,7 @@ class HttpTransport:
             if ctype != "text/event-stream":
                 raise ProtocolError(f"{self._where()} answered the event stream with {ctype!r}")
             yield StreamEvent("open", "", None, None)
+            deadline = _bounded(response, answer_within) if answer_within else None
             counter = _CappedStream(response, self.options.max_body)
             capped = httpx.Response(
                 response.status_code,
@@ -668,6 +749,8 @@ class HttpTransport:
             )
             async for event in EventSource(capped).aiter_sse():
                 counter.reset()  # the limit is per event on a stream that may live for hours
+                if deadline is not None and event.data.strip():
+                    deadline.restart()
                 self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
                 yield StreamEvent(event.event, event.data, event.id or None, event.retry)
         except httpx.TransportError as exc:
@@ -698,6 +781,7 @@ class HttpTransport:
             response = await self._send_safely(request, build, True)
             try:
                 self._trace_response(response, started)
+                _bounded(response, self._time_left(None) or self.options.read_timeout)
                 # a document is never an event stream (an MCP server's GET stream would
                 # never end), nor HTML where JSON is wanted: its body is not read
                 if _is_event_stream(response) or (json_only and _not_json(response)):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 import re
 from collections.abc import AsyncIterator
 
@@ -50,6 +51,19 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+def os_reason(err: OSError) -> str:
+    """An OS error as the default transport words it (`[Errno 104] Connection reset by
+    peer`): asyncio replaces the reason with "Connect call failed ('127.0.0.1', 9)", which
+    names no reason, or folds several attempts into "Multiple exceptions: ..."."""
+    code = err.errno
+    if not isinstance(code, int):
+        m = re.search(r"\[Errno (\d+)\]", str(err))
+        code = int(m[1]) if m else None
+    if isinstance(code, int) and code > 0:
+        return f"[Errno {code}] {os.strerror(code)}"
+    return str(err)
+
+
 def map_error(exc: BaseException, *, reading: bool) -> httpx.TransportError | None:
     """The httpx exception the default transport would raise for `exc` (an aiohttp, asyncio or
     httpx-aiohttp exception), or None to let `exc` through unchanged. `reading`: the
@@ -64,7 +78,7 @@ def map_error(exc: BaseException, *, reading: bool) -> httpx.TransportError | No
     if isinstance(src, aiohttp.ClientConnectorError):
         if _refused(src):
             return httpx.ConnectError("connection refused")
-        return httpx.ConnectError(str(src.os_error) or str(src))
+        return httpx.ConnectError(os_reason(src.os_error) or str(src))
     if isinstance(src, aiohttp.ServerDisconnectedError):
         return httpx.RemoteProtocolError(_CUT_SHORT if reading else _NOT_SENT)
     if isinstance(src, aiohttp.ClientPayloadError):

@@ -9,8 +9,9 @@ ignored (shown under `--trace`). The last lines of the server's stderr are kept 
 the error when the server cannot start or dies.
 
 `aclose()` stops the server (close stdin, wait briefly, SIGTERM the group, wait, SIGKILL). A
-SIGTERM to mcptask while a server runs (outside `watch`, which handles it itself) and interpreter
-exit both stop the group too, so no server outlives mcptask.
+SIGTERM, SIGHUP (the terminal closed: the server sits in its own session, so the terminal's
+hang-up never reaches it) or SIGQUIT to mcptask while a server runs (outside `watch`, which
+handles them itself) and interpreter exit all stop the group too, so no server outlives mcptask.
 """
 
 from __future__ import annotations
@@ -112,11 +113,28 @@ def _kill_groups_now() -> None:
         _LIVE.discard(pgid)
 
 
-def _on_sigterm() -> None:
-    """SIGTERM outside `watch`: stop the servers, then die of SIGTERM as we would have."""
+#: signals that end mcptask at once by default (no `finally`, no atexit): the safety net stops
+#: the servers first
+FATAL_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
+
+
+def _on_fatal(sig: int) -> None:
+    """A fatal signal outside `watch`: stop the servers, then die of it as we would have."""
     _kill_groups_now()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+async def _stop_group(pgid: int) -> None:
+    """SIGTERM what is left of a server's process group, then SIGKILL what ignored it."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + CLOSE_GRACE
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        if not _signal_group(pgid, 0):
+            return
+    _signal_group(pgid, signal.SIGKILL)
 
 
 def _install_safety_net(loop: asyncio.AbstractEventLoop) -> None:
@@ -126,9 +144,11 @@ def _install_safety_net(loop: asyncio.AbstractEventLoop) -> None:
         _ATEXIT = True
     if threading.current_thread() is not threading.main_thread() or sys.platform == "win32":
         return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, _on_sigterm)
+    for name in FATAL_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, _on_fatal, sig)
 
 
 # -- the transport --------------------------------------------------------------------------------
@@ -149,6 +169,8 @@ class StdioTransport:
         #: unused over stdio (protocol modules set them for HTTP)
         self.headers: dict[str, str] = {}
         self.session_id: str | None = None
+        #: a `time.monotonic()` no request may outlast (`result --timeout`), or None
+        self.deadline: float | None = None
         #: server requests and notifications go here when set (push watch: tasks/status)
         self.on_unsolicited: UnsolicitedHandler | None = None
         #: notifications (no id) go here first when set (push watch: tasks/status)
@@ -171,6 +193,7 @@ class StdioTransport:
             *(v for k, v in options.env.items() if redact.is_secret_name(k)),
             *options.secrets,
         ]
+        redact.hold(self._secrets)
 
     # -- text -------------------------------------------------------------------------------------
 
@@ -455,7 +478,7 @@ class StdioTransport:
             wait = timeout if timeout is not None else self.options.read_timeout
             while True:
                 try:
-                    item = await asyncio.wait_for(queue.get(), wait)
+                    item = await asyncio.wait_for(queue.get(), self._time_left(wait))
                 except TimeoutError:
                     raise TransportError(
                         f"timed out waiting for the stdio server {self._name} to answer {method}"
@@ -467,6 +490,13 @@ class StdioTransport:
                     return
         finally:
             self._pending.pop(req_id, None)
+
+    def _time_left(self, wait: float | None) -> float | None:
+        """A request's wait under `deadline`: what is left of it, when that is sooner."""
+        if self.deadline is None:
+            return wait
+        left = max(0.01, self.deadline - time.monotonic())
+        return left if wait is None else min(wait, left)
 
     # -- stopping ---------------------------------------------------------------------------------
 
@@ -501,7 +531,7 @@ class StdioTransport:
                     await self._waited(proc, TERM_GRACE)
         # whatever it left in its group (a wrapper's children) goes too
         if self._pgid is not None:
-            _signal_group(self._pgid, signal.SIGTERM)
+            await _stop_group(self._pgid)
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=1.0)
 

@@ -12,6 +12,10 @@ below (a callable that gets the request handler and the JSON-RPC request)::
         url = fs.url(get=[task(status="working"), html(502), task(status="completed")])
         url = fs.preset("html-502")
 
+Slow faults: ``hang``, ``slow``, ``trickle`` (a whole answer, one byte at a time) and
+``keepalive_sse`` (keep-alive comments for ever); ``echo_headers`` leaks what it was sent (into
+an error or a result); ``Scenario.session`` is the ``Mcp-Session-Id`` sent (bytes go raw).
+
 `initialize` answers normally (with an ``Mcp-Session-Id``) unless the scenario gives ``init``;
 notifications get 202. Everything is recorded in ``fs.requests`` (scenario id, method, headers,
 arrival time), so tests can check pacing and which headers reached which origin.
@@ -273,6 +277,52 @@ def deep(depth: int = 100_000) -> Answer:
     return lambda h, msg: h.send_raw(200, b"[" * depth + b"]" * depth)
 
 
+def trickle(result: Any = None, *, every: float = 0.5) -> Answer:
+    """A whole, valid answer sent one byte every `every` seconds (each read is quick: only
+    the answer as a whole takes for ever)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": result or task()})
+        h.send_head(200, "application/json", length=len(body))
+        for byte in body.encode():
+            if h.fault_server.stopping.wait(every) or not h.write_ok(bytes([byte])):
+                break
+        h.close_connection = True
+
+    return answer
+
+
+def keepalive_sse(*, every: float = 0.3) -> Answer:
+    """An SSE answer of keep-alive comments (and empty events) that never ends."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.send_head(200, "text/event-stream", length=None)
+        n = 0
+        while not h.fault_server.stopping.wait(every):
+            n += 1
+            chunk = b": keep-alive\n\n" if n % 2 else b"data: \n\n"
+            if not h.write_ok(chunk):
+                break
+        h.close_connection = True
+
+    return answer
+
+
+def echo_headers(*, as_error: bool = True) -> Answer:
+    """Echo every request header back: in a JSON-RPC error's message (`as_error`), else in a
+    tool result's text and structured content (a server that leaks what it was sent)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        sent = "; ".join(f"{k}: {v}" for k, v in h.headers.items())
+        if as_error:
+            rpc_error(-32000, f"you sent {sent}")(h, msg)
+            return
+        result = {**tool_result(f"you sent {sent}"), "structuredContent": dict(h.headers.items())}
+        h.send_json({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+
+    return answer
+
+
 def slow(seconds: float, then: Answer) -> Answer:
     def answer(h: FaultHandler, msg: Json) -> None:
         h.fault_server.stopping.wait(seconds)
@@ -293,6 +343,10 @@ class Scenario:
     list: Answers = field(default_factory=lambda: [{"tasks": [task()]}])
     tools: Answers = field(default_factory=lambda: [{"tools": []}])
     call: Answers = field(default_factory=lambda: [{"task": task()}])
+    #: the standalone GET stream (also where a broken POST stream resumes): 405 by default
+    stream: Answers = field(default_factory=lambda: [raw(405, b'{"error": "no GET stream"}')])
+    #: the `Mcp-Session-Id` header on every answer (a str; bytes are sent as they are)
+    session: str | bytes = SESSION
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def next_answer(self, method_field: str, task_id: str = "") -> Answer:
@@ -420,7 +474,9 @@ class FaultServer:
                 r
                 for r in self.requests
                 if r.scenario == sid
-                and (method is None or r.method == method)
+                # GET streams only when asked for (`method="GET"`): the counts of messages
+                # that tests check stay what the client sent by POST
+                and (r.method == method if method is not None else r.method != "GET")
                 and (task_id is None or _task_id(r.message) == task_id)
             ]
 
@@ -460,7 +516,12 @@ class FaultHandler(BaseHTTPRequestHandler):
     def send_head(self, status: int, ctype: str, *, length: int | None, extra: Any = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
-        self.send_header("Mcp-Session-Id", SESSION)
+        scenario = self.fault_server._scenario(self.sid)
+        session = scenario.session if scenario is not None else SESSION
+        if isinstance(session, bytes):  # raw bytes: a non-ASCII or control byte, as it is
+            self._headers_buffer.append(b"Mcp-Session-Id: " + session + b"\r\n")
+        else:
+            self.send_header("Mcp-Session-Id", session)
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         if length is not None:
@@ -473,6 +534,15 @@ class FaultHandler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.wfile.write(data)
             self.wfile.flush()
+
+    def write_ok(self, data: bytes) -> bool:
+        """Write and flush; False once the client has gone."""
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            return False
+        return True
 
     def send_raw(
         self,
@@ -499,7 +569,15 @@ class FaultHandler(BaseHTTPRequestHandler):
     # -- reading ------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        self.send_raw(405, b'{"error": "no GET stream"}')
+        sid = self.sid = self.path.split("?")[0].strip("/").split("/")[0]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.fault_server._record(Request(sid, "GET", headers, time.monotonic(), None))
+        scenario = self.fault_server._scenario(sid)
+        if scenario is None:
+            return self.send_raw(404, b'{"detail": "no such scenario"}')
+        with self.fault_server._lock:
+            answer = scenario.next_answer("stream")
+        self.answer(answer, {})
 
     def do_DELETE(self) -> None:
         self.send_raw(200, b"")
@@ -614,6 +692,9 @@ def run_inprocess(
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        from mcptask import redact
+
+        redact.release_all()  # the next run holds its own secrets
     return Run(code, out.getvalue(), err.getvalue(), time.monotonic() - started)
 
 

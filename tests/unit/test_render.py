@@ -563,9 +563,9 @@ def test_a_live_frame_has_one_row_per_task_and_a_summary() -> None:
         "ask-3 ? input_required 1s answering poll",
         "a-very-long-… ✔ completed 10s 40s push",  # its clock stopped; the ttl runs from the end
         "inf-5 ● working 0s now ≥1000d poll",
-        "new-6 ◌ submitted 2s 2s poll",
+        "new-6 … unseen 2s 2s poll",  # no answer yet: not "submitted" (issue 20)
     ]
-    assert rows[6] == "✔ 1 completed ? 1 input_required ◌ 1 submitted ● 3 working"
+    assert rows[6] == "✔ 1 completed ? 1 input_required … 1 unseen ● 3 working"
 
 
 def test_a_retry_shows_in_the_message_until_the_next_update() -> None:
