@@ -153,8 +153,8 @@ async def run_suite(suite: Suite, chosen: set[str]) -> list[CheckResult]:
             raise
         except (ProtocolError, RpcError, ServerError) as exc:
             if unreachable(exc):
-                if not results:
-                    raise  # the first check could not reach the server: exit 4, one line
+                if not suite.recorder.answered:
+                    raise  # the server was never reached: unreachable, exit 4, one line
                 verdict, observed, skip_reason = SKIP, describe(exc), COULD_NOT_RUN
             elif isinstance(exc, ProtocolError | RpcError):
                 verdict, observed = FAIL, f"unexpected answer: {describe(exc)}"

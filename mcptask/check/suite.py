@@ -110,6 +110,8 @@ class Recorder:
         self.url = inner.url
         self.headers = inner.headers
         self.sinks: list[list[Exchange]] = []
+        #: the server has answered something in the protocol during this run (it was reached)
+        self.answered = False
 
     @property
     def session_id(self) -> str | None:
@@ -145,9 +147,11 @@ class Recorder:
         stream = self.inner.send(message, headers=headers, url=url, timeout=timeout)
         try:
             async for incoming in stream:
+                self.answered = True
                 answers.append(incoming)
                 yield incoming
         except RpcError as exc:
+            self.answered = True
             entry["error"] = {"code": exc.code, "message": exc.rpc_message}
             if exc.data is not None:
                 entry["error"]["data"] = exc.data
