@@ -36,6 +36,7 @@ import pytest
 
 from mcptask import forms
 from mcptask.errors import NotApplicable, TaskEnded, UsageError
+from mcptask.hints import command_line
 from mcptask.model import Task
 from mcptask.protocols import mcp2025
 from mcptask.protocols.base import TEXT_FORM, InputRequest, TaskRef
@@ -178,7 +179,7 @@ def test_fastmcp4_answer_json(run_cli: RunCli, fastmcp4_server: ServerProcess) -
     assert end["outcome"] == "input_required" and end["exitCode"] == 6
     status = watched.lines()[-2]
     assert status["status"] == "input_required" and len(status["inputRequests"]) == 1
-    assert f"mcptask answer {tid}" in watched.stderr
+    assert command_line("answer", tid) in watched.stderr  # `--` before an id that starts with -
 
     # 2026 shows the question up front: the usage error names it and its field
     bare = run_cli("answer", "--url", url, "--", tid)
