@@ -20,7 +20,7 @@ from servers.a2a_plugin import A2AServerProcess
 from servers.common import ServerProcess
 
 pytestmark = pytest.mark.timeout(240)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @cache

@@ -19,7 +19,7 @@ import pytest
 
 from mcptask.demo_server import DemoServer, iso
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 ISO_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 STEPS = ["Queued", "Collecting sources", "Reading 12 documents", "Drafting report"]

@@ -281,7 +281,7 @@ def test_a_server_without_tasks_list_is_reported_as_unable_to_list() -> None:
 # -- 4. MCP 2026-07-28 without the tasks extension over stdio ----------------------------------
 
 
-PLAIN_FASTMCP4 = Path(__file__).parent / "servers" / "fastmcp4_plain_server.py"
+PLAIN_FASTMCP4 = Path(__file__).parents[1] / "servers" / "fastmcp4_plain_server.py"
 
 
 def test_a_2026_only_stdio_server_without_tasks_says_it_has_no_tasks(run_cli: RunCli) -> None:
@@ -325,7 +325,7 @@ def test_the_input_hint_over_stdio_says_what_works(run_cli: RunCli) -> None:
     from servers.mcp_envs import ENVIRONMENTS
 
     python = str(ENVIRONMENTS["fastmcp4"]())
-    server = Path(__file__).parent / "servers" / "fastmcp4_server.py"
+    server = Path(__file__).parents[1] / "servers" / "fastmcp4_server.py"
     command = subprocess.list2cmdline([python, str(server), "--stdio"])
     r = run_cli("call", "ask_name", "--stdio", command, "-o", "ndjson")
     assert r.code == 6, r.stderr

@@ -37,7 +37,7 @@ from mcptask.transports.http import HttpOptions, HttpTransport, _retry_after
 from mcptask.watch import WatchConfig, Watched, interval_for
 
 pytestmark = pytest.mark.timeout(120)
-#: more examples for a deeper search: HYPOTHESIS_EXAMPLES=5000 pytest tests/test_properties.py
+#: more examples for a deeper search: HYPOTHESIS_EXAMPLES=5000 pytest tests/unit/test_properties.py
 SETTINGS = settings(
     max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "150")),
     deadline=None,

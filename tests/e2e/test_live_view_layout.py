@@ -26,7 +26,7 @@ from mcptask.watch import Watched
 
 from conftest import clean_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADERS = ("task", "status", "message", "elapsed", "next poll", "ttl left", "via")
 #: columns drawn only where they apply (pushed progress, a watch across servers)
 SOMETIMES = ("progress", "server")

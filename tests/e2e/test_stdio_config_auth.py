@@ -24,7 +24,7 @@ from mcptask.targets import GlobalOptions
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess
 
-FAKE = Path(__file__).parent / "fake_stdio_server.py"
+FAKE = Path(__file__).parents[1] / "fake_stdio_server.py"
 TOKEN = "s3cret-token"
 API_KEY = "k3y-secret-value"
 

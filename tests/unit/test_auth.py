@@ -682,7 +682,7 @@ def test_lazy_provider_imports_nothing_until_needed(tmp_path: Path) -> None:
         "heavy = [m for m in ('mcptask.auth.provider', 'authlib', 'keyring') if m in sys.modules]\n"
         "print(heavy)\n"
     )
-    repo = str(Path(__file__).resolve().parents[1])
+    repo = str(Path(__file__).resolve().parents[2])
     env = {"MCPTASK_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": repo}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True

@@ -17,7 +17,7 @@ import mcptask
 
 from conftest import RunCli, clean_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPLETIONS = ROOT / "completions"
 #: completions/ file -> where the wheel installs it (relative to the environment's prefix)
 SHARED = {
