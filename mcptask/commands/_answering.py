@@ -108,6 +108,29 @@ class Responder:
         return {"action": "accept", "content": content}
 
 
+def one_answer(flags: list[tuple[str, bool]]) -> list[str]:
+    """The answer options given (`--json`, `--decline`, ...); more than one is a usage error."""
+    given = [name for name, on in flags if on]
+    if len(given) > 1:
+        raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
+    return given
+
+
+def json_answer(text: str | None) -> dict[str, Any] | None:
+    """`--json CONTENT`: a JSON object of the form's fields (checked against the form later)."""
+    import json
+
+    if text is None:
+        return None
+    try:
+        content = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"--json is not valid JSON: {exc}") from None
+    if not isinstance(content, dict):
+        raise UsageError("--json must be a JSON object of the form's fields")
+    return content
+
+
 def form_summary(request: InputRequest) -> str:
     """`the form: name* (text), size (one of s, m, l)`: what `--json` must hold."""
     from .. import forms

@@ -14,7 +14,9 @@ from ._answering import (
     check_waiting,
     confirm,
     how_to_answer,
+    json_answer,
     keep_answered,
+    one_answer,
 )
 from ._shared import look_up
 
@@ -39,18 +41,14 @@ class AnswerOptions:
 async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     import json
 
-    given = [
-        name
-        for name, on in (
+    given = one_answer(
+        [
             ("--json", opts.json is not None),
             ("--text", opts.text is not None),
             ("--decline", opts.decline),
             ("--cancel", opts.cancel),
-        )
-        if on
-    ]
-    if len(given) > 1:
-        raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
+        ]
+    )
     data: Any = None
     if opts.data is not None:
         if given and given != ["--text"]:
@@ -60,14 +58,7 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         except (ValueError, RecursionError) as exc:
             raise UsageError(f"--data is not valid JSON: {exc}") from None
         given.append("--data")
-    content: Any = None
-    if opts.json is not None:
-        try:
-            content = json.loads(opts.json)
-        except (ValueError, RecursionError) as exc:
-            raise UsageError(f"--json is not valid JSON: {exc}") from None
-        if not isinstance(content, dict):
-            raise UsageError("--json must be a JSON object of the form's fields")
+    content: Any = json_answer(opts.json)
     interactive = not given and ctx.env.interactive
     ctx, task_id = ctx.locate(opts.task_id)
     ctx.require_reachable("answer", [task_id])

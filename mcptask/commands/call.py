@@ -93,30 +93,17 @@ def _as_task(opts: CallOptions, proto: TaskProtocol, tool: Tool) -> bool:
 
 def _answer_content(answers: PlainAnswers) -> Any:
     """The `--json` answer, checked before anything is sent; conflicting answers refused."""
-    import json
+    from ._answering import json_answer, one_answer
 
-    given = [
-        name
-        for name, on in (
+    one_answer(
+        [
             ("--json", answers.json is not None),
             ("--decline", answers.decline),
             ("--cancel", answers.cancel),
-        )
-        if on
-    ]
-    if answers.defaults and (answers.decline or answers.cancel):
-        given.append("--defaults")
-    if len(given) > 1:
-        raise UsageError(f"give one answer: {' and '.join(given)} cannot go together")
-    if answers.json is None:
-        return None
-    try:
-        content = json.loads(answers.json)
-    except (ValueError, RecursionError) as exc:
-        raise UsageError(f"--json is not valid JSON: {exc}") from None
-    if not isinstance(content, dict):
-        raise UsageError("--json must be a JSON object of the form's fields")
-    return content
+            ("--defaults", answers.defaults and (answers.decline or answers.cancel)),
+        ]
+    )
+    return json_answer(answers.json)
 
 
 def _responder(ctx: Context, answers: PlainAnswers, content: Any, events: CallEvents) -> Responder:
