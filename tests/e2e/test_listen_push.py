@@ -80,7 +80,7 @@ def test_fastmcp4_serves_listen_without_task_events_and_watch_polls(
 ) -> None:
     url = fastmcp4_server.url
     tid = _call(run_cli, url, "slow_echo", "text=hi", "seconds=1.5")
-    r = run_cli("watch", tid, "-u", url, "-o", "ndjson", "--result", "--trace")
+    r = run_cli("watch", "-u", url, "-o", "ndjson", "--result", "--trace", "--", tid)
     assert r.code == 0, r.stderr
     assert '"method": "subscriptions/listen"' in r.stderr  # asked
     lines = [json.loads(ln) for ln in r.stdout.splitlines() if ln.strip()]
