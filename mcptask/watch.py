@@ -29,6 +29,7 @@ import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import (
@@ -238,6 +239,8 @@ class Watcher:
         w = self._by_id(task.taskId)
         if w is None:
             return  # not one of ours
+        if _stale(task, w.task):
+            return  # a replayed or late event: the task has moved on since
         changed = not task.same_state(w.task)
         w.task = task
         w.via = "push"
@@ -558,6 +561,28 @@ def _not_the_protocol(exc: McptaskError) -> bool:
     if isinstance(exc, HttpStatusError):
         return exc.status not in GATEWAY_STATUSES
     return isinstance(exc, ProtocolError)
+
+
+def _stale(pushed: Task, known: Task | None) -> bool:
+    """A pushed task older than what is known: the known one is terminal (terminal states are
+    final), or the push was last updated before it (a stream resumed with Last-Event-ID may
+    replay events the watch has already seen)."""
+    if known is None:
+        return False
+    if known.terminal:
+        return True
+    before, after = _instant(known.lastUpdatedAt), _instant(pushed.lastUpdatedAt)
+    return before is not None and after is not None and after < before
+
+
+def _instant(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def _retryable(exc: McptaskError) -> bool:

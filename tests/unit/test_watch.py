@@ -431,3 +431,29 @@ def test_an_exception_in_a_poll_ends_the_watch_with_it() -> None:
     w.add(TaskRef("b"))
     with pytest.raises(BrokenPipeError):
         run(w)
+
+
+def stamped(tid: str, status: str, msg: str, at: str) -> Task:
+    return task(tid, status, msg=msg).model_copy(update={"lastUpdatedAt": at})
+
+
+def test_stale_pushes_are_ignored() -> None:
+    """A stream resumed with Last-Event-ID may replay events the watch has seen: a pushed
+    task older than the known one, or any push once the task is terminal, changes nothing."""
+    clock = FakeClock()
+    rec = Recorder()
+    done = stamped("a", "completed", "ready", "2026-12-01T10:00:05Z")
+    w = make(Script(clock, {"a": [done]}), clock, rec)
+    watched = w.add(TaskRef("a"), stamped("a", "working", "drafting", "2026-12-01T10:00:03Z"))
+
+    async def scenario() -> None:
+        await w.push(stamped("a", "working", "reading", "2026-12-01T10:00:01Z"))  # older
+        assert watched.task is not None and watched.task.statusMessage == "drafting"
+        await w.push(stamped("a", "working", "finalizing", "2026-12-01T10:00:04Z"))  # newer
+        assert watched.task is not None and watched.task.statusMessage == "finalizing"
+        watched.task = done  # a poll saw the end (its result is being fetched)
+        await w.push(stamped("a", "working", "checking", "2026-12-01T10:00:09Z"))
+        assert watched.task is done
+
+    asyncio.run(scenario())
+    assert [u[2] for u in rec.updates] == ["drafting", "finalizing"]
