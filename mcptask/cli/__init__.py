@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import sys
 
-import typer
-
-from ..argv import COMMON_OPTIONS, hoist, looks_like_task_id
 from ..errors import ExitCode
-from .app import _app_for, app
+
+#: answered before Typer and the commands are even imported (bench/startup.py)
+VERSION_FLAGS = (["--version"], ["-V"])
 
 
 def main(argv: list[str] | None = None) -> int:
     import os
 
+    words = sys.argv[1:] if argv is None else argv
+    if words in VERSION_FLAGS:
+        from .. import __version__
+
+        sys.stdout.write(f"mcptask {__version__}\n")
+        return ExitCode.OK
+
+    import typer
     from typer._click import exceptions as click_exc
+
+    from ..argv import COMMON_OPTIONS, hoist, looks_like_task_id
+    from .app import _app_for, app
 
     # mcptask uses pydantic for its own wire models only: scanning the installed packages for
     # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
@@ -26,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         str(g.name or (g.typer_instance.info.name if g.typer_instance else ""))
         for g in app.registered_groups
     }
-    args = hoist(sys.argv[1:] if argv is None else argv, groups=groups)
+    args = hoist(words, groups=groups)
     try:
         rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:
