@@ -204,16 +204,15 @@ def _redacted_body(content: bytes, ctype: str) -> str:
 
 
 async def _read(response: httpx.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise TransportError(
-                f"{where(str(response.url))} answered more than 1 MiB to an authorization request"
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
+    from ..transports.http import read_capped
+
+    return await read_capped(
+        response,
+        MAX_BODY,
+        lambda: TransportError(
+            f"{where(str(response.url))} answered more than 1 MiB to an authorization request"
+        ),
+    )
 
 
 def _answer(response: httpx.Response, body: bytes) -> Answer:

@@ -106,6 +106,21 @@ class BearerAuth(Protocol):
 MAX_AUTH_TRIES = 4
 
 
+async def read_capped(
+    response: httpx.Response, cap: int, too_big: Callable[[], Exception]
+) -> bytes:
+    """A streamed answer's body, refused with `too_big()` as soon as it passes `cap` bytes
+    (never read whole first: a server may send without end)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise too_big()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 @dataclass
 class HttpOptions:
     url: str
@@ -418,16 +433,14 @@ class HttpTransport:
                 f"the server's answer is {int(declared) // (1024 * 1024)} MiB, "
                 f"over the {_limit(cap)} limit (MCPTASK_MAX_BODY)"
             )
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > cap:
-                raise ProtocolError(
-                    f"the server's answer is over the {_limit(cap)} limit (MCPTASK_MAX_BODY)"
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
+        limit = _limit(cap)
+        return await read_capped(
+            response,
+            cap,
+            lambda: ProtocolError(
+                f"the server's answer is over the {limit} limit (MCPTASK_MAX_BODY)"
+            ),
+        )
 
     def _parse(self, body: bytes, response: httpx.Response) -> Any:
         try:
