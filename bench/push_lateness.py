@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 

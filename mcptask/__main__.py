@@ -1,3 +1,3 @@
-from .cli import run
+from mcptask.cli import run
 
 run()

@@ -38,7 +38,7 @@ def _no_held_secrets() -> Any:
     """Secrets a test's transports held (`redact.hold`) are scrubbed from everything printed
     in the process: forget them after each test, so that they never alter another's text."""
     yield
-    from mcptask import redact
+    from mcptask.text import redact
 
     redact.release_all()
 

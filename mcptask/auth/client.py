@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuthError, UsageError
-from ..textsafe import one_line
-from .discovery import ServerAuth
-from .web import Web
+from mcptask.auth.discovery import ServerAuth
+from mcptask.auth.web import Web
+from mcptask.errors import AuthError, UsageError
+from mcptask.text.sanitize import one_line
 
 CLIENT_NAME = "mcptask"
 METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")

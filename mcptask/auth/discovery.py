@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import AuthError
-from ..textsafe import one_line
-from .challenge import Challenge
-from .web import Answer, Web, where
+from mcptask.auth.challenge import Challenge
+from mcptask.auth.web import Answer, Web, where
+from mcptask.errors import AuthError
+from mcptask.text.sanitize import one_line
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 #: the 2025-03-26 spec asks for this header on the metadata request

@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AuthError
-from ..textsafe import one_line
-from .client import Client, authenticate
-from .discovery import ServerAuth
-from .web import Web
+from mcptask.auth.client import Client, authenticate
+from mcptask.auth.discovery import ServerAuth
+from mcptask.auth.web import Web
+from mcptask.errors import AuthError
+from mcptask.text.sanitize import one_line
 
 
 @dataclass

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..taskbook import endpoint_key, state_dir
+from mcptask.state.taskbook import endpoint_key, state_dir
 
 #: the files `store.CredentialStore` keeps (the 0600 credentials, the keyring index)
 STORE_FILES = ("credentials.json", "auth.json")

@@ -7,15 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ..errors import AuthError, UsageError
-from . import challenge as challenges
-from . import client as clients
-from . import discovery, flows
-from .challenge import Challenge
-from .client import Client, ClientOptions
-from .discovery import ServerAuth
-from .store import Credentials, CredentialStore
-from .web import Web
+from mcptask.auth import challenge as challenges
+from mcptask.auth import client as clients
+from mcptask.auth import discovery, flows
+from mcptask.auth.challenge import Challenge
+from mcptask.auth.client import Client, ClientOptions
+from mcptask.auth.discovery import ServerAuth
+from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.web import Web
+from mcptask.errors import AuthError, UsageError
 
 OFFLINE = "offline_access"
 PROTOCOL_VERSION = "2025-11-25"
@@ -82,7 +82,7 @@ async def probe(web: Web, server_url: str) -> tuple[Challenge | None, bool]:
 
 
 def _version() -> str:
-    from .. import __version__
+    from mcptask import __version__
 
     return __version__
 
@@ -153,7 +153,7 @@ async def _client_credentials(run: _Run) -> Credentials:
 
 
 async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
-    from .loopback import Loopback, login_timeout  # asyncio: only for a login
+    from mcptask.auth.loopback import Loopback, login_timeout  # asyncio: only for a login
 
     opts, auth, web = run.opts, run.auth, run.web
     auth.require_pkce()

@@ -10,7 +10,7 @@ import sys
 import threading
 from urllib.parse import parse_qsl, urlsplit
 
-from ..errors import AuthError, UsageError
+from mcptask.errors import AuthError, UsageError
 
 CALLBACK = "/callback"
 _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"

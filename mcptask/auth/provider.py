@@ -21,12 +21,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..errors import AuthError
-from . import challenge as challenges
-from . import flows
-from .challenge import Challenge
-from .store import Credentials, CredentialStore
-from .web import Web
+from mcptask.auth import challenge as challenges
+from mcptask.auth import flows
+from mcptask.auth.challenge import Challenge
+from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.web import Web
+from mcptask.errors import AuthError
 
 MAX_STEP_UPS = 2
 MAX_LOGINS = 1
@@ -63,7 +63,7 @@ class OAuthProvider:
         self._login = login
         self._always_login = always_login
         self._confirm = confirm
-        from ..urls import shown_url
+        from mcptask.text.urls import shown_url
 
         self._hint = shown_url(server)
         self._args = target_args or f"--url {shlex.quote(self._hint)}"

@@ -9,16 +9,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..textsafe import clean
-from .challenge import Challenge
-from .client import ClientOptions, check_metadata_url
-from .login import LoginIO, LoginOptions, login, open_browser
-from .provider import Confirm, Login, OAuthProvider
-from .store import Credentials, CredentialStore
-from .web import Tracer, Web
+from mcptask.auth.challenge import Challenge
+from mcptask.auth.client import ClientOptions, check_metadata_url
+from mcptask.auth.login import LoginIO, LoginOptions, login, open_browser
+from mcptask.auth.provider import Confirm, Login, OAuthProvider
+from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.web import Tracer, Web
+from mcptask.text.sanitize import clean
 
 if TYPE_CHECKING:
-    from ..targets import OAuthSettings
+    from mcptask.session.targets import OAuthSettings
 
 
 @dataclass

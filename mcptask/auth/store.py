@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..taskbook import endpoint_key, locked, state_dir, write_private
-from .client import Client
+from mcptask.auth.client import Client
+from mcptask.state.taskbook import endpoint_key, locked, state_dir, write_private
 
 SERVICE = "mcptask"
 ENV_KEYRING = "MCPTASK_KEYRING"

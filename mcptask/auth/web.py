@@ -17,9 +17,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from .. import redact
-from ..errors import TransportError
-from ..textsafe import clean, one_line
+from mcptask.errors import TransportError
+from mcptask.text import redact
+from mcptask.text.sanitize import clean, one_line
 
 MAX_BODY = 1024 * 1024
 USER_AGENT = "mcptask"
@@ -94,7 +94,7 @@ class Web:
         if client is None:
             transport = self._transport
             if transport is None and self._blocking:
-                from ..transports.http import _BlockingTransport
+                from mcptask.transports.http import _BlockingTransport
 
                 transport = _BlockingTransport(verify)
             client = httpx.AsyncClient(
@@ -204,7 +204,7 @@ def _redacted_body(content: bytes, ctype: str) -> str:
 
 
 async def _read(response: httpx.Response) -> bytes:
-    from ..transports.http import read_capped
+    from mcptask.transports.http import read_capped
 
     return await read_capped(
         response,

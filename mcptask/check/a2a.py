@@ -16,11 +16,7 @@ from contextlib import aclosing
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ProtocolError, RpcError
-from ..protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
-from ..protocols.base import TaskProtocol
-from ..rpc import error_from
-from .suite import (
+from mcptask.check.suite import (
     FAIL,
     PASS,
     WARN,
@@ -38,6 +34,10 @@ from .suite import (
     short,
     squash,
 )
+from mcptask.errors import ProtocolError, RpcError
+from mcptask.protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
+from mcptask.protocols.base import TaskProtocol
+from mcptask.transports.rpc import error_from
 
 A = "A2A 1.0"
 STATES_10 = {

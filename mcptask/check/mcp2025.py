@@ -12,11 +12,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
-from ..errors import UsageError
-from ..protocols.wire import task_support
-from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text
-from .suite import (
+from mcptask import __version__
+from mcptask.check.mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text
+from mcptask.check.suite import (
     FAIL,
     INFO,
     PASS,
@@ -39,6 +37,8 @@ from .suite import (
     settle,
     short,
 )
+from mcptask.errors import UsageError
+from mcptask.protocols.wire import task_support
 
 VERSION = "2025-11-25"
 RELATED = "io.modelcontextprotocol/related-task"

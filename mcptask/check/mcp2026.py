@@ -10,16 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocols.mcp2026 import (
-    META_CAPABILITIES,
-    TASKS_EXTENSION,
-    VERSION,
-    client_meta,
-    request_headers,
-)
-from ..protocols.wire import task_support
-from .mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text
-from .suite import (
+from mcptask.check.mcp_common import STATUSES, TERMINAL, McpSuite, Tool, Track, result_text
+from mcptask.check.suite import (
     FAIL,
     INFO,
     PASS,
@@ -40,6 +32,14 @@ from .suite import (
     rpc_error_text,
     short,
 )
+from mcptask.protocols.mcp2026 import (
+    META_CAPABILITIES,
+    TASKS_EXTENSION,
+    VERSION,
+    client_meta,
+    request_headers,
+)
+from mcptask.protocols.wire import task_support
 
 S = "SEP-2663 tasks extension"
 CORE = "MCP 2026-07-28"

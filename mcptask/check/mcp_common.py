@@ -9,10 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UsageError
-from ..protocols import wire
-from ..protocols.wire import MCP_STATUSES, MCP_TERMINAL
-from .suite import (
+from mcptask.check.suite import (
     FAIL,
     PASS,
     WARN,
@@ -29,6 +26,9 @@ from .suite import (
     squash,
     timestamp,
 )
+from mcptask.errors import UsageError
+from mcptask.protocols import wire
+from mcptask.protocols.wire import MCP_STATUSES, MCP_TERMINAL
 
 STATUSES = MCP_STATUSES
 TERMINAL = MCP_TERMINAL

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from ..errors import AuthError, McptaskError, RpcError, ServerError, UsageError
-from ..pacing import poll_seconds
-from ..rpc import FetchesUrls, HasSession, RpcClient, Transport
-from ..textsafe import one_line
+from mcptask.errors import AuthError, McptaskError, RpcError, ServerError, UsageError
+from mcptask.pacing import poll_seconds
+from mcptask.text.sanitize import one_line
+from mcptask.transports.rpc import FetchesUrls, HasSession, RpcClient, Transport
 
 if TYPE_CHECKING:
     import httpx
@@ -470,7 +470,7 @@ def entropy_bits(task_id: str) -> float:
 def fill_arguments(schema: Any) -> dict[str, Any] | None:
     """Values for a tool's required arguments from its `inputSchema`: the default, an enum's
     first value, or a simple value ("test", 1, false). None when one cannot be filled."""
-    from ..arguments import schema_types
+    from mcptask.protocols.tool_args import schema_types
 
     if not isinstance(schema, dict):
         return {}
@@ -504,7 +504,7 @@ def build_arguments(
     schema: Any, pairs: list[str], args: dict[str, Any] | None = None
 ) -> dict[str, Any] | None:
     """The required arguments filled from the schema, with the user's `k=v` / JSON on top."""
-    from ..arguments import build
+    from mcptask.protocols.tool_args import build
 
     base = fill_arguments(schema)
     given = build(pairs, None, schema if isinstance(schema, dict) else None) if pairs else {}

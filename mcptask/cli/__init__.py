@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ExitCode
+from mcptask.errors import ExitCode
 
 #: answered before Typer and the commands are even imported (bench/startup.py)
 VERSION_FLAGS = (["--version"], ["-V"])
@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
     words = sys.argv[1:] if argv is None else argv
     if words in VERSION_FLAGS:
-        from .. import __version__
+        from mcptask import __version__
 
         sys.stdout.write(f"mcptask {__version__}\n")
         return ExitCode.OK
@@ -23,8 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     import typer
     from typer._click import exceptions as click_exc
 
-    from ..argv import COMMON_OPTIONS, hoist, looks_like_task_id
-    from .app import _app_for, app
+    from mcptask.cli.app import _app_for, app
+    from mcptask.cli.argv_order import COMMON_OPTIONS, hoist, looks_like_task_id
 
     # mcptask uses pydantic for its own wire models only: scanning the installed packages for
     # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)

@@ -8,15 +8,24 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .. import __version__
-from . import complete
-from .helping import GroupedHelp, HelpfulGroup, described
-from .helptext import COMMANDS, ROOT, examples_text
-from .options import Interval, Jq, NoPush, OutputMode, TaskId, Timeout, WantResult, with_target
-from .runner import execute
+from mcptask import __version__
+from mcptask.cli import complete
+from mcptask.cli.help_data import COMMANDS, ROOT, examples_text
+from mcptask.cli.help_layout import GroupedHelp, HelpfulGroup, described
+from mcptask.cli.options import (
+    Interval,
+    Jq,
+    NoPush,
+    OutputMode,
+    TaskId,
+    Timeout,
+    WantResult,
+    with_target,
+)
+from mcptask.cli.runner import execute
 
 if TYPE_CHECKING:
-    from ..targets import GlobalOptions
+    from mcptask.session.targets import GlobalOptions
 
 app = typer.Typer(
     name="mcptask",
@@ -44,7 +53,7 @@ def _root(
         typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     ] = None,
 ) -> None:
-    """(`mcptask --help` says what mcptask is: helptext.ROOT)"""
+    """(`mcptask --help` says what mcptask is: help_data.ROOT)"""
 
 
 @app.command(**described("get"))
@@ -56,7 +65,7 @@ def get(
         int | None, typer.Option("--history", help="A2A: include at most N history messages.")
     ] = None,
 ) -> None:
-    from ..commands.get import GetOptions, run_get
+    from mcptask.commands.get import GetOptions, run_get
 
     execute(
         g,
@@ -93,7 +102,7 @@ def watch(
         ),
     ] = None,
 ) -> None:
-    from ..commands.watch import WatchOptions, run_watch
+    from mcptask.commands.watch import WatchOptions, run_watch
 
     opts = WatchOptions(
         task_ids=task_ids or [],
@@ -118,7 +127,7 @@ def result(
     interval: Interval = None,
     timeout: Timeout = None,
 ) -> None:
-    from ..commands.result import ResultOptions, run_result
+    from mcptask.commands.result import ResultOptions, run_result
 
     opts = ResultOptions(task_id, wait=not no_wait, interval=interval, timeout=timeout)
     execute(g, lambda ctx: run_result(opts, ctx), one_at_a_time=True)
@@ -132,7 +141,7 @@ def list_(
         bool, typer.Option("--local", help="The tasks this machine created or saw.")
     ] = False,
 ) -> None:
-    from ..commands.list import ListOptions, run_list
+    from mcptask.commands.list import ListOptions, run_list
 
     execute(
         g, lambda ctx: run_list(ListOptions(local=local), ctx), one_at_a_time=True, loop_free=True
@@ -142,7 +151,7 @@ def list_(
 @app.command(**described("cancel"))
 @with_target
 def cancel(g: GlobalOptions, task_id: TaskId) -> None:
-    from ..commands.cancel import CancelOptions, run_cancel
+    from mcptask.commands.cancel import CancelOptions, run_cancel
 
     execute(
         g, lambda ctx: run_cancel(CancelOptions(task_id), ctx), one_at_a_time=True, loop_free=True
@@ -179,7 +188,7 @@ def answer(
         typer.Option("--data", help="The answer as JSON in a data part (A2A; with --text too)."),
     ] = None,
 ) -> None:
-    from ..commands.answer import AnswerOptions, run_answer
+    from mcptask.commands.answer import AnswerOptions, run_answer
 
     opts = AnswerOptions(
         task_id, json=json_content, decline=decline, cancel=cancel, text=text, key=key, data=data
@@ -190,7 +199,7 @@ def answer(
 @app.command(**described("tools"))
 @with_target
 def tools(g: GlobalOptions) -> None:
-    from ..commands.tools import ToolsOptions, run_tools
+    from mcptask.commands.tools import ToolsOptions, run_tools
 
     execute(g, lambda ctx: run_tools(ToolsOptions(), ctx), one_at_a_time=True)
 
@@ -243,8 +252,8 @@ def call(
         ),
     ] = False,
 ) -> None:
-    from ..commands._follow import FollowUp
-    from ..commands.call import CallOptions, PlainAnswers, run_call
+    from mcptask.commands._follow import FollowUp
+    from mcptask.commands.call import CallOptions, PlainAnswers, run_call
 
     then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
     answers = PlainAnswers(json=json_content, decline=decline, cancel=cancel, defaults=defaults)
@@ -272,8 +281,8 @@ def send(
     timeout: Timeout = None,
     no_push: NoPush = False,
 ) -> None:
-    from ..commands._follow import FollowUp
-    from ..commands.send import SendOptions, run_send
+    from mcptask.commands._follow import FollowUp
+    from mcptask.commands.send import SendOptions, run_send
 
     then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
     opts = SendOptions(text, then=then)
@@ -334,7 +343,7 @@ def check(
         float, typer.Option("--task-timeout", help="How long to wait for a task to end (seconds).")
     ] = 60.0,
 ) -> None:
-    from ..commands.check import CheckOptions, run_check
+    from mcptask.commands.check import CheckOptions, run_check
 
     opts = CheckOptions(
         tool=tool,
@@ -362,8 +371,8 @@ def servers(
     output: OutputMode = "auto",
     jq: Jq = None,
 ) -> None:
-    from ..commands.servers import ServersOptions, run_servers
-    from ..targets import GlobalOptions
+    from mcptask.commands.servers import ServersOptions, run_servers
+    from mcptask.session.targets import GlobalOptions
 
     execute(
         GlobalOptions(config=config, output=output, jq=jq),
@@ -378,8 +387,8 @@ def demo(
     jq: Jq = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,
 ) -> None:
-    from ..commands.demo import DemoOptions, run_demo
-    from ..targets import GlobalOptions
+    from mcptask.commands.demo import DemoOptions, run_demo
+    from mcptask.session.targets import GlobalOptions
 
     g = GlobalOptions(output=output, trace=trace, url="http://127.0.0.1", jq=jq)
     execute(g, lambda ctx: run_demo(DemoOptions(seconds=seconds), ctx), streaming=True)
@@ -420,7 +429,7 @@ def auth_login(
         ),
     ] = False,
 ) -> None:
-    from ..commands.auth import LoginOptions, run_login
+    from mcptask.commands.auth import LoginOptions, run_login
 
     opts = LoginOptions(scope=scope, no_browser=no_browser, client_credentials=client_credentials)
     execute(g, lambda ctx: run_login(opts, ctx))
@@ -429,7 +438,7 @@ def auth_login(
 @auth_app.command("logout", **described("auth logout"))
 @with_target
 def auth_logout(g: GlobalOptions) -> None:
-    from ..commands.auth import LogoutOptions, run_logout
+    from mcptask.commands.auth import LogoutOptions, run_logout
 
     execute(g, lambda ctx: run_logout(LogoutOptions(), ctx))
 
@@ -437,7 +446,7 @@ def auth_logout(g: GlobalOptions) -> None:
 @auth_app.command("status", **described("auth status"))
 @with_target
 def auth_status(g: GlobalOptions) -> None:
-    from ..commands.auth import StatusOptions, run_status
+    from mcptask.commands.auth import StatusOptions, run_status
 
     execute(g, lambda ctx: run_status(StatusOptions(), ctx))
 
@@ -445,7 +454,7 @@ def auth_status(g: GlobalOptions) -> None:
 @auth_app.command("token", **described("auth token"))
 @with_target
 def auth_token(g: GlobalOptions) -> None:
-    from ..commands.auth import TokenOptions, run_token
+    from mcptask.commands.auth import TokenOptions, run_token
 
     execute(g, lambda ctx: run_token(TokenOptions(), ctx))
 
@@ -461,8 +470,8 @@ def schema(
     ] = None,
     jq: Jq = None,
 ) -> None:
-    from ..commands.schema import SchemaOptions, run_schema
-    from ..targets import GlobalOptions
+    from mcptask.commands.schema import SchemaOptions, run_schema
+    from mcptask.session.targets import GlobalOptions
 
     g = GlobalOptions(output="json", jq=jq)
     execute(g, lambda ctx: run_schema(SchemaOptions(name), ctx))

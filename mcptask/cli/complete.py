@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from ..targets import GlobalOptions
+    from mcptask.session.targets import GlobalOptions
 
 
 def completion_url(ctx: typer.Context) -> str | None:
@@ -18,7 +18,7 @@ def completion_url(ctx: typer.Context) -> str | None:
     from types import SimpleNamespace
     from typing import cast
 
-    from ..targets import choose, pick
+    from mcptask.session.targets import choose, pick
 
     p = ctx.params
     names = ("url", "stdio", "server", "config")
@@ -35,7 +35,7 @@ def completion_url(ctx: typer.Context) -> str | None:
 def task_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """Task ids from the task book (only the target's when it is known), most recently seen
     first."""
-    from ..taskbook import TaskBook, endpoint_key
+    from mcptask.state.taskbook import TaskBook, endpoint_key
 
     book = TaskBook()
     if not book.path.is_file():
@@ -64,7 +64,7 @@ def config_server_names(config: str | None) -> list[tuple[str, str]]:
     (`--config`, else MCPTASK_CONFIG, else the default path)."""
     from urllib.parse import urlsplit
 
-    from ..config import load
+    from mcptask.session.config import load
 
     names = []
     for name, entry in sorted(load(config).servers.items()):
@@ -103,14 +103,14 @@ def output_modes(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
 
 
 def protocols(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    from ..protocols.registry import CHOICES
+    from mcptask.protocols.registry import CHOICES
 
     return _offer([(name, "detect it" if name == "auto" else "") for name in CHOICES], incomplete)
 
 
 def categories(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """`check --category`: the categories of every suite, with how many checks each has."""
-    from ..check import catalogue
+    from mcptask.check.engine import catalogue
 
     counts: dict[str, int] = {}
     for check in catalogue():
@@ -120,13 +120,13 @@ def categories(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
 
 def check_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """`check --check`: every check's id, with its requirement."""
-    from ..check import catalogue
+    from mcptask.check.engine import catalogue
 
     return _offer([(c.id, c.requirement) for c in catalogue()], incomplete)
 
 
 def schema_names(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    from .. import schemas
+    from mcptask import schemas
 
     return _offer([(name, schemas.title(name)) for name in schemas.NAMES], incomplete)
 
@@ -138,7 +138,7 @@ TOOLS_TIMEOUT = 3.0
 def tools(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """`call TOOL`: the tools of the target (only when it is known): the ones its last
     `tools/list` named (kept in the task book), else one quick `tools/list`, then kept."""
-    from ..taskbook import TaskBook
+    from mcptask.state.taskbook import TaskBook
 
     url = completion_url(ctx)
     if not url:
@@ -157,9 +157,9 @@ def _list_tools(ctx: typer.Context) -> list[tuple[str, str]]:
     import asyncio
     import io
 
-    from ..context import Context
-    from ..render import Output
-    from ..targets import GlobalOptions
+    from mcptask.output.console import Output
+    from mcptask.session.context import Context
+    from mcptask.session.targets import GlobalOptions
 
     p = ctx.params
     names = ("url", "server", "config", "protocol", "token_file", "session", "context_id")
@@ -184,7 +184,7 @@ def _list_tools(ctx: typer.Context) -> list[tuple[str, str]]:
 
 def statuses(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """`watch --until`: status words, the last of a comma-separated list completed."""
-    from ..model import STATUSES
+    from mcptask.model import STATUSES
 
     done, _, last = incomplete.rpartition(",")
     prefix = done + "," if done else ""

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..protocols.registry import CHOICES
-from . import complete
+from mcptask.cli import complete
+from mcptask.protocols.registry import CHOICES
 
 TARGET = "Target"
 OUTPUT = "Output"
@@ -261,7 +261,7 @@ def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
-        from ..targets import GlobalOptions
+        from mcptask.session.targets import GlobalOptions
 
         common = {name: kwargs.pop(name) for name in _COMMON_NAMES}
         common["headers"] = common.pop("header") or []

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ..errors import ExitCode
+from mcptask.errors import ExitCode
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..jqfilter import JqFilter
-    from ..targets import GlobalOptions
+    from mcptask.output.jq import JqFilter
+    from mcptask.session.context import Context
+    from mcptask.session.targets import GlobalOptions
 
 
 def execute(
@@ -30,14 +30,14 @@ def execute(
     `one_at_a_time`: the command makes one request at a time (a blocking HTTP connection is
     cheaper than the async pool for that). `loop_free`: it never waits, either (no sleeps, no
     streams): over HTTP it runs without an event loop."""
-    from ..context import Context
-    from ..errors import McptaskError, exit_code_for
-    from ..render import MODES, Output, resolve_mode
+    from mcptask.errors import McptaskError, exit_code_for
+    from mcptask.output.console import MODES, Output, resolve_mode
+    from mcptask.session.context import Context
 
     if g.output not in MODES:
         typer.echo(f"mcptask: error: --output must be one of {', '.join(MODES)}", err=True)
         raise typer.Exit(ExitCode.USAGE)
-    from ..terminal import current
+    from mcptask.session.terminal import current
 
     env = current()
     # --jq filters JSON: on a terminal too, the output is JSON
@@ -92,8 +92,8 @@ def jq_filter(g: GlobalOptions) -> JqFilter | None:
     """`--jq EXPR`, compiled before anything is sent (a bad program is a usage error)."""
     if g.jq is None:
         return None
-    from ..errors import UsageError
-    from ..jqfilter import JqFilter
+    from mcptask.errors import UsageError
+    from mcptask.output.jq import JqFilter
 
     if g.output == "pretty":
         raise UsageError("--jq filters JSON output: it cannot go with -o pretty")
@@ -110,7 +110,7 @@ _OUTPUT_ERRNOS = frozenset(
 
 def _unexpected(exc: BaseException, trace: bool, out: Any) -> typer.Exit:
     """A bug: one line, the traceback only with --trace."""
-    from ..errors import exit_code_for
+    from mcptask.errors import exit_code_for
 
     if trace:
         import traceback

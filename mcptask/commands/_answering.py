@@ -6,19 +6,19 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotApplicable, UsageError
-from ..hints import command_line
-from ..model import Task
+from mcptask.errors import NotApplicable, UsageError
+from mcptask.model import Task
+from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
     import asyncio
 
     from rich.console import Console
 
-    from ..context import Context
-    from ..protocols.base import Answered, InputRequest, TaskProtocol, TaskRef
-    from ..render import LiveEvents
-    from ..watch import OnInput, Watched
+    from mcptask.output.live import LiveEvents
+    from mcptask.protocols.base import Answered, InputRequest, TaskProtocol, TaskRef
+    from mcptask.scheduler.watcher import OnInput, Watched
+    from mcptask.session.context import Context
 
 
 #: how long `answer` (and the form in `watch`) looks for the task to leave `input_required`
@@ -62,7 +62,7 @@ class Responder:
         self.around = around
 
     async def __call__(self, request: InputRequest) -> dict[str, Any] | None:
-        from .. import forms
+        from mcptask.output import forms
 
         if self.console is not None:
             if self.around is None:
@@ -133,7 +133,7 @@ def json_answer(text: str | None) -> dict[str, Any] | None:
 
 def form_summary(request: InputRequest) -> str:
     """`the form: name* (text), size (one of s, m, l)`: what `--json` must hold."""
-    from .. import forms
+    from mcptask.output import forms
 
     parts = []
     for f in forms.fields(request.schema):
@@ -188,7 +188,7 @@ async def confirm(
 ) -> tuple[Task, bool]:
     """Servers acknowledge answers they ignore: poll (at the task's pace) for up to
     CONFIRM_SECONDS until it moved on. The last task seen, and whether it moved on."""
-    from ..watch import WatchConfig, interval_for
+    from mcptask.scheduler.watcher import WatchConfig, interval_for
 
     pace = interval_for(before, WatchConfig(default_interval=proto.default_interval))
     deadline = ctx.clock() + CONFIRM_SECONDS
@@ -252,7 +252,7 @@ def inline_answers(
             ctx.out.note(message)
 
     async def on_input(w: Watched) -> Task | None:
-        from ..errors import McptaskError
+        from mcptask.errors import McptaskError
 
         task, ref = w.task, w.ref
         if task is None:

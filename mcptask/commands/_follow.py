@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ExitCode
-from ..model import Task
+from mcptask.errors import ExitCode
+from mcptask.model import Task
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -42,9 +42,9 @@ def how_to_reach(ctx: Context, task_id: str, ref: Any, why: str) -> str:
 async def after_create(
     ctx: Context, created: Any, then: FollowUp, *, title: str | None = None
 ) -> int:
-    from ..protocols.base import TaskRef, TaskResult
-    from .result import ResultOptions, run_result
-    from .watch import WatchOptions, run_watch
+    from mcptask.commands.result import ResultOptions, run_result
+    from mcptask.commands.watch import WatchOptions, run_watch
+    from mcptask.protocols.base import TaskRef, TaskResult
 
     watch, want_result = then.watch, then.want_result
     interval, timeout, push = then.interval, then.timeout, then.push
@@ -66,7 +66,7 @@ async def after_create(
         return ExitCode.OK
     if not watch and task.terminal:
         # finished in its creation answer (an Agno workflow, whose tasks cannot be looked up)
-        from .result import finished_result
+        from mcptask.commands.result import finished_result
 
         return await finished_result(ctx, await ctx.protocol(), ref, task)
     if not watch:

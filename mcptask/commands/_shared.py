@@ -7,13 +7,13 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..errors import ExitCode, TaskNotFound
+from mcptask.errors import ExitCode, TaskNotFound
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..model import Task
-    from ..protocols.base import TaskProtocol, TaskRef
-    from ..watch import Watcher
+    from mcptask.model import Task
+    from mcptask.protocols.base import TaskProtocol, TaskRef
+    from mcptask.scheduler.watcher import Watcher
+    from mcptask.session.context import Context
 
 
 async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task, TaskRef]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ExitCode, Interrupted, TaskEnded, UsageError
-from ._answering import (
+from mcptask.commands._answering import (
     CONFIRM_SECONDS,
     Responder,
     answered_keys,
@@ -18,12 +17,13 @@ from ._answering import (
     keep_answered,
     one_answer,
 )
-from ._shared import look_up
+from mcptask.commands._shared import look_up
+from mcptask.errors import ExitCode, Interrupted, TaskEnded, UsageError
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..model import Task
-    from ..protocols.base import TaskRef
+    from mcptask.model import Task
+    from mcptask.protocols.base import TaskRef
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -121,7 +121,7 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
 def _new_task(ctx: Context, task: Task, ref: TaskRef, new: Task) -> int:
     """The server started a new task for the answer instead of continuing the old one: say
     so, name it, and follow it from now on (it is the one that carries on)."""
-    from ..protocols.base import TaskRef
+    from mcptask.protocols.base import TaskRef
 
     new_ref = TaskRef(new.taskId, context_id=new.contextId or ref.context_id)
     ctx.remember(new, new_ref)

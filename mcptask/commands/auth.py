@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AuthError, ExitCode, UsageError
+from mcptask.errors import AuthError, ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from ..auth.session import AuthOptions, Io
-    from ..auth.store import Credentials, CredentialStore
-    from ..context import Context
-    from ..targets import OAuthSettings
+    from mcptask.auth.session import AuthOptions, Io
+    from mcptask.auth.store import Credentials, CredentialStore
+    from mcptask.session.context import Context
+    from mcptask.session.targets import OAuthSettings
 
 
 @dataclass
@@ -49,14 +49,14 @@ def _http_target(ctx: Context, command: str) -> tuple[str, OAuthSettings]:
             f"auth {command} is for HTTP servers; a stdio server takes its credentials from its "
             "environment (the config entry's `env`)"
         )
-    from ..targets import oauth_settings
+    from mcptask.session.targets import oauth_settings
 
     settings = target.oauth or oauth_settings(ctx.options, None, target.url)
     return target.url, settings
 
 
 def _io(ctx: Context) -> Io:
-    from ..auth.session import Io
+    from mcptask.auth.session import Io
 
     return Io(
         note=ctx.out.note,
@@ -66,7 +66,7 @@ def _io(ctx: Context) -> Io:
 
 
 def _store(ctx: Context) -> CredentialStore:
-    from ..auth.store import CredentialStore
+    from mcptask.auth.store import CredentialStore
 
     return CredentialStore(note=ctx.out.note)
 
@@ -98,14 +98,14 @@ def _show(ctx: Context, creds: Credentials, verb: str) -> None:
 
 
 def _safe(text: str) -> Any:
-    from ..render import safe
+    from mcptask.output.console import safe
 
     return safe(text)
 
 
 async def run_login(opts: LoginOptions, ctx: Context) -> int:
-    from ..auth import session
-    from ..auth.login import login
+    from mcptask.auth import session
+    from mcptask.auth.login import login
 
     url, settings = _http_target(ctx, "login")
     auth: AuthOptions = session.from_settings(
@@ -133,7 +133,7 @@ async def run_login(opts: LoginOptions, ctx: Context) -> int:
 
 async def run_logout(opts: LogoutOptions, ctx: Context) -> int:
     url, _ = _http_target(ctx, "logout")
-    from ..urls import shown_url
+    from mcptask.text.urls import shown_url
 
     store = _store(ctx)
     creds = store.load(url)
@@ -156,9 +156,9 @@ async def run_logout(opts: LogoutOptions, ctx: Context) -> int:
 async def _revoke(ctx: Context, creds: Credentials) -> bool:
     """Revoke the refresh token (else the access token) where the server offers revocation;
     a failure to reach it does not keep the credentials."""
-    from ..auth import session
-    from ..auth.flows import revoke
-    from ..errors import McptaskError
+    from mcptask.auth import session
+    from mcptask.auth.flows import revoke
+    from mcptask.errors import McptaskError
 
     if creds.revocation_endpoint is None:
         return False
@@ -194,8 +194,8 @@ async def run_status(opts: StatusOptions, ctx: Context) -> int:
         url, settings = _http_target(ctx, "status")
         creds = store.load(url)
         if creds is None:
-            from ..auth.provider import login_command
-            from ..urls import shown_url
+            from mcptask.auth.provider import login_command
+            from mcptask.text.urls import shown_url
 
             raise AuthError(
                 f"not logged in to {shown_url(url)}: run `{login_command(settings.target_args)}`"
@@ -214,9 +214,9 @@ async def run_status(opts: StatusOptions, ctx: Context) -> int:
 
 
 async def run_token(opts: TokenOptions, ctx: Context) -> int:
-    from ..auth import session
-    from ..auth.provider import login_command
-    from ..urls import shown_url
+    from mcptask.auth import session
+    from mcptask.auth.provider import login_command
+    from mcptask.text.urls import shown_url
 
     url, settings = _http_target(ctx, "token")
     provider = session.provider(

@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AnswerLost, UsageError
-from ._follow import FollowUp, after_create
+from mcptask.commands._follow import FollowUp, after_create
+from mcptask.errors import AnswerLost, UsageError
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..protocols.base import TaskProtocol, Tool
-    from ..render_call import CallEvents
-    from ._answering import Responder
+    from mcptask.commands._answering import Responder
+    from mcptask.output.call_view import CallEvents
+    from mcptask.protocols.base import TaskProtocol, Tool
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -41,7 +41,7 @@ class CallOptions:
 
 
 async def run_call(opts: CallOptions, ctx: Context) -> int:
-    from .. import arguments
+    from mcptask.protocols import tool_args as arguments
 
     content = _answer_content(opts.answers)
     proto = await ctx.protocol()
@@ -93,7 +93,7 @@ def _as_task(opts: CallOptions, proto: TaskProtocol, tool: Tool) -> bool:
 
 def _answer_content(answers: PlainAnswers) -> Any:
     """The `--json` answer, checked before anything is sent; conflicting answers refused."""
-    from ._answering import json_answer, one_answer
+    from mcptask.commands._answering import json_answer, one_answer
 
     one_answer(
         [
@@ -108,7 +108,7 @@ def _answer_content(answers: PlainAnswers) -> Any:
 
 def _responder(ctx: Context, answers: PlainAnswers, content: Any, events: CallEvents) -> Responder:
     """A form on a terminal; else the answer given; else `decline`, said on stderr."""
-    from ._answering import Responder
+    from mcptask.commands._answering import Responder
 
     given = answers.json is not None or answers.decline or answers.cancel or answers.defaults
     if not given and ctx.env.interactive:
@@ -133,9 +133,9 @@ async def _plain(
 ) -> int:
     import asyncio
 
-    from ..errors import RpcError
-    from ..protocols.base import CallHooks
-    from ..render_call import call_events, outcome_of
+    from mcptask.errors import RpcError
+    from mcptask.output.call_view import call_events, outcome_of
+    from mcptask.protocols.base import CallHooks
 
     events = call_events(ctx.out, opts.tool)
     hooks = CallHooks(

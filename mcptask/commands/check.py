@@ -8,20 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..check import (
-    Report,
-    make_suite,
-    print_pretty,
-    run_suite,
-    select,
-    validate_selection,
-    write_junit,
-)
-from ..check.suite import Recorder, SuiteOptions
-from ..errors import UsageError
+from mcptask.check.engine import Report, make_suite, run_suite, select, validate_selection
+from mcptask.check.report import print_pretty, write_junit
+from mcptask.check.suite import Recorder, SuiteOptions
+from mcptask.errors import UsageError
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -38,7 +31,7 @@ class CheckOptions:
 
 
 def _family(name: str) -> str:
-    from ..protocols import registry
+    from mcptask.protocols import registry
 
     row = registry.info(name)
     return row.family if row else "?"
@@ -59,7 +52,7 @@ def _failing_args(text: str | None) -> dict[str, Any] | None:
 
 
 async def run_check(opts: CheckOptions, ctx: Context) -> int:
-    from ..rpc import RpcClient
+    from mcptask.transports.rpc import RpcClient
 
     validate_selection(opts.checks, opts.categories)
     if opts.pairs and not opts.tool:

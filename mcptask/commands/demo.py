@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._follow import FollowUp, after_create
+from mcptask.commands._follow import FollowUp, after_create
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -18,9 +18,9 @@ class DemoOptions:
 
 
 async def run_demo(opts: DemoOptions, ctx: Context) -> int:
-    from ..demo_server import DemoServer
-    from ..protocols.mcp2025 import Mcp2025
-    from ..targets import Target
+    from mcptask.demo.server import DemoServer
+    from mcptask.protocols.mcp2025 import Mcp2025
+    from mcptask.session.targets import Target
 
     with DemoServer(task_seconds=opts.seconds) as server:
         ctx.options.url = server.url

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ExitCode
-from ._shared import look_up
+from mcptask.commands._shared import look_up
+from mcptask.errors import ExitCode
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ExitCode
-from ..model import Task
+from mcptask.errors import ExitCode
+from mcptask.model import Task
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -24,14 +24,14 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     if opts.local:
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
-    from ..protocols.base import CannotList
+    from mcptask.protocols.base import CannotList
 
     proto = await ctx.protocol()
     if not proto.can_list:
         ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
-    from ..protocols.base import TaskRef
+    from mcptask.protocols.base import TaskRef
 
     refs = ctx.refs(ctx.book.tasks(ctx.server)) if ctx.remembers else []
     # and the sessions where a task may exist that the book does not know (a lost answer)
@@ -69,7 +69,7 @@ def local_tasks(ctx: Context) -> list[Task]:
 
 def book_tasks(records: dict[str, dict[str, Any]], server: str) -> list[Task]:
     """The task book's records of one endpoint as normalized tasks."""
-    from ..model import normalize_status
+    from mcptask.model import normalize_status
 
     out = []
     for task_id, rec in records.items():

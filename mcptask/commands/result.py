@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (
+from mcptask.commands._shared import gone, signals
+from mcptask.errors import (
     OUTCOME_EXIT,
     ExitCode,
     NotApplicable,
@@ -16,13 +17,12 @@ from ..errors import (
     TaskNotFound,
     TransportError,
 )
-from ..hints import command_line
-from ..model import INTERRUPTED, TERMINAL, Task
-from ._shared import gone, signals
+from mcptask.model import INTERRUPTED, TERMINAL, Task
+from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..protocols.base import TaskProtocol, TaskRef, TaskResult
+    from mcptask.protocols.base import TaskProtocol, TaskRef, TaskResult
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -40,7 +40,7 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
     ctx.require_reachable("result", [task_id])
     if opts.timeout is None:
         return await _result(opts, ctx, task_id, None)
-    from ..rpc import HasDeadline
+    from mcptask.transports.rpc import HasDeadline
 
     deadline = time.monotonic() + opts.timeout
     transport = ctx.rpc().transport
@@ -58,7 +58,7 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
 
 
 async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: float | None) -> int:
-    from ..watch import WatchConfig, Watcher
+    from mcptask.scheduler.watcher import WatchConfig, Watcher
 
     proto = await ctx.protocol()
     ref = ctx.ref(task_id)
@@ -166,7 +166,7 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
         f"{rec.get('resultKeptAt', '?')}"
     )
     if ctx.out.pretty:
-        from ..protocols.base import TaskResult
+        from mcptask.protocols.base import TaskResult
 
         error = kept.get("error") if isinstance(kept, dict) and len(kept) == 1 else None
         placeholder = Task(

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ExitCode, UsageError
+from mcptask.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -18,7 +18,7 @@ class SchemaOptions:
 
 
 async def run_schema(opts: SchemaOptions, ctx: Context) -> int:
-    from .. import schemas
+    from mcptask import schemas
 
     if opts.name is None:
         for name in schemas.NAMES:

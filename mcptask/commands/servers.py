@@ -7,10 +7,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ExitCode
+from mcptask.errors import ExitCode
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -19,7 +19,7 @@ class ServersOptions:
 
 
 async def run_servers(opts: ServersOptions, ctx: Context) -> int:
-    from .. import config, targets
+    from mcptask.session import config, targets
 
     cfg = config.load(ctx.options.config)
     where, _ = config.locate(ctx.options.config)
@@ -61,7 +61,7 @@ def _details(row: dict[str, Any]) -> str:
 def _table(ctx: Context, rows: list[dict[str, Any]], path: str | None) -> None:
     from rich.table import Table
 
-    from ..render import safe
+    from mcptask.output.console import safe
 
     if not rows:
         ctx.out.console.print(safe(f"no servers in {path}" if path else "no servers"))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ExitCode
+from mcptask.errors import ExitCode
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from mcptask.session.context import Context
 
 
 @dataclass

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import ExitCode, UsageError
-from ..hints import command_line
-from ..model import TERMINAL, Task
-from ..render import JsonEvents, LiveEvents, NdjsonEvents
-from ._answering import inline_answers
-from ._shared import signals
+from mcptask.commands._answering import inline_answers
+from mcptask.commands._shared import signals
+from mcptask.errors import ExitCode, UsageError
+from mcptask.model import TERMINAL, Task
+from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
+from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..protocols.base import TaskRef
-    from ..watch import Watched, Watcher
+    from mcptask.protocols.base import TaskRef
+    from mcptask.scheduler.watcher import Watched, Watcher
+    from mcptask.session.context import Context
 
 
 @dataclass
@@ -39,7 +39,7 @@ class WatchOptions:
     until: str | None = None
 
     def until_statuses(self) -> frozenset[str]:
-        from ..watch import parse_until
+        from mcptask.scheduler.watcher import parse_until
 
         return parse_until(self.until) if self.until is not None else frozenset()
 
@@ -135,7 +135,7 @@ class _Group:
         events: NdjsonEvents | JsonEvents | LiveEvents,
         lock: asyncio.Lock,
     ) -> _Group:
-        from ..watch import WatchConfig, Watcher
+        from mcptask.scheduler.watcher import WatchConfig, Watcher
 
         self = cls(ctx)
         await ctx.expect_tasks(len(task_ids))  # before the first request builds the client
@@ -269,7 +269,7 @@ async def _unfinished_tasks(ctx: Context) -> list[str]:
     proto = await ctx.protocol()
     await ctx.expect_tasks(len(unfinished))
     if proto.can_list:
-        from ..protocols.base import CannotList
+        from mcptask.protocols.base import CannotList
 
         try:
             listed = await proto.list_tasks(ctx.refs(book))
@@ -299,7 +299,7 @@ class _EndHook:
         self.inner.end(w)
 
     def progress(self, w: Any) -> None:
-        from ..watch import ShowsProgress
+        from mcptask.scheduler.watcher import ShowsProgress
 
         if isinstance(self.inner, ShowsProgress):
             self.inner.progress(w)

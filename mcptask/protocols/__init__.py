@@ -6,12 +6,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ServerError, UsageError
-from . import registry
+from mcptask.errors import ServerError, UsageError
+from mcptask.protocols import registry
 
 if TYPE_CHECKING:
-    from ..rpc import RpcClient
-    from .base import TaskProtocol
+    from mcptask.protocols.base import TaskProtocol
+    from mcptask.transports.rpc import RpcClient
 
 NAMES = registry.CHOICES
 
@@ -32,7 +32,7 @@ async def detect(rpc: RpcClient, url: str) -> str:
     """Which protocol an endpoint speaks, in as few requests as possible (the caller
     remembers the answer per endpoint). Each probe returns a protocol name or None, or
     raises `Unrecognised` saying what it got instead of its protocol."""
-    from .base import Unrecognised
+    from mcptask.protocols.base import Unrecognised
 
     unrecognised: list[Unrecognised] = []
     for module in registry.probe_modules():
@@ -52,7 +52,7 @@ async def detect(rpc: RpcClient, url: str) -> str:
 
 def not_a_task_server(url: str, seen: list[Any]) -> ServerError:
     """Neither protocol answered: say what came instead (exit 4)."""
-    from ..urls import safe_url
+    from mcptask.text.urls import safe_url
 
     got = "; ".join(u.message for u in seen)
     return ServerError(f"{safe_url(url)} is not an MCP server or A2A agent: {got}")

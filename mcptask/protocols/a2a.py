@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
-from ..errors import (
+from mcptask.errors import (
     AuthError,
     NotApplicable,
     ProtocolError,
@@ -26,10 +26,8 @@ from ..errors import (
     TaskNotFound,
     UsageError,
 )
-from ..hints import command_line
-from ..model import Status, Task, normalize_status
-from ..rpc import FetchesUrls, RpcClient, Traces, error_from
-from .base import (
+from mcptask.model import Status, Task, normalize_status
+from mcptask.protocols.base import (
     TEXT_FORM,
     Answered,
     CannotList,
@@ -44,7 +42,7 @@ from .base import (
     parse_wire,
     refuse_finished,
 )
-from .wire import (
+from mcptask.protocols.wire import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     TASK_NOT_CANCELABLE,
@@ -52,6 +50,8 @@ from .wire import (
     UNSUPPORTED_OPERATION,
     VERSION_NOT_SUPPORTED,
 )
+from mcptask.text.command_line import command_line
+from mcptask.transports.rpc import FetchesUrls, RpcClient, Traces, error_from
 
 # -- normalization (shared with Agno) ---------------------------------------------------------
 

@@ -9,7 +9,7 @@ import re
 import uuid
 from typing import Any, ClassVar
 
-from ..errors import (
+from mcptask.errors import (
     HttpStatusError,
     NotApplicable,
     ProtocolError,
@@ -17,10 +17,10 @@ from ..errors import (
     TaskNotFound,
     UsageError,
 )
-from ..model import Task
-from ..rpc import RpcClient
-from .a2a import classify, message_payload, normalize, result_payload
-from .base import Created, TaskProtocol, TaskRef, TaskResult
+from mcptask.model import Task
+from mcptask.protocols.a2a import classify, message_payload, normalize, result_payload
+from mcptask.protocols.base import Created, TaskProtocol, TaskRef, TaskResult
+from mcptask.transports.rpc import RpcClient
 
 #: an agent, team or workflow base, optionally with the version segment, or one of the
 #: operation URLs Agno announces (its card names `.../v1/message:stream`)

@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import NotApplicable, ProtocolError, ServerError, UsageError
-from ..model import TERMINAL, Task
-from ..rpc import RpcClient
-from .wire import TASK_SUPPORT, task_support
+from mcptask.errors import NotApplicable, ProtocolError, ServerError, UsageError
+from mcptask.model import TERMINAL, Task
+from mcptask.protocols.wire import TASK_SUPPORT, task_support
+from mcptask.transports.rpc import RpcClient
 
 
 class Unrecognised(ServerError):
@@ -80,7 +80,7 @@ class TaskResult:
     def exit_code(self) -> int:
         """The exit status of a command that prints this result: by the task's status, 4 when
         the result is `broken`."""
-        from ..errors import OUTCOME_EXIT
+        from mcptask.errors import OUTCOME_EXIT
 
         return 4 if self.broken else OUTCOME_EXIT.get(self.task.status, 0)
 
@@ -357,7 +357,7 @@ class SubscriptionFeed(PushFeed):
     async def run(self, deliver: Deliver, health: Health) -> None:
         import asyncio
 
-        from ..errors import McptaskError, TransportError
+        from mcptask.errors import McptaskError, TransportError
 
         failures = 0
         while failures < 6:

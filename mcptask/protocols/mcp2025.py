@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
-from .. import __version__
-from ..errors import (
+from mcptask import __version__
+from mcptask.errors import (
     AnswerLost,
     HttpStatusError,
     McptaskError,
@@ -25,17 +25,9 @@ from ..errors import (
     TransportError,
     UsageError,
 )
-from ..model import Task, normalize_status
-from ..pacing import poll_seconds
-from ..rpc import (
-    HasEventStream,
-    HasNotifications,
-    HasSession,
-    Message,
-    RpcClient,
-    ServerMessageHandler,
-)
-from .base import (
+from mcptask.model import Task, normalize_status
+from mcptask.pacing import poll_seconds
+from mcptask.protocols.base import (
     PROGRESS_NOTIFICATION,
     Answered,
     CallHooks,
@@ -58,8 +50,16 @@ from .base import (
     refuse_finished,
     tool_from_wire,
 )
-from .mcp_calls import CallTalk, progress_token
-from .wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.protocols.mcp_calls import CallTalk, progress_token
+from mcptask.protocols.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.transports.rpc import (
+    HasEventStream,
+    HasNotifications,
+    HasSession,
+    Message,
+    RpcClient,
+    ServerMessageHandler,
+)
 
 VERSION = "2025-11-25"
 

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
-from .. import __version__
-from ..errors import (
+from mcptask import __version__
+from mcptask.errors import (
     HttpStatusError,
     McptaskError,
     NotApplicable,
@@ -27,9 +27,8 @@ from ..errors import (
     TransportError,
     UsageError,
 )
-from ..model import Task, normalize_status
-from ..rpc import HasNotifications, HasSession, Message, RpcClient, ServerMessageHandler
-from .base import (
+from mcptask.model import Task, normalize_status
+from mcptask.protocols.base import (
     Answered,
     CallHooks,
     Created,
@@ -49,13 +48,26 @@ from .base import (
     parse_wire,
     tool_from_wire,
 )
-from .mcp_calls import CANCELLED, ELICIT, CallTalk, elicitation_answer, progress_token
-from .wire import (
+from mcptask.protocols.mcp_calls import (
+    CANCELLED,
+    ELICIT,
+    CallTalk,
+    elicitation_answer,
+    progress_token,
+)
+from mcptask.protocols.wire import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
+)
+from mcptask.transports.rpc import (
+    HasNotifications,
+    HasSession,
+    Message,
+    RpcClient,
+    ServerMessageHandler,
 )
 
 VERSION = "2026-07-28"

@@ -10,9 +10,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import McptaskError
-from ..rpc import Message, RpcClient
-from .base import (
+from mcptask.errors import McptaskError
+from mcptask.protocols.base import (
     LOG_NOTIFICATION,
     PROGRESS_NOTIFICATION,
     CallHooks,
@@ -20,6 +19,7 @@ from .base import (
     log_from,
     progress_from,
 )
+from mcptask.transports.rpc import Message, RpcClient
 
 ELICIT = "elicitation/create"
 CANCELLED = "notifications/cancelled"

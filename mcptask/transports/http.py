@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 import httpx
 
-from .. import redact, urls
-from ..errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
-from ..rpc import StreamEvent
-from ..textsafe import clean, one_line
+from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
+from mcptask.text import redact, urls
+from mcptask.text.sanitize import clean, one_line
+from mcptask.transports.rpc import StreamEvent
 
 Message = dict[str, Any]
 Tracer = Callable[[str], None]
@@ -133,7 +133,7 @@ class HttpOptions:
     #: one request at a time (one-shot commands): a blocking connection, no async pool
     blocking: bool = False
     #: many requests in flight (large watches): aiohttp's connection pool under the same
-    #: httpx client, less CPU per request but 0.2 s more to import (transports/many.py)
+    #: httpx client, less CPU per request but 0.2 s more to import (transports/aiohttp_pool.py)
     many: bool = False
     #: OAuth credentials for the endpoint (used when no token was given)
     auth: BearerAuth | None = None
@@ -292,7 +292,9 @@ class HttpTransport:
             if o.blocking:
                 transport = _BlockingTransport(verify)
             elif o.many:
-                from .many import ManyTransport  # imports aiohttp: only when used
+                from mcptask.transports.aiohttp_pool import (
+                    ManyTransport,  # imports aiohttp: only when used
+                )
 
                 transport = ManyTransport(verify=verify)
                 self._trace("* HTTP: aiohttp connection pool (many tasks)")

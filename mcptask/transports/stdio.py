@@ -31,9 +31,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import redact
-from ..errors import ProtocolError, TransportError
-from ..textsafe import clean, one_line
+from mcptask.errors import ProtocolError, TransportError
+from mcptask.text import redact
+from mcptask.text.sanitize import clean, one_line
 
 Message = dict[str, Any]
 Tracer = Callable[[str], None]

@@ -20,13 +20,13 @@ from mcptask.commands.get import GetOptions, run_get
 from mcptask.commands.list import ListOptions, run_list
 from mcptask.commands.result import ResultOptions, run_result
 from mcptask.commands.watch import WatchOptions, run_watch
-from mcptask.context import Context
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 from mcptask.errors import ExitCode, TaskNotFound, UsageError
-from mcptask.render import Output
-from mcptask.targets import GlobalOptions, Target
-from mcptask.taskbook import TaskBook
-from mcptask.terminal import Environment
+from mcptask.output.console import Output
+from mcptask.session.context import Context
+from mcptask.session.targets import GlobalOptions, Target
+from mcptask.session.terminal import Environment
+from mcptask.state.taskbook import TaskBook
 
 
 @pytest.fixture(scope="module")

@@ -158,8 +158,8 @@ def test_a2a03_send_get_watch_result(run_cli: RunCli, a2a_server: A2AServerProce
 
 
 async def _follow(cls: type[a2a_mod.A2ABase], url: str, text: str) -> tuple[list[Any], list[Any]]:
-    from mcptask.rpc import RpcClient
     from mcptask.transports.http import HttpOptions, HttpTransport
+    from mcptask.transports.rpc import RpcClient
 
     rpc = RpcClient(HttpTransport(HttpOptions(url=url)))
     try:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from mcptask.demo_server import DemoServer
-from mcptask.taskbook import TaskBook, endpoint_key, same_place
+from mcptask.demo.server import DemoServer
+from mcptask.state.taskbook import TaskBook, endpoint_key, same_place
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess

@@ -34,16 +34,16 @@ from typing import Any
 
 import pytest
 
-from mcptask import forms
 from mcptask.errors import NotApplicable, TaskEnded, UsageError
-from mcptask.hints import command_line
 from mcptask.model import Task
+from mcptask.output import forms
 from mcptask.protocols import mcp2025
 from mcptask.protocols.base import TEXT_FORM, InputRequest, TaskRef
 from mcptask.protocols.mcp2025 import Mcp2025
 from mcptask.protocols.mcp2026 import Mcp2026
-from mcptask.rpc import RpcClient
-from mcptask.watch import WatchConfig, Watched, Watcher
+from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher
+from mcptask.text.command_line import command_line
+from mcptask.transports.rpc import RpcClient
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 
 from conftest import RunCli, assert_one_line_error
 from servers.common import free_port

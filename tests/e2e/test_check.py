@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from mcptask.check import Report, junit_xml, select
+from mcptask.check.engine import Report, select
+from mcptask.check.report import junit_xml
 from mcptask.check.suite import (
     COULD_NOT_RUN,
     NOT_APPLICABLE,
@@ -389,6 +390,6 @@ def test_helpers() -> None:
 
 
 def test_check_is_not_imported_at_start_up() -> None:
-    code = "import sys, mcptask.cli; print('mcptask.check' in sys.modules)"
+    code = "import sys, mcptask.cli; print('mcptask.check.engine' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from mcptask.check import categories
+from mcptask.check.engine import categories
 from mcptask.cli.complete import OUTPUT_MODES
+from mcptask.output.console import MODES
 from mcptask.protocols.registry import CHOICES
-from mcptask.render import MODES
-from mcptask.taskbook import MAX_TOOLS_KEPT, TaskBook
+from mcptask.state.taskbook import MAX_TOOLS_KEPT, TaskBook
 
 from conftest import RunCli
 from servers.common import ServerProcess

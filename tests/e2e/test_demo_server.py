@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcptask.demo_server import DemoServer, iso
+from mcptask.demo.server import DemoServer, iso
 
 REPO = Path(__file__).resolve().parents[2]
 ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -305,7 +305,7 @@ def test_iso() -> None:
 
 def test_main_serves_until_interrupted() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcptask.demo_server", "--port", "0", "--task-seconds", "1"],
+        [sys.executable, "-m", "mcptask.demo.server", "--port", "0", "--task-seconds", "1"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

@@ -26,10 +26,11 @@ from typing import Any
 import pytest
 from test_stdio_config_auth import assert_no_child, fake_cmd, new_marker, procs_with, wait_for
 
-from mcptask import redact, textsafe
 from mcptask.model import Task
 from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
-from mcptask.watch import WatchConfig, Watcher
+from mcptask.scheduler.watcher import WatchConfig, Watcher
+from mcptask.text import redact
+from mcptask.text import sanitize as textsafe
 
 from servers.fault_server import (
     FaultServer,
@@ -492,7 +493,8 @@ def _live_frame(watched: list[Any]) -> str:
 
     from rich.console import Console
 
-    from mcptask.render import LiveEvents, Output
+    from mcptask.output.console import Output
+    from mcptask.output.live import LiveEvents
 
     out = Output(mode="pretty", stdout=io.StringIO())
     out._console = Console(file=io.StringIO(), width=160, force_terminal=False)
@@ -505,7 +507,7 @@ def _live_frame(watched: list[Any]) -> str:
 
 
 def test_the_live_views_last_frame_says_why_and_never_says_submitted() -> None:
-    from mcptask.watch import Watched
+    from mcptask.scheduler.watcher import Watched
 
     unseen = Watched(ref=TaskRef("never-seen"))
     failed = Watched(ref=TaskRef("err-task"), outcome="error", exit_code=4)
@@ -544,8 +546,8 @@ def test_aiohttp_connect_errors_are_worded_as_httpx_words_them(code: int) -> Non
     import aiohttp
     import httpx
 
+    from mcptask.transports.aiohttp_pool import map_error
     from mcptask.transports.http import HttpOptions, HttpTransport
-    from mcptask.transports.many import map_error
 
     class Key:
         ssl = False
@@ -619,7 +621,7 @@ def test_a_finished_stdio_run_leaves_no_child_that_ignores_sigterm(tmp_path: Pat
 def test_check_on_a_server_that_is_down_is_unreachable_never_a_spec_failure(
     tmp_path: Path, protocol: str
 ) -> None:
-    from mcptask.taskbook import TaskBook
+    from mcptask.state.taskbook import TaskBook
 
     url = "http://127.0.0.1:9/mcp"
     state = tmp_path / "state"
@@ -809,7 +811,7 @@ def test_result_timeout_bounds_every_phase(fault: FaultServer, tmp_path: Path, w
 
 
 def test_a_damaged_kept_result_is_one_line(fault: FaultServer, tmp_path: Path) -> None:
-    from mcptask.taskbook import TaskBook
+    from mcptask.state.taskbook import TaskBook
 
     url = fault.url(get=[rpc_error(-32602, "Task not found")])
     state = tmp_path / "state"
@@ -824,7 +826,7 @@ def test_a_damaged_kept_result_is_one_line(fault: FaultServer, tmp_path: Path) -
 def test_an_expired_task_whose_result_was_too_big_says_so(
     fault: FaultServer, tmp_path: Path
 ) -> None:
-    from mcptask.taskbook import TaskBook
+    from mcptask.state.taskbook import TaskBook
 
     url = fault.url(get=[rpc_error(-32602, "Task not found")])
     state = tmp_path / "state"

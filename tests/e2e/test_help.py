@@ -10,7 +10,7 @@ import pytest
 import typer
 
 from mcptask.cli.app import app
-from mcptask.cli.helptext import COMMANDS, GROUPS
+from mcptask.cli.help_data import COMMANDS, GROUPS
 
 from conftest import RunCli
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcptask.taskbook import TaskBook
+from mcptask.state.taskbook import TaskBook
 
 from servers.fault_server import (
     FaultServer,
@@ -122,7 +122,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from mcptask.taskbook import TaskBook
+    from mcptask.state.taskbook import TaskBook
 
     path, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     book = TaskBook(path, warn=lambda m: print(m, file=sys.stderr))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 
 from conftest import RunCli
 from servers.common import ServerProcess

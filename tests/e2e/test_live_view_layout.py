@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from mcptask.jqfilter import JqFilter
 from mcptask.model import Task
+from mcptask.output.console import Output, duration, duration_ms, task_panel
+from mcptask.output.jq import JqFilter
+from mcptask.output.live import LiveEvents
 from mcptask.protocols.base import TaskRef
-from mcptask.render import LiveEvents, Output, duration, duration_ms, task_panel
-from mcptask.watch import Watched
+from mcptask.scheduler.watcher import Watched
 
 from conftest import clean_env
 

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcptask.context import MANY_TASKS
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 from mcptask.errors import TransportError
+from mcptask.session.context import MANY_TASKS
 from mcptask.transports.http import HttpOptions, HttpTransport
 
 from conftest import RunCli, assert_one_line_error

@@ -27,8 +27,8 @@ from mcptask.errors import AuthError, ProtocolError, ServerError, TaskNotFound, 
 from mcptask.protocols import mcp2026
 from mcptask.protocols.base import TaskRef, Unrecognised
 from mcptask.protocols.mcp2026 import Mcp2026, header_value, normalize, probe
-from mcptask.rpc import RpcClient
 from mcptask.transports.http import HttpOptions, HttpTransport
+from mcptask.transports.rpc import RpcClient
 
 from conftest import CliResult, RunCli, assert_one_line_error
 from servers.common import ServerProcess, free_port, start_server

@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 from mcptask.model import Task
 from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
-from mcptask.watch import RELAXED_MIN, WatchConfig, Watcher
+from mcptask.scheduler.watcher import RELAXED_MIN, WatchConfig, Watcher
 
 from conftest import CliResult, RunCli
 from servers.common import ServerProcess

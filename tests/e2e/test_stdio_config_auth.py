@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from mcptask.demo_server import DemoServer, _Handler, _HTTPServer
+from mcptask.demo.server import DemoServer, _Handler, _HTTPServer
 from mcptask.errors import UsageError
-from mcptask.targets import GlobalOptions
+from mcptask.session.targets import GlobalOptions
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess
@@ -454,7 +454,7 @@ def precedence_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def resolve(**kw: Any) -> Any:
-    from mcptask import targets
+    from mcptask.session import targets
 
     return targets.resolve(GlobalOptions(**kw))
 

@@ -13,16 +13,18 @@ from typing import Any
 import httpx
 import pytest
 
-from mcptask import arguments, forms
-from mcptask.demo_server import DemoServer
+from mcptask.demo.server import DemoServer
 from mcptask.errors import ProtocolError, UsageError
+from mcptask.output import forms
+from mcptask.output.console import Output
+from mcptask.output.live import NdjsonEvents
+from mcptask.protocols import tool_args as arguments
 from mcptask.protocols.base import CallHooks, InputRequest, LogMessage, Progress
 from mcptask.protocols.mcp2025 import Mcp2025
 from mcptask.protocols.mcp2026 import Mcp2026
-from mcptask.render import NdjsonEvents, Output
-from mcptask.rpc import RpcClient
+from mcptask.scheduler.watcher import WatchConfig, Watcher
 from mcptask.transports.http import HttpOptions, HttpTransport
-from mcptask.watch import WatchConfig, Watcher
+from mcptask.transports.rpc import RpcClient
 
 from conftest import RunCli, assert_one_line_error
 from servers.common import ServerProcess

@@ -260,8 +260,8 @@ def test_a_server_without_tasks_list_is_reported_as_unable_to_list() -> None:
 
     from mcptask.protocols.base import CannotList
     from mcptask.protocols.mcp2025 import Mcp2025
-    from mcptask.rpc import RpcClient
     from mcptask.transports.http import HttpOptions, HttpTransport
+    from mcptask.transports.rpc import RpcClient
 
     init = {**INIT_RESULT, "capabilities": {"tasks": {"cancel": {}}}}
     with FaultServer() as fs:

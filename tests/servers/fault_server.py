@@ -692,7 +692,7 @@ def run_inprocess(
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        from mcptask import redact
+        from mcptask.text import redact
 
         redact.release_all()  # the next run holds its own secrets
     return Run(code, out.getvalue(), err.getvalue(), time.monotonic() - started)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcptask.argv import hoist, looks_like_task_id
+from mcptask.cli.argv_order import hoist, looks_like_task_id
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import httpx
 import pytest
 
-from mcptask import config
 from mcptask.auth import challenge, discovery, flows
 from mcptask.auth import login as logins
 from mcptask.auth.client import Client, ClientOptions, authenticate, choose_method
@@ -29,8 +28,9 @@ from mcptask.auth.provider import MAX_STEP_UPS, OAuthProvider
 from mcptask.auth.store import Credentials, CredentialStore
 from mcptask.auth.web import Web
 from mcptask.errors import AuthError
-from mcptask.rpc import RpcClient
+from mcptask.session import config
 from mcptask.transports.http import HttpOptions, HttpTransport
+from mcptask.transports.rpc import RpcClient
 
 MCP = "http://mcp.test/mcp"
 AS = "http://as.test"
@@ -701,8 +701,8 @@ def test_lazy_provider_sees_stored_credentials(store: CredentialStore) -> None:
 def test_oauth_applies_only_without_a_token_or_authorization_header(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcptask import targets
-    from mcptask.targets import GlobalOptions
+    from mcptask.session import targets
+    from mcptask.session.targets import GlobalOptions
 
     monkeypatch.delenv("MCPTASK_TOKEN", raising=False)
     cfg = tmp_path / "config.toml"

@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 
 from mcptask.errors import Interrupted
-from mcptask.forms import (
+from mcptask.output.forms import (
     Choice,
     Dismissed,
     Field,

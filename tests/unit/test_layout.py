@@ -143,3 +143,86 @@ def test_protocols_reach_transport_features_through_capabilities() -> None:
     for path in [*(PACKAGE / "protocols").glob("*.py"), *(PACKAGE / "check").glob("*.py")]:
         text = path.read_text(encoding="utf-8")
         assert not pattern.search(text), path
+
+
+#: what each room of the package may import at run time (docs/architecture.md draws the same);
+#: `kernel` is errors.py, model.py and pacing.py at the root, which everything may use
+ROOMS: dict[str, frozenset[str]] = {
+    "cli": frozenset(
+        {
+            "commands",
+            "session",
+            "check",
+            "scheduler",
+            "output",
+            "auth",
+            "protocols",
+            "transports",
+            "state",
+            "text",
+            "schemas",
+            "demo",
+        }
+    ),
+    "commands": frozenset(
+        {
+            "session",
+            "check",
+            "scheduler",
+            "output",
+            "auth",
+            "protocols",
+            "transports",
+            "state",
+            "text",
+            "schemas",
+            "demo",
+        }
+    ),
+    "session": frozenset({"auth", "output", "protocols", "transports", "state", "text"}),
+    "check": frozenset({"protocols", "transports", "text"}),
+    "scheduler": frozenset({"protocols", "text"}),
+    "output": frozenset({"protocols", "text", "schemas"}),
+    "auth": frozenset({"transports", "state", "text"}),
+    "demo": frozenset({"text"}),
+    "protocols": frozenset({"transports", "text"}),
+    "transports": frozenset({"text"}),
+    "state": frozenset({"text"}),
+    "text": frozenset(),
+    "schemas": frozenset(),
+    "kernel": frozenset(),
+}
+KERNEL = ("errors", "model", "pacing")
+
+
+def room(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("__main__",):
+        return "root"
+    if len(parts) == 2 and parts[1] in KERNEL:
+        return "kernel"
+    return parts[1]
+
+
+def test_the_root_holds_only_the_kernel() -> None:
+    assert {p.name for p in PACKAGE.glob("*.py")} == {
+        "__init__.py",
+        "__main__.py",
+        *(f"{k}.py" for k in KERNEL),
+    }
+
+
+def test_each_room_imports_only_the_rooms_below_it() -> None:
+    known = modules()
+    offenders = []
+    for name, path in sorted(known.items()):
+        here = room(name)
+        if here == "root":
+            continue
+        assert here in ROOMS, f"{name}: a room docs/architecture.md does not draw"
+        for target in sorted(imports(name, path, known)):
+            there = room(target)
+            if there in (here, "root", "kernel") or there in ROOMS[here]:
+                continue
+            offenders.append(f"{name} -> {target}")
+    assert not offenders, offenders

@@ -7,9 +7,10 @@ import io
 from rich.console import Console
 
 from mcptask.model import Task
+from mcptask.output.console import Output
+from mcptask.output.live import LiveEvents
 from mcptask.protocols.base import TaskRef
-from mcptask.render import LiveEvents, Output
-from mcptask.watch import Watched
+from mcptask.scheduler.watcher import Watched
 
 
 def watched(i: int, done: bool) -> Watched:

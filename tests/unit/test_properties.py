@@ -21,20 +21,21 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mcptask import arguments
 from mcptask.commands.list import local_tasks
 from mcptask.errors import McptaskError, ProtocolError
 from mcptask.model import STATUSES, Task
+from mcptask.output.console import Output, result_renderable, task_panel
+from mcptask.output.live import LiveEvents
 from mcptask.pacing import MAX_POLL_INTERVAL as MAX_INTERVAL
 from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols import mcp2025
+from mcptask.protocols import tool_args as arguments
 from mcptask.protocols.base import TaskResult
-from mcptask.render import LiveEvents, Output, result_renderable, task_panel
-from mcptask.rpc import RpcClient
-from mcptask.taskbook import TaskBook
-from mcptask.textsafe import INVISIBLE, clean, one_line
+from mcptask.scheduler.watcher import WatchConfig, Watched, interval_for
+from mcptask.state.taskbook import TaskBook
+from mcptask.text.sanitize import INVISIBLE, clean, one_line
 from mcptask.transports.http import HttpOptions, HttpTransport, _retry_after
-from mcptask.watch import WatchConfig, Watched, interval_for
+from mcptask.transports.rpc import RpcClient
 
 pytestmark = pytest.mark.timeout(120)
 #: more examples for a deeper search: HYPOTHESIS_EXAMPLES=5000 pytest tests/unit/test_properties.py
@@ -115,7 +116,7 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-# -- textsafe -----------------------------------------------------------------------------------
+# -- sanitize -----------------------------------------------------------------------------------
 
 UNSAFE = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|" + INVISIBLE.pattern

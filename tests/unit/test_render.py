@@ -16,21 +16,18 @@ from rich.live import Live
 from rich.text import Text
 
 from mcptask.model import Task
-from mcptask.protocols.base import TaskRef, TaskResult
-from mcptask.render import (
+from mcptask.output.console import (
     MODES,
     RECORD_SVG_ENV,
-    JsonEvents,
-    LiveEvents,
-    NdjsonEvents,
     Output,
     duration,
     duration_ms,
-    end_record,
     resolve_mode,
     result_renderable,
 )
-from mcptask.watch import Watched
+from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents, end_record
+from mcptask.protocols.base import TaskRef, TaskResult
+from mcptask.scheduler.watcher import Watched
 
 SERVER = "http://127.0.0.1:8000/mcp"
 #: what a hostile server puts in its text: clear screen, a window title, a hidden link, a bell,

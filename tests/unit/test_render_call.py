@@ -8,9 +8,9 @@ import json
 
 from rich.console import Console
 
+from mcptask.output.call_view import LiveCallEvents, call_events, outcome_of
+from mcptask.output.console import Output
 from mcptask.protocols.base import LogMessage, Progress
-from mcptask.render import Output
-from mcptask.render_call import LiveCallEvents, call_events, outcome_of
 
 RESULT = {"content": [{"type": "text", "text": "Echo: hi"}]}
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcptask.errors import ProtocolError, RpcError
-from mcptask.rpc import Message, RpcClient, error_from
+from mcptask.transports.rpc import Message, RpcClient, error_from
 
 
 class FakeTransport:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mcptask import taskbook
-from mcptask.taskbook import TaskBook, endpoint_key, same_place
+from mcptask.state import taskbook
+from mcptask.state.taskbook import TaskBook, endpoint_key, same_place
 
 URL = "http://127.0.0.1:8000/mcp"
 

@@ -14,7 +14,7 @@ from mcptask.errors import AuthError, HttpStatusError, RpcError, TaskNotFound, T
 from mcptask.model import Task
 from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols.base import TaskRef, TaskResult
-from mcptask.watch import WatchConfig, Watched, Watcher
+from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher
 
 
 def task(

@@ -8,7 +8,7 @@ from test_watch import FakeClock, Recorder, Script, make, run, task
 
 from mcptask.errors import UsageError
 from mcptask.protocols.base import TaskRef
-from mcptask.watch import parse_until
+from mcptask.scheduler.watcher import parse_until
 
 
 def test_a_task_that_reaches_an_until_status_ends_there_with_zero() -> None:

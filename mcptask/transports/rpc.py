@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from .errors import ProtocolError, RpcError
+from mcptask.errors import ProtocolError, RpcError
 
 if TYPE_CHECKING:
     import asyncio

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from . import redact
+from mcptask.text import redact
 
 
 def without_credentials(url: str) -> str:

@@ -125,7 +125,7 @@ def scrub_text(message: str) -> str:
 
 
 def scrub_held(message: str) -> str:
-    """`message` without any held secret (and nothing else changed): what `textsafe.clean`
+    """`message` without any held secret (and nothing else changed): what `sanitize.clean`
     applies to every server text bound for a terminal."""
     return _without(message, _HELD_ORDER) if _HELD_ORDER else message
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import (
+from mcptask.errors import (
     OUTCOME_EXIT,
     AuthError,
     ExitCode,
@@ -44,9 +44,9 @@ from .errors import (
     TaskNotFound,
     UsageError,
 )
-from .model import INTERRUPTED, STATUSES, TERMINAL, Task
-from .pacing import poll_seconds
-from .protocols.base import Progress, PushFeed, TaskRef, TaskResult
+from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task
+from mcptask.pacing import poll_seconds
+from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult
 
 MAX_BACKOFF = 60.0
 RELAX_FACTOR = 5.0

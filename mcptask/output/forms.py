@@ -31,13 +31,13 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .errors import Interrupted
-from .textsafe import clean, one_line
+from mcptask.errors import Interrupted
+from mcptask.text.sanitize import clean, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .protocols.base import InputRequest
+    from mcptask.protocols.base import InputRequest
 
 Response = dict[str, Any]
 #: no value: a field without a default, or an optional field left empty (left out)

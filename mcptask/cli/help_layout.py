@@ -1,5 +1,5 @@
 """How `--help` is laid out: words for placeholders (`--url URL`, `TASK_ID`), never Python
-types; each command's description and `Examples:` (from `helptext`); `mcptask --help` lists
+types; each command's description and `Examples:` (from `help_data`); `mcptask --help` lists
 the commands by group with their whole summaries."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 from typer._click import Context, HelpFormatter
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from .helptext import COMMANDS, GROUPS, METAVARS, examples_text
+from mcptask.cli.help_data import COMMANDS, GROUPS, METAVARS, examples_text
 
 
 class WordArgument(TyperArgument):
@@ -35,7 +35,7 @@ def write_examples(epilog: str | None, formatter: HelpFormatter) -> None:
 
 
 class HelpfulCommand(TyperCommand):
-    """A command whose options and arguments show the placeholders of `helptext.METAVARS`,
+    """A command whose options and arguments show the placeholders of `help_data.METAVARS`,
     and whose examples keep their lines."""
 
     def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
@@ -49,7 +49,7 @@ class HelpfulCommand(TyperCommand):
                 param.__class__ = WordArgument
                 param.metavar = param.metavar or word or (param.name or "").upper()
             elif isinstance(param, TyperOption) and not param.is_flag:
-                # an option helptext does not name yet still shows a word, never `<str>`
+                # an option help_data does not name yet still shows a word, never `<str>`
                 param.metavar = param.metavar or word or (param.name or "value").upper()
 
 
@@ -71,7 +71,7 @@ class HelpfulGroup(TyperGroup):
         write_examples(self.epilog, formatter)
 
 
-#: the group of a command `helptext` does not know
+#: the group of a command `help_data` does not know
 OTHER = "Other commands"
 
 

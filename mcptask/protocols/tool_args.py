@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .errors import UsageError
+from mcptask.errors import UsageError
 
 
 def schema_types(prop: Any) -> list[str]:

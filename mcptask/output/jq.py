@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import UsageError
+from mcptask.errors import UsageError
 
 
 class JqFilter:

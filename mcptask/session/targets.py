@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import redact
-from .errors import UsageError
-from .urls import safe_url, shown_url
+from mcptask.errors import UsageError
+from mcptask.text import redact
+from mcptask.text.urls import safe_url, shown_url
 
 if TYPE_CHECKING:
-    from .config import ConfigFile, ServerEntry
+    from mcptask.session.config import ConfigFile, ServerEntry
 
 ENV_URL = "MCPTASK_URL"
 ENV_SERVER = "MCPTASK_SERVER"
@@ -106,7 +106,7 @@ def choose(options: GlobalOptions) -> tuple[str, str, str]:
     """(kind, value, where it came from): kind is "url", "stdio" or "server"; the source is
     "flag", "env" or "default" (the config file's `default`)."""
     if options.config:
-        from . import config
+        from mcptask.session import config
 
         config.load(options.config)  # a file named by --config must exist and parse
     flags = [
@@ -132,7 +132,7 @@ def choose(options: GlobalOptions) -> tuple[str, str, str]:
         return "url", env_url, "env"
     if env_server:
         return "server", env_server, "env"
-    from . import config
+    from mcptask.session import config
 
     cfg = config.load(options.config)
     if cfg.default:
@@ -164,8 +164,8 @@ def endpoint_target(options: GlobalOptions, url: str) -> Target:
     """The target for an endpoint the task book names: the config entry for that place when
     there is one (its headers, token and name), else the URL with the flags' headers and
     token."""
-    from . import config
-    from .taskbook import same_place
+    from mcptask.session import config
+    from mcptask.state.taskbook import same_place
 
     place = same_place(url)
     for entry in config.load(options.config).servers.values():
@@ -208,7 +208,7 @@ def resolve(options: GlobalOptions, warn: Warn | None = None) -> Target:
 
 def pick(options: GlobalOptions, name: str) -> ServerEntry:
     """The named entry of the config file, expanded."""
-    from . import config
+    from mcptask.session import config
 
     cfg = config.load(options.config)
     entry = cfg.servers.get(name)
@@ -221,7 +221,7 @@ def pick(options: GlobalOptions, name: str) -> ServerEntry:
 
 def unknown_server(name: str, cfg: ConfigFile) -> str:
     if cfg.path is None:
-        from . import config
+        from mcptask.session import config
 
         where, _ = config.locate(None)
         return (
@@ -236,7 +236,7 @@ def _protocol(options: GlobalOptions, entry: ServerEntry | None) -> str:
     if options.protocol and options.protocol != "auto":
         return options.protocol
     if entry is not None and entry.protocol:
-        from .protocols.registry import NAMES
+        from mcptask.protocols.registry import NAMES
 
         if entry.protocol not in NAMES:
             raise UsageError(

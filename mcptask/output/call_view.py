@@ -16,9 +16,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .protocols.base import LogMessage, Progress
-from .render import Output, count_text, result_renderable
-from .textsafe import one_line
+from mcptask.output.console import Output, result_renderable
+from mcptask.output.live import count_text
+from mcptask.protocols.base import LogMessage, Progress
+from mcptask.text.sanitize import one_line
 
 #: exit status by a plain call's outcome
 CALL_EXIT = {"completed": 0, "failed": 5, "error": 4, "interrupted": 130}
@@ -154,8 +155,8 @@ class LiveCallEvents(CallEvents):
                 self._bar.start()
 
     def end(self, outcome: str, result: Any = None, error: dict[str, Any] | None = None) -> int:
-        from .model import Task
-        from .protocols.base import TaskResult
+        from mcptask.model import Task
+        from mcptask.protocols.base import TaskResult
 
         self.__exit__()
         code = CALL_EXIT.get(outcome, 1)

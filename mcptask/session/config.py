@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from mcptask.errors import UsageError
 
 CONFIG_ENV = "MCPTASK_CONFIG"
 #: an entry's OAuth client (mcptask/auth), for servers that take no dynamic registration

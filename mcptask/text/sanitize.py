@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .redact import scrub_held
+from mcptask.text.redact import scrub_held
 
 # CSI, OSC (terminated by BEL or ST), DCS/SOS/PM/APC strings, and two-byte ESC sequences
 _ESCAPES = re.compile(

@@ -5,7 +5,7 @@ in the core, sessions, push on the session's GET stream), or with ``protocol="20
 
 Used by ``mcptask demo`` and by the tests as a small, predictable server. Tasks advance through
 their steps by wall-clock time since creation (computed lazily on every access), so no background
-worker is needed. Run it alone with ``python -m mcptask.demo_server --port 8765``
+worker is needed. Run it alone with ``python -m mcptask.demo.server --port 8765``
 (``--protocol 2026-07-28`` for the other version).
 """
 
@@ -702,7 +702,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> int:
     """Serve until Ctrl-C; print the URL first."""
-    p = argparse.ArgumentParser(prog="python -m mcptask.demo_server", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m mcptask.demo.server", description=__doc__)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--task-seconds", type=float, default=8.0)

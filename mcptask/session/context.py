@@ -10,17 +10,17 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
-from .render import Output
-from .targets import GlobalOptions, Target
+from mcptask.errors import UsageError
+from mcptask.output.console import Output
+from mcptask.session.targets import GlobalOptions, Target
 
 if TYPE_CHECKING:
-    from .auth.lazy import LazyOAuth
-    from .model import Task
-    from .protocols.base import TaskProtocol, TaskRef
-    from .rpc import RpcClient
-    from .taskbook import TaskBook
-    from .terminal import Environment
+    from mcptask.auth.lazy import LazyOAuth
+    from mcptask.model import Task
+    from mcptask.protocols.base import TaskProtocol, TaskRef
+    from mcptask.session.terminal import Environment
+    from mcptask.state.taskbook import TaskBook
+    from mcptask.transports.rpc import RpcClient
 
 
 def _env_float(name: str, default: float) -> float:
@@ -107,7 +107,7 @@ class Context:
     def target(self) -> Target:
         """Flags beat environment which beats config files (see `targets`)."""
         if self._target is None:
-            from . import targets
+            from mcptask.session import targets
 
             self._target = targets.resolve(self.options, self.out.note)
         return self._target
@@ -119,7 +119,7 @@ class Context:
         commands about task ids find each id's endpoint in the task book."""
         if self._target is not None:
             return True
-        from .targets import given
+        from mcptask.session.targets import given
 
         return given(self.options)
 
@@ -128,7 +128,7 @@ class Context:
         its own connection pool, session, protocol and push stream); closed with this one."""
         child = self._children.get(endpoint)
         if child is None:
-            from .targets import endpoint_target
+            from mcptask.session.targets import endpoint_target
 
             child = Context(
                 self.options,
@@ -153,7 +153,7 @@ class Context:
 
     def locate_many(self, task_ids: Iterable[str]) -> list[tuple[Context, list[str]]]:
         """Task ids grouped by the context that reaches them, in the order first given."""
-        from .targets import NoTarget
+        from mcptask.session.targets import NoTarget
 
         ids = list(task_ids)
         for task_id in ids:
@@ -171,7 +171,7 @@ class Context:
 
     def _expand(self, task_id: str) -> str:
         """A prefix of one of this endpoint's ids in the book, as the whole id."""
-        from .taskbook import MIN_PREFIX
+        from mcptask.state.taskbook import MIN_PREFIX
 
         if not self.remembers or len(task_id) < MIN_PREFIX:
             return task_id
@@ -212,7 +212,7 @@ class Context:
     def env(self) -> Environment:
         """The terminal this run talks to (read once, when first asked)."""
         if self._env is None:
-            from .terminal import current
+            from mcptask.session.terminal import current
 
             self._env = current()
         return self._env
@@ -220,7 +220,7 @@ class Context:
     @property
     def book(self) -> TaskBook:
         if self._book is None:
-            from .taskbook import TaskBook
+            from mcptask.state.taskbook import TaskBook
 
             self._book = TaskBook(warn=self.out.note)
         return self._book
@@ -235,11 +235,11 @@ class Context:
 
     def rpc(self) -> RpcClient:
         if self._rpc is None:
-            from .rpc import RpcClient
+            from mcptask.transports.rpc import RpcClient
 
             target = self.target
             if target.command is not None:
-                from .transports.stdio import (
+                from mcptask.transports.stdio import (
                     DEFAULT_MAX_LINE,
                     DEFAULT_READ_TIMEOUT,
                     StdioOptions,
@@ -257,7 +257,7 @@ class Context:
                     )
                 )
             else:
-                from .transports.http import (
+                from mcptask.transports.http import (
                     DEFAULT_CONNECT_TIMEOUT,
                     DEFAULT_MAX_BODY,
                     DEFAULT_READ_TIMEOUT,
@@ -293,12 +293,12 @@ class Context:
         settings = target.oauth
         if settings is None or target.url is None:
             return None
-        from .auth.lazy import LazyOAuth
+        from mcptask.auth.lazy import LazyOAuth
 
         url, blocking = target.url, self.one_at_a_time
 
         def make() -> Any:
-            from .auth import session
+            from mcptask.auth import session
 
             io = session.Io(
                 note=self.out.note,
@@ -326,7 +326,7 @@ class Context:
             return
         self.many_tasks = True
         if self._rpc is not None:
-            from .rpc import SwitchesPool
+            from mcptask.transports.rpc import SwitchesPool
 
             if isinstance(self._rpc.transport, SwitchesPool):
                 await self._rpc.transport.use_many()
@@ -335,8 +335,8 @@ class Context:
         """The protocol module for the target: forced by `-p`, else remembered for the
         endpoint, else detected (and remembered)."""
         if self._protocol is None:
-            from . import protocols
-            from .protocols.registry import NAMES
+            from mcptask import protocols
+            from mcptask.protocols.registry import NAMES
 
             name = self.options.protocol if self.options.protocol != "auto" else None
             name = name or (self.target.protocol if self.target.protocol != "auto" else None)
@@ -366,7 +366,7 @@ class Context:
     def _post_to(self, url: Any) -> None:
         """Post to the endpoint the agent card named when the protocol was detected (kept in
         the task book), if it is on the target's origin (credentials never go elsewhere)."""
-        from .urls import origin
+        from mcptask.text.urls import origin
 
         transport = self.rpc().transport
         if not isinstance(url, str) or url == transport.url:
@@ -384,7 +384,7 @@ class Context:
 
     def refs(self, task_ids: Iterable[str]) -> list[TaskRef]:
         """Many references from one read of the task book."""
-        from .protocols.base import TaskRef
+        from mcptask.protocols.base import TaskRef
 
         book = self.book.tasks(self.server) if self.remembers else {}
         out = []
@@ -411,7 +411,7 @@ class Context:
         cannot be on the server this run would spawn (usage error, before spawning)."""
         if self.target.command is None:
             return
-        from .targets import unreachable_over_stdio
+        from mcptask.session.targets import unreachable_over_stdio
 
         for task_id in task_ids:
             if task_id not in self._seen:

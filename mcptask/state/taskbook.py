@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-from . import redact
-from .urls import redact_query
+from mcptask.text import redact
+from mcptask.text.urls import redact_query
 
 VERSION = 1
 MAX_RESULT_BYTES = 1024 * 1024

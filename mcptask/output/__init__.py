@@ -1,0 +1,3 @@
+"""Everything mcptask prints: output modes, tables, the watch views, the plain-call view, forms,
+jq.
+"""

@@ -1,0 +1,411 @@
+"""Everything mcptask prints: the output modes, tables and panels. JSON modes print the exact
+data; pretty mode (Rich) never shows raw control characters or escape sequences from a server.
+Rich is imported only for pretty output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+from mcptask.model import Task
+from mcptask.protocols.wire import result_text
+from mcptask.text import redact
+from mcptask.text.sanitize import clean, one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from mcptask.output.jq import JqFilter
+    from mcptask.protocols.base import TaskResult, Tool
+
+MODES = ("auto", "pretty", "json", "ndjson")
+#: a path: pretty output is recorded (100 columns, colours on, no live redraws) and saved there as
+#: an SVG when the command ends (`scripts/screenshot` makes docs/demo.svg with it)
+RECORD_SVG_ENV = "MCPTASK_RECORD_SVG"
+
+STYLE = {
+    "submitted": ("cyan", "◌"),
+    "working": ("blue", "●"),
+    "input_required": ("yellow", "?"),
+    "auth_required": ("yellow", "⚿"),
+    "completed": ("green", "✔"),
+    "failed": ("red", "✖"),
+    "cancelled": ("magenta", "⊘"),
+    "rejected": ("magenta", "⊘"),
+    "expired": ("bright_black", "⌛"),
+    "timeout": ("yellow", "⏱"),
+    "interrupted": ("yellow", "■"),
+    "error": ("red", "!"),
+    "unknown": ("red", "?"),
+    #: the live view's word for a task no answer has shown yet
+    "unseen": ("bright_black", "…"),
+}
+UNSEEN = "unseen"
+
+
+def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
+    """`auto`: pretty on a terminal; else ndjson for streaming commands, json for the rest."""
+    if mode == "auto":
+        if terminal:
+            return "pretty"
+        return "ndjson" if streaming else "json"
+    return mode
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+@dataclass
+class Output:
+    """Where and how a command prints. Tests pass StringIO streams."""
+
+    mode: str = "json"
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    #: removes secrets from text (the transport's, set by the context); every secret the
+    #: process holds is scrubbed as well (`redact.scrub`)
+    redactor: Callable[[str], str] = redact.scrub_text
+    #: `--jq EXPR`: every JSON document printed goes through it
+    jq: JqFilter | None = None
+    #: the target is a stdio server (its tasks end with the process): changes input hints
+    stdio: bool = False
+    _console: Console | None = None
+
+    @property
+    def pretty(self) -> bool:
+        return self.mode == "pretty"
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            if os.environ.get(RECORD_SVG_ENV):
+                # not interactive: a live view draws only its final frame, so the recording
+                # holds what the terminal shows at the end rather than every redraw
+                self._console = Console(
+                    file=self.stdout,
+                    highlight=False,
+                    soft_wrap=False,
+                    record=True,
+                    force_terminal=True,
+                    force_interactive=False,
+                    width=100,
+                )
+            else:
+                self._console = Console(file=self.stdout, highlight=False, soft_wrap=False)
+            # the reader went away (`| head -1`): Rich would exit 1; the CLI exits quietly, 0
+            self._console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
+        return self._console
+
+    def save_recording(self) -> None:
+        """With MCPTASK_RECORD_SVG set, save what the console printed as an SVG there."""
+        path = os.environ.get(RECORD_SVG_ENV)
+        if path and self._console is not None and self._console.record:
+            self._console.save_svg(path, title="mcptask")
+
+    def err_console(self) -> Console:
+        from rich.console import Console
+
+        return Console(file=self.stderr, highlight=False)
+
+    # -- plain lines --------------------------------------------------------------------------
+
+    def line(self, data: Any) -> None:
+        """One JSON document (json) or line (ndjson), flushed at once; with `--jq`, what the
+        filter makes of it (strings that reach a terminal cleaned, as server text always is).
+        Never a secret the process holds (a server may echo one)."""
+        data = redact.scrub(data)
+        if self.jq is None:
+            self.stdout.write(dumps(data) + "\n")
+        else:
+            terminal = self.stdout.isatty()
+            for text in self.jq.lines(data):
+                self.stdout.write((clean(text) if terminal else text) + "\n")
+        self.stdout.flush()
+
+    def note(self, message: str) -> None:
+        """A one-line remark on stderr (never part of the data on stdout)."""
+        self.stderr.write(f"mcptask: {one_line(self._redacted(message), 500)}\n")
+        self.stderr.flush()
+
+    def error(self, message: str) -> None:
+        self.stderr.write(f"mcptask: error: {one_line(self._redacted(message), 1000)}\n")
+        self.stderr.flush()
+
+    def _redacted(self, message: str) -> str:
+        # clean first: a secret split by escape sequences must still be found and redacted
+        return redact.scrub_text(self.redactor(clean(message, multiline=False)))
+
+    def scrubbed(self, task: Task) -> Task:
+        """`task` without any secret the process holds (for pretty output)."""
+        if not redact.held():
+            return task
+        return Task.model_validate(redact.scrub(task.model_dump()))
+
+    def scrubbed_result(self, result: TaskResult) -> TaskResult:
+        from dataclasses import replace
+
+        if not redact.held():
+            return result
+        return replace(
+            result,
+            task=self.scrubbed(result.task),
+            payload=redact.scrub(result.payload),
+            error=redact.scrub(result.error),
+        )
+
+    # -- tasks --------------------------------------------------------------------------------
+
+    def task(self, task: Task) -> None:
+        if not self.pretty:
+            self.line(task.to_json())
+            return
+        self.console.print(task_panel(self.scrubbed(task)))
+
+    def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
+        if self.mode == "ndjson":
+            for t in tasks:  # one task per line, as `watch` prints its events
+                self.line(t.to_json())
+            return
+        if not self.pretty:
+            self.line({"tasks": [t.to_json() for t in tasks]})
+            return
+        if not tasks:
+            self.console.print(safe(f"no {title}"))
+            return
+        from rich.table import Table
+
+        rows = [
+            (safe(t.taskId), status_text(t.status), safe_line(t.statusMessage or ""), age(t))
+            for t in tasks
+        ]
+        headers = ("task", "status", "message", "updated")
+        needs = [
+            max(cell_width(h), *(cell_width(r[i]) for r in rows)) for i, h in enumerate(headers)
+        ]
+        needs[0] = min(needs[0], LIST_ID_WIDTH)  # a longer id folds onto a second line
+        most = min(needs[2], 80)
+        needs[2] = cell_width(headers[2])
+        # status words and headers are never cut: the message gives way (it wraps), the time
+        # goes first
+        layout = fit_columns(
+            self.console.width, needs, [None, None, None, 1], flexible=2, least=12, most=most
+        )
+        table = Table(title=safe(title), title_justify="left", show_edge=False, expand=False)
+        for i, col_width in layout:
+            fold = i in (0, 2)  # a long id or message goes on over more lines
+            table.add_column(
+                headers[i],
+                width=col_width,
+                no_wrap=not fold,
+                overflow="fold" if fold else "ellipsis",
+            )
+        for row in rows:
+            table.add_row(*(row[i] for i, _ in layout))
+        self.console.print(table)
+
+    def tools(self, tools: list[Tool]) -> None:
+        """`tools`: `{"tools": [...]}`, or a table: name, task support, the required
+        arguments, a one-line description."""
+        if not self.pretty:
+            self.line({"tools": [t.to_json() for t in tools]})
+            return
+        if not tools:
+            self.console.print("no tools")
+            return
+        from rich.table import Table
+
+        table = Table(show_edge=False)
+        table.add_column("tool", no_wrap=True)
+        table.add_column("task", no_wrap=True, min_width=9)
+        table.add_column("required", overflow="fold", min_width=8, max_width=30)
+        table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=60)
+        for t in tools:
+            table.add_row(
+                safe_line(t.name, 60),
+                support_text(t.taskSupport),
+                safe_line(", ".join(t.required), 200),
+                safe_line(t.description or t.title or "", 200),
+            )
+        self.console.print(table)
+
+    def result(self, result: TaskResult) -> None:
+        if not self.pretty:
+            self.line(result.to_json())
+            return
+        self.console.print(result_renderable(self.scrubbed_result(result)))
+
+
+def delay_text(seconds: float) -> str:
+    """A retry's delay, to a tenth of a second while it is short (`0.3s`, `2.5s`, `1m05s`)."""
+    return duration_ms(round(seconds * 10) * 100)
+
+
+#: the list's task column: longer ids fold onto more lines
+LIST_ID_WIDTH = 20
+
+
+def age(task: Task, now: float | None = None) -> str:
+    """How long ago the task was last updated (`1m05s ago`); the server's text when it is not
+    an ISO 8601 time."""
+    from datetime import datetime
+
+    stamp = task.lastUpdatedAt or ""
+    try:
+        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        if then.tzinfo is None:
+            return one_line(stamp, 40)
+        return duration((time.time() if now is None else now) - then.timestamp()) + " ago"
+    except (ValueError, OverflowError, OSError):
+        return one_line(stamp, 40)
+
+
+def cell_width(cell: Any) -> int:
+    """The terminal cells a Rich Text or a str takes."""
+    from rich.cells import cell_len
+
+    return int(cell.cell_len) if hasattr(cell, "cell_len") else cell_len(str(cell))
+
+
+def fit_columns(
+    width: int,
+    needs: list[int],
+    drops: list[int | None],
+    *,
+    flexible: int,
+    least: int,
+    most: int,
+    hidden: set[int] | None = None,
+) -> list[tuple[int, int]]:
+    """Lay out a table of `width` cells: (column, width) for the columns to draw. Every column
+    but `flexible` gets its need; `flexible` gets what is left, at most `most`. While that is
+    under `least`, the droppable column with the highest rank in `drops` (None: never) goes.
+    Columns in `hidden` are not drawn at all.
+    Rich's table draws one cell of padding each side of a cell and a rule between columns."""
+    shown = [i for i in range(len(needs)) if i not in (hidden or set())]
+    while True:
+        fixed = sum(needs[i] for i in shown if i != flexible)
+        rest = width - fixed - 3 * len(shown) + 1
+        droppable = [i for i in shown if drops[i] is not None]
+        if rest >= least or not droppable:
+            break
+        shown.remove(max(droppable, key=lambda i: drops[i] or 0))
+    rest = max(needs[flexible], min(rest, most))
+    return [(i, rest if i == flexible else needs[i]) for i in shown]
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError
+
+
+def safe(text: str) -> Any:
+    """Server text as a Rich Text (never markup), cleaned of escapes."""
+    from rich.text import Text
+
+    return Text(clean(text))
+
+
+def safe_line(text: str, limit: int = 200) -> Any:
+    from rich.text import Text
+
+    return Text(one_line(text, limit))
+
+
+def status_text(status: str) -> Any:
+    from rich.text import Text
+
+    colour, symbol = STYLE.get(status, ("white", "·"))
+    return Text(f"{symbol} {status}", style=colour)
+
+
+def support_text(support: str) -> Any:
+    from rich.text import Text
+
+    style = {"required": "cyan", "optional": "blue", "forbidden": "dim"}.get(support, "")
+    return Text(support, style=style)
+
+
+def task_panel(task: Task) -> RenderableType:
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("task", safe(task.taskId))
+    grid.add_row("status", status_text(task.status))
+    if task.statusMessage:
+        grid.add_row("message", safe(task.statusMessage))
+    if task.createdAt:
+        grid.add_row("created", safe(task.createdAt))
+    if task.lastUpdatedAt:
+        grid.add_row("updated", safe(task.lastUpdatedAt))
+    if task.ttl is not None:
+        grid.add_row("ttl", duration_ms(task.ttl))
+    if task.pollInterval is not None:
+        grid.add_row("poll interval", duration_ms(task.pollInterval))
+    if task.contextId:
+        grid.add_row("context", safe(task.contextId))
+    if task.inputRequests:
+        grid.add_row("input requests", safe(dumps(task.inputRequests)))
+    grid.add_row("protocol", task.protocol)
+    grid.add_row("server", safe(task.server))
+    return grid
+
+
+def error_text(error: Any) -> str:
+    """A JSON-RPC error object (or whatever a damaged task book holds instead) as one text."""
+    if isinstance(error, dict):
+        code, message = error.get("code"), error.get("message", "")
+    else:
+        code, message = None, error
+    text = clean(message if isinstance(message, str) else dumps(message))
+    return f"error {code}: {text}" if code is not None else f"error: {text}"
+
+
+def result_renderable(result: TaskResult) -> RenderableType:
+    from rich.text import Text
+
+    if result.error is not None:
+        return Text(error_text(result.error), style="red")
+    text, is_error = result_text(result.payload)
+    return Text(clean(text), style="red" if is_error else "")
+
+
+def duration(seconds: float) -> str:
+    """The one way mcptask shows a span of time: `45s`, `1m05s`, `2h03m`, `3d04h`. Rounded to
+    the second (sub-second spans of a server's own milliseconds: `duration_ms`); negative is 0."""
+    if seconds != seconds or seconds <= 0:  # NaN, or a countdown that ran out
+        return "0s"
+    if seconds >= MAX_DAYS * 86400:
+        return f"≥{MAX_DAYS}d"
+    n = round(seconds)
+    if n < 60:
+        return f"{n}s"
+    if n < 3600:
+        return f"{n // 60}m{n % 60:02d}s"
+    if n < 100 * 3600:
+        return f"{n // 3600}h{n % 3600 // 60:02d}m"
+    return f"{n // 86400}d{n % 86400 // 3600:02d}h"
+
+
+#: spans beyond this many days read `≥1000d` (a server's absurd ttl must not print 20 digits)
+MAX_DAYS = 1000
+
+
+def duration_ms(ms: int) -> str:
+    """A server's milliseconds (ttl, pollInterval) in `duration`'s format; under ten seconds
+    a fraction is kept (`0.25s`, `1.5s`), since that is what a server's hint says."""
+    ms = min(max(ms, 0), MAX_DAYS * 86_400_000)  # a huge integer must not overflow a float
+    if 0 < ms < 10_000 and ms % 1000:
+        return f"{ms / 1000:g}s"
+    return duration(ms / 1000)
+
+
+# -- watch events -----------------------------------------------------------------------------

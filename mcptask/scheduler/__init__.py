@@ -1,0 +1,1 @@
+"""The polling scheduler: pure logic with an injected clock, sleep and fetchers."""

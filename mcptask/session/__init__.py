@@ -1,0 +1,3 @@
+"""The session a command runs in: the Context, the endpoint it builds, targets, config, the
+terminal.
+"""

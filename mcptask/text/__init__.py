@@ -1,0 +1,3 @@
+"""Text handling: sanitising server text, redacting secrets, URLs without credentials, command
+lines.
+"""
