@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcptask.state.taskbook import endpoint_key, state_dir
+from mcptask.state.endpoints import endpoint_key
+from mcptask.state.files import state_dir
 
 #: the files `store.CredentialStore` keeps (the 0600 credentials, the keyring index)
 STORE_FILES = ("credentials.json", "auth.json")

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.client import Client
-from mcptask.state.taskbook import endpoint_key, locked, state_dir, write_private
+from mcptask.state.endpoints import endpoint_key
+from mcptask.state.files import locked, state_dir, write_private
 
 SERVICE = "mcptask"
 ENV_KEYRING = "MCPTASK_KEYRING"

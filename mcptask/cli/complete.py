@@ -35,7 +35,8 @@ def completion_url(ctx: typer.Context) -> str | None:
 def task_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """Task ids from the task book (only the target's when it is known), most recently seen
     first."""
-    from mcptask.state.taskbook import TaskBook, endpoint_key
+    from mcptask.state.endpoints import endpoint_key
+    from mcptask.state.taskbook import TaskBook
 
     book = TaskBook()
     if not book.path.is_file():

@@ -165,7 +165,7 @@ def endpoint_target(options: GlobalOptions, url: str) -> Target:
     there is one (its headers, token and name), else the URL with the flags' headers and
     token."""
     from mcptask.session import config
-    from mcptask.state.taskbook import same_place
+    from mcptask.state.endpoints import same_place
 
     place = same_place(url)
     for entry in config.load(options.config).servers.values():

@@ -13,19 +13,16 @@ in all (oldest dropped first); at most 1,000 tasks per endpoint (oldest dropped 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
-import re
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from mcptask.state.endpoints import endpoint_key, same_place
+from mcptask.state.files import locked, now_iso, state_dir, write_private
 from mcptask.text import redact
-from mcptask.text.urls import redact_query
 
 VERSION = 1
 MAX_RESULT_BYTES = 1024 * 1024
@@ -39,105 +36,6 @@ MAX_TOOLS_KEPT = 500
 Record = dict[str, Any]
 #: fields of a task record that readers use as text: anything else there means a damaged book
 _TEXT_FIELDS = ("status", "protocol", "session", "contextId", "firstSeenAt", "lastSeenAt")
-
-
-def state_dir() -> Path:
-    env = os.environ.get("MCPTASK_STATE_DIR")
-    if env:
-        return Path(env)
-    from platformdirs import user_state_dir
-
-    return Path(user_state_dir("mcptask", appauthor=False))
-
-
-def endpoint_key(url: str) -> str:
-    """Endpoints are namespaced by URL without credentials (user info, secret-looking query
-    values), fragment, default port or trailing slash; scheme and host in lower case."""
-    try:
-        u = urlsplit(url.strip())
-    except ValueError:  # e.g. an unclosed `[` of an IPv6 host
-        return _unparsable_key(url.strip())
-    host = u.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    scheme = u.scheme.lower()
-    port = _port(u)
-    if port == DEFAULT_PORTS.get(scheme):
-        port = None
-    netloc = host + (f":{port}" if port else "")
-    path = u.path.rstrip("/")
-    return urlunsplit((scheme, netloc.lower(), path, redact_query(u.query), ""))
-
-
-#: the ports a URL need not spell
-DEFAULT_PORTS = {"http": 80, "https": 443}
-#: host names of this machine's loopback interface: one endpoint for book look-ups
-LOOPBACK = frozenset(("localhost", "127.0.0.1", "[::1]"))
-
-
-def same_place(url: str) -> str:
-    """What two URLs of one endpoint share: the endpoint key with every loopback host name
-    spelled alike (a task made via 127.0.0.1 is found via localhost)."""
-    key = endpoint_key(url)
-    try:
-        u = urlsplit(key)
-    except ValueError:
-        return key
-    host = u.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    if host in LOOPBACK:
-        port = _port(u)
-        return urlunsplit(u._replace(netloc="loopback" + (f":{port}" if port else "")))
-    return key
-
-
-def _port(u: SplitResult) -> int | str | None:
-    """A URL's port; one that is not a port number as written (a key is still a key)."""
-    try:
-        return u.port
-    except ValueError:
-        return u.netloc.rpartition("@")[2].rpartition(":")[2]
-
-
-def _unparsable_key(url: str) -> str:
-    """A key for what `urlsplit` refuses: as written, less user info, query and fragment."""
-    url = re.split(r"[?#]", url, maxsplit=1)[0]
-    return re.sub(r"^([^:/?#]*://)[^/]*@", r"\1", url).rstrip("/")
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (a side `.lock` file), its folder made 0700 if need be."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically, mode 0600 from the start (the task book, the
-    OAuth credentials file)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class TaskBook:

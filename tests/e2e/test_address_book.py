@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from mcptask.demo.server import DemoServer
-from mcptask.state.taskbook import TaskBook, endpoint_key, same_place
+from mcptask.state.endpoints import endpoint_key, same_place
+from mcptask.state.taskbook import TaskBook
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mcptask.state import taskbook
-from mcptask.state.taskbook import TaskBook, endpoint_key, same_place
+from mcptask.state import files, taskbook
+from mcptask.state.endpoints import endpoint_key, same_place
+from mcptask.state.taskbook import TaskBook
 
 URL = "http://127.0.0.1:8000/mcp"
 
@@ -287,10 +288,10 @@ def test_the_default_path_is_in_the_state_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MCPTASK_STATE_DIR", str(tmp_path / "elsewhere"))
-    assert taskbook.state_dir() == tmp_path / "elsewhere"
+    assert files.state_dir() == tmp_path / "elsewhere"
     assert TaskBook().path == tmp_path / "elsewhere" / "tasks.json"
     monkeypatch.delenv("MCPTASK_STATE_DIR")
-    assert taskbook.state_dir().name == "mcptask"  # the platform's user state directory
+    assert files.state_dir().name == "mcptask"  # the platform's user state directory
 
 
 # -- the file -----------------------------------------------------------------------------------
