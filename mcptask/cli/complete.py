@@ -170,7 +170,7 @@ def _list_tools(ctx: typer.Context) -> list[tuple[str, str]]:
     async def fetch() -> list[tuple[str, str]]:
         c = Context(g, Output(mode="json", stdout=io.StringIO(), stderr=io.StringIO()))
         try:
-            proto = await c.protocol()
+            proto = await c.endpoint.protocol()
             if not proto.has_tools:
                 return []
             return [(t.name, t.taskSupport) for t in await proto.list_tools()]

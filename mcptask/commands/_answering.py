@@ -157,7 +157,7 @@ def check_waiting(task: Task) -> None:
 
 
 def answered_keys(ctx: Context, task_id: str) -> frozenset[str]:
-    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
     keys = rec.get("answered") if rec else None
     return (
         frozenset(k for k in keys if isinstance(k, str)) if isinstance(keys, list) else frozenset()
@@ -169,7 +169,7 @@ def keep_answered(
 ) -> None:
     if new:
         keys = list(dict.fromkeys([*sorted(old), *new]))[-ANSWERED_KEPT:]
-        ctx.remember(task, ref, answered=keys)
+        ctx.places.remember(task, ref, answered=keys)
 
 
 def moved_on(before: Task, after: Task, done: Answered) -> bool:

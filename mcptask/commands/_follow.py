@@ -56,8 +56,8 @@ async def after_create(
         return ExitCode.OK
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)
-    ctx.remember(task, ref)
-    if ctx.remembers and ctx.book.write_error is not None:
+    ctx.places.remember(task, ref)
+    if ctx.places.remembers and ctx.book.write_error is not None:
         ctx.out.note(how_to_reach(ctx, task.taskId, ref, ctx.book.write_error))
     if ctx.target.command is not None:
         watch = True  # over stdio the task dies with the server: follow it now
@@ -68,7 +68,7 @@ async def after_create(
         # finished in its creation answer (an Agno workflow, whose tasks cannot be looked up)
         from mcptask.commands.result import finished_result
 
-        return await finished_result(ctx, await ctx.protocol(), ref, task)
+        return await finished_result(ctx, await ctx.endpoint.protocol(), ref, task)
     if not watch:
         # --result alone: wait quietly, print the result
         ctx.out.note(f"task {task.taskId} created; waiting for its result")

@@ -19,19 +19,19 @@ if TYPE_CHECKING:
 async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task, TaskRef]:
     """One status fetch through the task book's reference; recorded; a task the book knew
     but the server does not is reported as expired."""
-    ref = ctx.ref(task_id)
+    ref = ctx.places.ref(task_id)
     try:
         task = await proto.get(ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
-    ctx.remember(task, ref)
+    ctx.places.remember(task, ref)
     return task, ref
 
 
 def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
     """The error for a task the server does not know: expired when the book knew it (and
     why its result is not there, when it was too big to keep)."""
-    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
     if rec is not None:
         last = rec.get("status", "unknown")
         message = f"task {task_id} has expired (last seen {last}): {exc.message}"

@@ -60,9 +60,9 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         given.append("--data")
     content: Any = json_answer(opts.json)
     interactive = not given and ctx.env.interactive
-    ctx, task_id = ctx.locate(opts.task_id)
-    ctx.require_reachable("answer", [task_id])
-    proto = await ctx.protocol()
+    ctx, task_id = ctx.places.locate(opts.task_id)
+    ctx.places.require_reachable("answer", [task_id])
+    proto = await ctx.endpoint.protocol()
     task, ref = await look_up(ctx, proto, task_id)
     check_waiting(task)
     requests = proto.input_requests(task)
@@ -105,7 +105,7 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     if done.new_task is not None:
         return _new_task(ctx, task, ref, done.new_task)
     after, moved = await confirm(ctx, proto, ref, task, done)
-    ctx.remember(after, ref)
+    ctx.places.remember(after, ref)
     if not moved:
         raise TaskEnded(
             f"task {task.taskId} still waits for input {CONFIRM_SECONDS:g} s after the answer: "
@@ -124,7 +124,7 @@ def _new_task(ctx: Context, task: Task, ref: TaskRef, new: Task) -> int:
     from mcptask.protocols.base import TaskRef
 
     new_ref = TaskRef(new.taskId, context_id=new.contextId or ref.context_id)
-    ctx.remember(new, new_ref)
+    ctx.places.remember(new, new_ref)
     ctx.out.note(
         f"the server started a new task for the answer: {new.taskId} (it is {new.status}); "
         f"task {task.taskId} was not continued"

@@ -57,10 +57,14 @@ def _http_target(ctx: Context, command: str) -> tuple[str, OAuthSettings]:
 
 def _io(ctx: Context) -> Io:
     from mcptask.auth.session import Io
+    from mcptask.session.env import Limits
 
+    limits = Limits.from_environment()  # MCPTASK_CONNECT_TIMEOUT / _READ_TIMEOUT, as every command
     return Io(
         note=ctx.out.note,
-        trace=ctx.trace if ctx.options.trace else None,
+        trace=ctx.endpoint.trace if ctx.options.trace else None,
+        connect_timeout=limits.connect_timeout,
+        read_timeout=limits.read_timeout,
         interactive=ctx.env.stdin_tty and ctx.env.stderr_tty,
     )
 

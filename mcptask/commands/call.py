@@ -44,7 +44,7 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     from mcptask.protocols import tool_args as arguments
 
     content = _answer_content(opts.answers)
-    proto = await ctx.protocol()
+    proto = await ctx.endpoint.protocol()
     if not proto.has_tools:
         created = await proto.call_tool(opts.tool, {}, ttl=opts.ttl)  # says what to use instead
         return await after_create(ctx, created, opts.then)
@@ -67,8 +67,8 @@ async def _create(
     try:
         return await proto.call_tool(opts.tool, args, ttl=opts.ttl)
     except AnswerLost as exc:
-        if exc.session and ctx.remembers:
-            ctx.remember_session(exc.session)
+        if exc.session and ctx.places.remembers:
+            ctx.places.remember_session(exc.session)
             exc.hint = (
                 f"it would be on session {exc.session}, which the task book keeps: "
                 f"`mcptask list --url {ctx.server}` looks for it there"

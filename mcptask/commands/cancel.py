@@ -18,10 +18,10 @@ class CancelOptions:
 
 
 async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
-    ctx, task_id = ctx.locate(opts.task_id)
-    ctx.require_reachable("cancel", [task_id])
-    proto = await ctx.protocol()
-    ref = ctx.ref(task_id)
+    ctx, task_id = ctx.places.locate(opts.task_id)
+    ctx.places.require_reachable("cancel", [task_id])
+    proto = await ctx.endpoint.protocol()
+    ref = ctx.places.ref(task_id)
     try:
         task = await proto.cancel(ref)
     except TaskNotFound as exc:
@@ -31,7 +31,7 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
         if not ctx.out.pretty:
             ctx.out.line({"taskId": task_id, "cancelRequested": True})
         return ExitCode.OK
-    ctx.remember(task, ref)
+    ctx.places.remember(task, ref)
     if ctx.out.pretty:
         ctx.out.note(f"task {task.taskId}: cancellation requested")
     ctx.out.task(task)

@@ -69,8 +69,8 @@ async def run_check(opts: CheckOptions, ctx: Context) -> int:
         task_timeout=opts.task_timeout,
     )
     started = time.monotonic()
-    proto = await ctx.protocol()
-    transport = ctx.rpc().transport
+    proto = await ctx.endpoint.protocol()
+    transport = ctx.endpoint.rpc().transport
     # the suites set every header themselves (some checks leave one out on purpose)
     transport.headers.clear()
     recorder = Recorder(transport)

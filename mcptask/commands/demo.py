@@ -28,7 +28,7 @@ async def run_demo(opts: DemoOptions, ctx: Context) -> int:
         ctx.use_target(Target(url=server.url, protocol=Mcp2025.name, ephemeral=True))
         if ctx.out.pretty:
             ctx.out.note(f"demo task server listening on {server.url}")
-        proto = await ctx.protocol()
+        proto = await ctx.endpoint.protocol()
         created = await proto.call_tool("build-report", {"topic": "tide pools"}, ttl=60_000)
         return await after_create(
             ctx,

@@ -19,9 +19,9 @@ class GetOptions:
 
 
 async def run_get(opts: GetOptions, ctx: Context) -> int:
-    ctx, task_id = ctx.locate(opts.task_id)
-    ctx.require_reachable("get", [task_id])
-    proto = await ctx.protocol()
+    ctx, task_id = ctx.places.locate(opts.task_id)
+    ctx.places.require_reachable("get", [task_id])
+    proto = await ctx.endpoint.protocol()
     proto.history_length = opts.history
     task, _ = await look_up(ctx, proto, task_id)
     ctx.out.task(task)

@@ -26,23 +26,25 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         return ExitCode.OK
     from mcptask.protocols.base import CannotList
 
-    proto = await ctx.protocol()
+    proto = await ctx.endpoint.protocol()
     if not proto.can_list:
         ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
     from mcptask.protocols.base import TaskRef
 
-    refs = ctx.refs(ctx.book.tasks(ctx.server)) if ctx.remembers else []
+    refs = ctx.places.refs(ctx.book.tasks(ctx.server)) if ctx.places.remembers else []
     # and the sessions where a task may exist that the book does not know (a lost answer)
-    refs += [TaskRef("", session=s) for s in ctx.orphan_sessions()]
+    refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
     try:
         tasks = await proto.list_tasks(refs)
     except CannotList as exc:  # the server turned out not to list after all
         ctx.out.note(f"{exc.message}; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
-    ctx.remember_many(list(zip(tasks, ctx.refs(t.taskId for t in tasks), strict=True)))
+    ctx.places.remember_many(
+        list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True))
+    )
     ctx.out.tasks(tasks)
     return ExitCode.OK
 

@@ -36,14 +36,14 @@ class ResultOptions:
 async def run_result(opts: ResultOptions, ctx: Context) -> int:
     """`--timeout` bounds every phase (finding the protocol, the first look-up, the wait, the
     result fetch): each request's timeouts shrink to what is left of it."""
-    ctx, task_id = ctx.locate(opts.task_id)
-    ctx.require_reachable("result", [task_id])
+    ctx, task_id = ctx.places.locate(opts.task_id)
+    ctx.places.require_reachable("result", [task_id])
     if opts.timeout is None:
         return await _result(opts, ctx, task_id, None)
     from mcptask.transports.rpc import HasDeadline
 
     deadline = time.monotonic() + opts.timeout
-    transport = ctx.rpc().transport
+    transport = ctx.endpoint.rpc().transport
     if isinstance(transport, HasDeadline):
         transport.deadline = deadline
     try:
@@ -60,13 +60,13 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
 async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: float | None) -> int:
     from mcptask.scheduler.watcher import WatchConfig, Watcher
 
-    proto = await ctx.protocol()
-    ref = ctx.ref(task_id)
+    proto = await ctx.endpoint.protocol()
+    ref = ctx.places.ref(task_id)
     try:
         task = await proto.get(ref)
     except TaskNotFound as exc:
         return _kept_result(ctx, task_id, exc)
-    ctx.remember(task, ref)
+    ctx.places.remember(task, ref)
     if task.status not in TERMINAL:
         if task.status in INTERRUPTED:
             raise TaskEnded(
@@ -94,7 +94,7 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
             await watcher.run()
         if w.task is not None:
             task = w.task
-            ctx.remember(task, ref)
+            ctx.places.remember(task, ref)
         if w.outcome == "timeout":
             raise TaskEnded(
                 f"task {task.taskId} is still {task.status} (--timeout)", ExitCode.TIMEOUT
@@ -139,7 +139,7 @@ class _Quiet:
 
 
 def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
-    ctx.remember(result.task, ref, result=result.to_json())
+    ctx.places.remember(result.task, ref, result=result.to_json())
     ctx.out.result(result)
     if result.broken:
         ctx.out.note(
@@ -150,7 +150,7 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
 
 
 def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
-    rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
     if rec is None:
         raise exc
     if "result" not in rec:

@@ -18,6 +18,6 @@ class SendOptions:
 
 
 async def run_send(opts: SendOptions, ctx: Context) -> int:
-    proto = await ctx.protocol()
+    proto = await ctx.endpoint.protocol()
     created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
     return await after_create(ctx, created, opts.then)

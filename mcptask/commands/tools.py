@@ -17,9 +17,9 @@ class ToolsOptions:
 
 
 async def run_tools(opts: ToolsOptions, ctx: Context) -> int:
-    proto = await ctx.protocol()
+    proto = await ctx.endpoint.protocol()
     tools = await proto.list_tools()
-    if ctx.remembers:  # TAB completes `call TOOL` from them
+    if ctx.places.remembers:  # TAB completes `call TOOL` from them
         ctx.book.remember_tools(ctx.server, [(t.name, t.taskSupport) for t in tools])
     ctx.out.tools(tools)
     return ExitCode.OK

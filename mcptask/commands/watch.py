@@ -53,9 +53,9 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     if opts.all_tasks:
         places = await _everything_unfinished(ctx)
     else:
-        places = ctx.locate_many(opts.task_ids)
+        places = ctx.places.locate_many(opts.task_ids)
         for place, ids in places:
-            place.require_reachable("watch", ids)
+            place.places.require_reachable("watch", ids)
     if not any(ids for _, ids in places):
         ctx.out.note("no unfinished tasks to watch")
         if not ctx.out.pretty:
@@ -90,7 +90,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
                     g.flush()
     code = max(codes, default=ExitCode.OK)
     events.finish(watched, code)
-    if all(g.ctx.remembers for g in groups):  # stdio tasks die with the server
+    if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server
         _resume_hint(ctx, watched)
     return code
 
@@ -138,8 +138,8 @@ class _Group:
         from mcptask.scheduler.watcher import WatchConfig, Watcher
 
         self = cls(ctx)
-        await ctx.expect_tasks(len(task_ids))  # before the first request builds the client
-        proto = await ctx.protocol()
+        await ctx.endpoint.expect_tasks(len(task_ids))  # before the first request builds the client
+        proto = await ctx.endpoint.protocol()
         answers = isinstance(events, LiveEvents) and proto.can_answer and ctx.env.interactive
         self.watcher = Watcher(
             fetch=proto.get,
@@ -149,7 +149,7 @@ class _Group:
                 default_interval=proto.default_interval,
                 timeout=opts.timeout,
                 want_result=opts.want_result,
-                keep_result=ctx.remembers,
+                keep_result=ctx.places.remembers,
                 push=opts.push,
                 until=opts.until_statuses(),
                 on_input=inline_answers(ctx, proto, events, lock=lock)
@@ -160,7 +160,7 @@ class _Group:
             clock=ctx.clock,
             sleep=ctx.sleep,
         )
-        refs = ctx.refs(task_ids)
+        refs = ctx.places.refs(task_ids)
         for ref in refs:
             self.watcher.add(ref, opts.initial.get(ref.task_id))
         if opts.push:
@@ -172,7 +172,7 @@ class _Group:
             batch, kept = self.ended[:], dict(self.results)
             self.ended.clear()
             self.results.clear()
-            self.ctx.remember_many(batch, each=kept)
+            self.ctx.places.remember_many(batch, each=kept)
         self.flushed = self.ctx.clock()
 
     def on_end(self, w: Watched) -> None:
@@ -262,17 +262,17 @@ async def _unfinished_tasks(ctx: Context) -> list[str]:
     """The server's unfinished tasks (where it can list them) and the task book's tasks for
     this endpoint that were last seen unfinished."""
     ids: dict[str, None] = {}
-    book = ctx.book.tasks(ctx.server) if ctx.remembers else {}
+    book = ctx.book.tasks(ctx.server) if ctx.places.remembers else {}
     unfinished = [t for t, rec in book.items() if str(rec.get("status", "working")) not in TERMINAL]
     if not unfinished and not ctx.has_target():
         return []  # nothing of ours is left there: no need to ask the server
-    proto = await ctx.protocol()
-    await ctx.expect_tasks(len(unfinished))
+    proto = await ctx.endpoint.protocol()
+    await ctx.endpoint.expect_tasks(len(unfinished))
     if proto.can_list:
         from mcptask.protocols.base import CannotList
 
         try:
-            listed = await proto.list_tasks(ctx.refs(book))
+            listed = await proto.list_tasks(ctx.places.refs(book))
         except CannotList as exc:  # the server turned out not to list after all
             ctx.out.note(f"{exc.message}; watching the task book's unfinished tasks")
             listed = []

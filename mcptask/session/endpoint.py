@@ -1,0 +1,218 @@
+"""The endpoint a run speaks to, built lazily from its target: transport (HTTP or stdio) ->
+JSON-RPC client -> protocol (forced by `-p`, remembered in the task book, or detected), with
+OAuth for HTTP targets and the connection's limits read from the environment once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mcptask.session.env import Limits
+
+if TYPE_CHECKING:
+    from mcptask.auth.lazy import LazyOAuth
+    from mcptask.output.console import Output
+    from mcptask.protocols.base import TaskProtocol
+    from mcptask.session.targets import GlobalOptions, Target
+    from mcptask.session.terminal import Environment
+    from mcptask.state.taskbook import TaskBook
+    from mcptask.transports.rpc import RpcClient
+
+#: a watch of this many tasks uses aiohttp's connection pool: 0.3 ms of CPU per request instead
+#: of 1-1.3 ms with httpx's own, for 0.2 s more start-up (bench/README.md)
+MANY_TASKS = 50
+
+
+class Endpoint:
+    """One target's connection and protocol; `aclose` ends them (and a stdio server)."""
+
+    def __init__(
+        self,
+        target: Target,
+        options: GlobalOptions,
+        out: Output,
+        *,
+        book: Callable[[], TaskBook],
+        env: Callable[[], Environment],
+        remembers: bool,
+        one_at_a_time: bool = False,
+        many_tasks: bool = False,
+    ) -> None:
+        self.target = target
+        self.options = options
+        self.out = out
+        self._book = book
+        self._env = env
+        self.remembers = remembers
+        #: the command makes one request at a time (a blocking connection for one-shot commands)
+        self.one_at_a_time = one_at_a_time
+        #: the command keeps many requests in flight (a watch of MANY_TASKS or more)
+        self.many_tasks = many_tasks
+        self._limits: Limits | None = None
+        self._rpc: RpcClient | None = None
+        self._protocol: TaskProtocol | None = None
+        self._lazy_oauth: LazyOAuth | None = None
+
+    @property
+    def key(self) -> str:
+        return self.target.key
+
+    @property
+    def limits(self) -> Limits:
+        if self._limits is None:
+            self._limits = Limits.from_environment()
+        return self._limits
+
+    @property
+    def built(self) -> TaskProtocol | None:
+        """The protocol, if this run has needed one yet."""
+        return self._protocol
+
+    def trace(self, line: str) -> None:
+        self.out.stderr.write(line + "\n")
+        self.out.stderr.flush()
+
+    def rpc(self) -> RpcClient:
+        if self._rpc is None:
+            from mcptask.transports.rpc import RpcClient
+
+            target, limits = self.target, self.limits
+            trace = self.trace if self.options.trace else None
+            transport: Any
+            if target.command is not None:
+                from mcptask.transports.stdio import StdioOptions, StdioTransport
+
+                transport = StdioTransport(
+                    StdioOptions(
+                        command=target.command,
+                        env=target.env,
+                        cwd=target.cwd,
+                        read_timeout=limits.read_timeout,
+                        max_line=limits.max_body,
+                        trace=trace,
+                    )
+                )
+            else:
+                from mcptask.transports.http import HttpOptions, HttpTransport
+
+                assert target.url is not None
+                transport = HttpTransport(
+                    HttpOptions(
+                        url=target.url,
+                        headers=target.headers,
+                        token=target.token,
+                        connect_timeout=limits.connect_timeout,
+                        read_timeout=limits.read_timeout,
+                        max_body=limits.max_body,
+                        trace=trace,
+                        blocking=self.one_at_a_time,
+                        many=self.many_tasks and not self.one_at_a_time,
+                        auth=self._oauth(),
+                    )
+                )
+            self.out.redactor = transport.redact
+            self._rpc = RpcClient(transport)
+        return self._rpc
+
+    def _oauth(self) -> LazyOAuth | None:
+        """OAuth for an HTTP target given no token (mcptask/auth): a stand-in that imports the
+        machinery only once credentials are stored or the server refuses a request."""
+        target = self.target
+        settings = target.oauth
+        if settings is None or target.url is None:
+            return None
+        from mcptask.auth.lazy import LazyOAuth
+
+        url, blocking, limits = target.url, self.one_at_a_time, self.limits
+
+        def make() -> Any:
+            from mcptask.auth import session
+
+            env = self._env()
+            io = session.Io(
+                note=self.out.note,
+                trace=self._auth_trace if self.options.trace else None,
+                connect_timeout=limits.connect_timeout,
+                read_timeout=limits.read_timeout,
+                interactive=env.stdin_tty and env.stderr_tty,
+            )
+            opts = session.from_settings(settings)
+            return session.provider(
+                url, opts, io, blocking=blocking, target_args=settings.target_args
+            )
+
+        self._lazy_oauth = LazyOAuth(url, make)
+        return self._lazy_oauth
+
+    def _auth_trace(self, line: str) -> None:
+        self.trace(self.out.redactor(line))
+
+    async def expect_tasks(self, count: int) -> None:
+        """The command will follow `count` tasks at once. From MANY_TASKS on, HTTP requests go
+        through aiohttp's pool (`HttpOptions.many`): before the first request this only sets
+        the option; after it (`watch --all` lists first), the client is rebuilt."""
+        if count < MANY_TASKS or self.many_tasks:
+            return
+        self.many_tasks = True
+        if self._rpc is not None:
+            from mcptask.transports.rpc import SwitchesPool
+
+            if isinstance(self._rpc.transport, SwitchesPool):
+                await self._rpc.transport.use_many()
+
+    async def protocol(self) -> TaskProtocol:
+        """The protocol module for the target: forced by `-p`, else remembered for the
+        endpoint, else detected (and remembered)."""
+        if self._protocol is None:
+            from mcptask import protocols
+            from mcptask.protocols.registry import NAMES
+
+            name = self.options.protocol if self.options.protocol != "auto" else None
+            name = name or (self.target.protocol if self.target.protocol != "auto" else None)
+            if name is None and self.remembers:
+                endpoint = self._book().endpoint(self.key)
+                remembered = endpoint.get("protocol")
+                if isinstance(remembered, str) and remembered in NAMES:
+                    name = remembered
+                    self._post_to(endpoint.get("postTo"))
+            if name is None:
+                rpc = self.rpc()
+                typed = rpc.transport.url
+                name = await protocols.detect(rpc, self.key)
+                if self.remembers:
+                    # the endpoint an agent card named, where every request goes
+                    named = rpc.transport.url if rpc.transport.url != typed else None
+                    self._book().set_endpoint(self.key, protocol=name, postTo=named)
+            self._protocol = protocols.create(
+                name,
+                self.rpc(),
+                self.key,
+                session=self.options.session,
+                context_id=self.options.context_id,
+            )
+        return self._protocol
+
+    def _post_to(self, url: Any) -> None:
+        """Post to the endpoint the agent card named when the protocol was detected (kept in
+        the task book), if it is on the target's origin (credentials never go elsewhere)."""
+        from mcptask.text.urls import origin
+        from mcptask.transports.rpc import Traces
+
+        transport = self.rpc().transport
+        if not isinstance(url, str) or url == transport.url:
+            return
+        if origin(url).lower() != origin(transport.url).lower():
+            return
+        transport.url = url
+        if isinstance(transport, Traces):
+            transport.trace(f"* posting to {url}, the endpoint the agent card named")
+
+    async def aclose(self) -> None:
+        try:
+            if self._protocol is not None:
+                await self._protocol.aclose()
+        finally:
+            if self._rpc is not None:
+                await self._rpc.aclose()  # stops a stdio server: on every path
+            if self._lazy_oauth is not None:
+                await self._lazy_oauth.aclose()

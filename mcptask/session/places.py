@@ -1,0 +1,179 @@
+"""Where tasks live: a task id (or a unique prefix) -> the endpoint that holds it, references
+with what is needed to reach a task again (MCP session, A2A context), and what a run records in
+the task book about the tasks it saw."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from mcptask.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcptask.model import Task
+    from mcptask.protocols.base import TaskRef
+    from mcptask.session.context import Context
+
+
+def _ambiguous_prefix(prefix: str, hits: list[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{tid} ({ep})" for ep, tid in hits[:10])
+    more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
+    return f"{prefix!r} is the start of {len(hits)} task ids: {shown}{more}; give more of it"
+
+
+class Places:
+    """The task-book side of one run's context (`ctx.places`)."""
+
+    #: sessions kept per endpoint without a task (a lost `tools/call` answer), the newest last
+    SESSIONS_KEPT = 20
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        #: ids of the tasks this run has seen (over stdio, the only reachable ones)
+        self._seen: set[str] = set()
+
+    @property
+    def remembers(self) -> bool:
+        """Tasks on stdio servers die with the process: they are not kept in the book."""
+        target = self._ctx.target
+        return target.command is None and not target.ephemeral
+
+    # -- which endpoint a task id lives on -------------------------------------------------------
+
+    def locate(self, task_id: str) -> tuple[Context, str]:
+        """The context that reaches `task_id`, and the whole id (a unique prefix of at least
+        four characters stands for an id the task book knows). With a target, that target;
+        without one, the task book's endpoint for the id."""
+        [(ctx, [found])] = self.locate_many([task_id])
+        return ctx, found
+
+    def locate_many(self, task_ids: Iterable[str]) -> list[tuple[Context, list[str]]]:
+        """Task ids grouped by the context that reaches them, in the order first given."""
+        from mcptask.session.targets import NoTarget
+
+        ids = list(task_ids)
+        for task_id in ids:
+            if not task_id.strip():  # blank too: it would only become a request
+                raise UsageError("a task id cannot be empty")
+        ctx = self._ctx
+        if ctx.has_target():
+            return [(ctx, [self._expand(task_id) for task_id in ids])]
+        groups: dict[str, list[str]] = {}
+        for task_id in ids:
+            endpoint, full = self._find(task_id, NoTarget)
+            groups.setdefault(endpoint, [])
+            if full not in groups[endpoint]:
+                groups[endpoint].append(full)
+        return [(ctx.at(endpoint), found) for endpoint, found in groups.items()]
+
+    def _expand(self, task_id: str) -> str:
+        """A prefix of one of this endpoint's ids in the book, as the whole id."""
+        from mcptask.state.taskbook import MIN_PREFIX
+
+        if not self.remembers or len(task_id) < MIN_PREFIX:
+            return task_id
+        server = self._ctx.server
+        known = self._ctx.book.tasks(server)
+        if task_id in known:
+            return task_id
+        matches = sorted(t for t in known if t.startswith(task_id))
+        if len(matches) > 1:
+            raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
+        return matches[0] if matches else task_id
+
+    def _find(self, task_id: str, no_target: type[UsageError]) -> tuple[str, str]:
+        """(endpoint, whole id) of a task the book knows, for a run without a target."""
+        hits = self._ctx.book.find(task_id)
+        if not hits:
+            raise no_target(
+                f"task {task_id} is not in the task book, so mcptask does not know where it "
+                "lives: give a target for tasks this machine has not seen (--url URL, "
+                "--stdio CMD or -s NAME)"
+            )
+        ids = {tid for _, tid, _ in hits}
+        if len(ids) > 1:
+            raise UsageError(_ambiguous_prefix(task_id, [(ep, tid) for ep, tid, _ in hits]))
+        if len(hits) > 1:
+            where = "; ".join(sorted(ep for ep, _, _ in hits))
+            raise UsageError(
+                f"task {task_id} is known on {len(hits)} endpoints ({where}): pick one with "
+                "--url URL or -s NAME"
+            )
+        endpoint, full, _ = hits[0]
+        return endpoint, full
+
+    def require_reachable(self, command: str, task_ids: list[str]) -> None:
+        """Over stdio a task dies with the server process: a task id from the command line
+        cannot be on the server this run would spawn (usage error, before spawning)."""
+        if self._ctx.target.command is None:
+            return
+        from mcptask.session.targets import unreachable_over_stdio
+
+        for task_id in task_ids:
+            if task_id not in self._seen:
+                raise unreachable_over_stdio(command, task_id)
+
+    # -- references and records -----------------------------------------------------------------
+
+    def ref(self, task_id: str) -> TaskRef:
+        """A task's reference from the task book, with `--session`/`--context-id` on top."""
+        return self.refs([task_id])[0]
+
+    def refs(self, task_ids: Iterable[str]) -> list[TaskRef]:
+        """Many references from one read of the task book."""
+        from mcptask.protocols.base import TaskRef
+
+        options = self._ctx.options
+        book = self._ctx.book.tasks(self._ctx.server) if self.remembers else {}
+        out = []
+        for task_id in task_ids:
+            rec = book.get(task_id) or {}
+            session = options.session or rec.get("session")
+            context = options.context_id or rec.get("contextId")
+            out.append(
+                TaskRef(
+                    task_id=task_id,
+                    session=session if isinstance(session, str) else None,
+                    context_id=context if isinstance(context, str) else None,
+                )
+            )
+        return out
+
+    def remember(self, task: Task, ref: TaskRef, **extra: Any) -> None:
+        self.remember_many([(task, ref)], **extra)
+
+    def remember_many(
+        self,
+        seen: list[tuple[Task, TaskRef]],
+        *,
+        each: dict[str, dict[str, Any]] | None = None,
+        **extra: Any,
+    ) -> None:
+        """Record tasks in the task book, in one locked write; `each` adds fields to some
+        tasks (by id: a watch's results), `extra` to all."""
+        self._seen.update(task.taskId for task, _ in seen)
+        protocol = self._ctx.endpoint.built
+        if not self.remembers or protocol is None or not seen:
+            return
+        updates: dict[str, dict[str, Any]] = {}
+        for task, ref in seen:
+            fields = protocol.book_fields(ref)
+            fields.update(status=task.status, **extra, **(each or {}).get(task.taskId, {}))
+            if task.contextId and not fields.get("contextId"):
+                fields["contextId"] = task.contextId
+            updates[task.taskId] = fields
+        self._ctx.book.record_many(self._ctx.server, updates)
+
+    def remember_session(self, session: str) -> None:
+        """Keep a session in which a task may exist that the book does not know (its
+        creation's answer was lost), so that `list` looks there too."""
+        others = [s for s in self.orphan_sessions() if s != session]
+        kept = [*others[-(self.SESSIONS_KEPT - 1) :], session]
+        self._ctx.book.set_endpoint(self._ctx.server, sessions=kept)
+
+    def orphan_sessions(self) -> list[str]:
+        """The sessions `remember_session` kept for this endpoint."""
+        if not self.remembers:
+            return []
+        kept = self._ctx.book.endpoint(self._ctx.server).get("sessions")
+        return [s for s in kept if isinstance(s, str)] if isinstance(kept, list) else []
