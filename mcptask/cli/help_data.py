@@ -66,6 +66,10 @@ COMMANDS: dict[str, CommandHelp] = {
                 "mcptask watch 8488be63 --until input_required && mcptask answer 8488be63",
             ),
             (
+                "an A2A task, its updates received by webhook as they happen",
+                "mcptask watch 8488be63 --push-receiver",
+            ),
+            (
                 "each new status message, in a script",
                 "mcptask watch 8488be63 -o ndjson --jq 'select(.event == \"status\") | .statusMessage'",
             ),
@@ -307,6 +311,69 @@ COMMANDS: dict[str, CommandHelp] = {
                 "",
                 'curl -H "Authorization: Bearer $(mcptask auth token -s research)" https://mcp.example.com/mcp',
             ),
+        ),
+    ),
+    "push": CommandHelp(
+        SERVERS,
+        "A2A push notifications: configs and a receiver",
+        "An A2A task's push notification configs (where the agent POSTs the task's updates, and "
+        "the token it sends with them): set, get, list, delete. `push listen` is a webhook "
+        "receiver that prints every notification it gets, one JSON line each, until Ctrl-C. "
+        "`watch --push-receiver` does both for the tasks it watches.",
+        (
+            (
+                "print what an agent pushes",
+                "mcptask push listen --port 8765 --token s3cret",
+            ),
+            (
+                "and point a task's updates at it",
+                "mcptask push set 8488be63 --webhook http://127.0.0.1:8765/hook --token s3cret",
+            ),
+            ("", "mcptask push list 8488be63"),
+        ),
+    ),
+    "push set": CommandHelp(
+        SERVERS,
+        "Make the agent POST a task's updates to a URL",
+        "Create (or replace, with --id) a push notification config for the task: the agent "
+        "POSTs each update to --webhook with --token in X-A2A-Notification-Token (and an "
+        "Authorization header with --auth-scheme and --auth-credentials). Agents should "
+        "refuse loopback and private URLs: give one they can reach. Exit 11 when the agent "
+        "does not push.",
+        (("", "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --token s3cret"),),
+    ),
+    "push get": CommandHelp(
+        SERVERS,
+        "Show one push config of a task",
+        "Show one push notification config of the task (--id; without it, the task's only "
+        "one): its URL and whether a token or credentials are set, never what they are.",
+        (("", "mcptask push get 8488be63 --id hook-1"),),
+    ),
+    "push list": CommandHelp(
+        SERVERS,
+        "List a task's push configs",
+        "List the task's push notification configs, never a token or credentials.",
+        (("", "mcptask push list 8488be63 -o json"),),
+    ),
+    "push delete": CommandHelp(
+        SERVERS,
+        "Stop a task's pushes to a URL",
+        "Delete one push notification config of the task (--id; without it, the task's only "
+        "one): the agent stops POSTing there.",
+        (("", "mcptask push delete 8488be63 --id hook-1"),),
+    ),
+    "push listen": CommandHelp(
+        SERVERS,
+        "Print every push notification received",
+        "A webhook receiver on 127.0.0.1 (--host to bind elsewhere), at a random port and path "
+        "unless given, that prints every notification as one JSON line: the task, its state, "
+        "what changed, whether the token matched, what it answered. It refuses (401) a "
+        "request without the token, bodies over --max-body (413), anything not JSON (415), "
+        "and answers duplicates once. The first line says where it listens; without --token "
+        "a random one is shown once on stderr. Ctrl-C ends it (exit 0).",
+        (
+            ("", "mcptask push listen --port 8765 --token s3cret"),
+            ("stop after the first notification", "mcptask push listen --count 1 -o json"),
         ),
     ),
     "schema": CommandHelp(

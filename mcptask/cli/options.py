@@ -296,6 +296,27 @@ NoPush = Annotated[
     bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
 ]
 
+PushReceiverFlag = Annotated[
+    bool,
+    typer.Option(
+        "--push-receiver",
+        help="A2A: receive push notifications on a webhook on 127.0.0.1 (configs made per task, deleted at the end).",
+    ),
+]
+PushPublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--push-public-url",
+        help="With --push-receiver: the URL the agent reaches the receiver at (a tunnel); its random path is added.",
+    ),
+]
+PushPort = Annotated[
+    int,
+    typer.Option(
+        "--push-port", help="With --push-receiver: the local port (default: any free one)."
+    ),
+]
+
 OutputMode = Annotated[
     str,
     typer.Option(
