@@ -597,6 +597,10 @@ def push_listen(
     count: Annotated[
         int | None, typer.Option("--count", help="Stop after this many notifications.")
     ] = None,
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option("--task", help="Take notifications about this task only (repeatable)."),
+    ] = None,
     output: OutputMode = "auto",
     jq: Jq = None,
 ) -> None:
@@ -605,7 +609,14 @@ def push_listen(
 
     g = GlobalOptions(output=output, url="http://127.0.0.1", jq=jq)
     opts = PushOptions(
-        "listen", host=host, port=port, token=token, path=path, max_body=max_body, count=count
+        "listen",
+        host=host,
+        port=port,
+        token=token,
+        path=path,
+        max_body=max_body,
+        count=count,
+        tasks=tasks,
     )
     execute(g, lambda ctx: run_push(opts, ctx), streaming=True)
 
@@ -615,7 +626,7 @@ def schema(
     name: Annotated[
         str | None,
         typer.Argument(
-            help="The shape: task, list, watch-event, watch-summary, result, cancel, check, tools or servers (none: list them).",
+            help="The shape: task, list, watch-event, watch-summary, result, cancel, check, tools, servers or push (none: list them).",
             autocompletion=complete.schema_names,
         ),
     ] = None,

@@ -38,6 +38,8 @@ class PushOptions:
     max_body: int | None = None
     #: `listen --count N`: stop after N notifications (None: until Ctrl-C)
     count: int | None = None
+    #: `listen --task ID`: the tasks taken (others: 404); none: any task
+    tasks: list[str] | None = None
 
 
 async def run_push(opts: PushOptions, ctx: Context) -> int:
@@ -189,6 +191,7 @@ async def _listen(opts: PushOptions, ctx: Context) -> int:
         token=opts.token,
         max_body=opts.max_body or MAX_BODY,
         task_of=task_id_of,
+        known=set(opts.tasks).__contains__ if opts.tasks else None,
         on_delivery=report,
     )
     try:

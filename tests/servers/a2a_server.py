@@ -43,7 +43,6 @@ import logging
 from urllib.parse import urlsplit
 
 import httpx
-
 import uvicorn
 from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
