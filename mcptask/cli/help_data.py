@@ -48,7 +48,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "Follow one or more tasks until each ends: a live view on a terminal, one JSON event "
         "per line in a pipe (`-o json`: one summary at the end). Updates the server pushes are "
         "shown at once; polls follow the pace the server asks (`--interval` only slows them). "
-        "On a terminal a task that asks for input gets a form. Exit by the final state: 0 "
+        "On a terminal a task that asks for input gets a form. --push-receiver takes an A2A "
+        "agent's push notifications on a webhook on 127.0.0.1 (`via: webhook`). Exit by the final state: 0 "
         "completed, 5 failed, 6 needs input, 7 timed out, 8 cancelled, 9 unknown or expired "
         "(the highest with several tasks).",
         (
@@ -64,10 +65,6 @@ COMMANDS: dict[str, CommandHelp] = {
             (
                 "wait until a task asks for input, then answer it",
                 "mcptask watch 8488be63 --until input_required && mcptask answer 8488be63",
-            ),
-            (
-                "an A2A task, its updates received by webhook as they happen",
-                "mcptask watch 8488be63 --push-receiver",
             ),
             (
                 "each new status message, in a script",
@@ -340,27 +337,46 @@ COMMANDS: dict[str, CommandHelp] = {
         "Authorization header with --auth-scheme and --auth-credentials). Agents should "
         "refuse loopback and private URLs: give one they can reach. Exit 11 when the agent "
         "does not push.",
-        (("", "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --token s3cret"),),
+        (
+            (
+                "",
+                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --token s3cret",
+            ),
+            (
+                "with an Authorization header, under an id of your own",
+                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --auth-scheme Bearer --auth-credentials abc --id hook-1",
+            ),
+        ),
     ),
     "push get": CommandHelp(
         SERVERS,
         "Show one push config of a task",
         "Show one push notification config of the task (--id; without it, the task's only "
         "one): its URL and whether a token or credentials are set, never what they are.",
-        (("", "mcptask push get 8488be63 --id hook-1"),),
+        (
+            ("", "mcptask push get 8488be63 --id hook-1"),
+            ("the task's only config, as JSON", "mcptask push get 8488be63 -o json"),
+        ),
     ),
     "push list": CommandHelp(
         SERVERS,
         "List a task's push configs",
-        "List the task's push notification configs, never a token or credentials.",
-        (("", "mcptask push list 8488be63 -o json"),),
+        "List the task's push notification configs: each one's id, the URL the agent POSTs "
+        "to, and whether a token or credentials are set, never what they are.",
+        (
+            ("", "mcptask push list 8488be63"),
+            ("one config per line", "mcptask push list 8488be63 -o ndjson"),
+        ),
     ),
     "push delete": CommandHelp(
         SERVERS,
         "Stop a task's pushes to a URL",
         "Delete one push notification config of the task (--id; without it, the task's only "
         "one): the agent stops POSTing there.",
-        (("", "mcptask push delete 8488be63 --id hook-1"),),
+        (
+            ("", "mcptask push delete 8488be63 --id hook-1"),
+            ("the task's only config", "mcptask push delete 8488be63"),
+        ),
     ),
     "push listen": CommandHelp(
         SERVERS,
