@@ -382,3 +382,95 @@ def test_push_receiver_options_are_checked(run_cli: RunCli) -> None:
     )
     assert r.code == 2
     assert_one_line_error(r)
+
+
+# -- the watcher with two push channels (fake clock, no network) ---------------------------------
+
+
+def _scenario_two_feeds() -> tuple[int, list[float], list[tuple[str, str]]]:
+    import asyncio
+    import random
+
+    from mcptask.model import Task
+    from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
+    from mcptask.scheduler.watcher import WatchConfig, Watcher
+
+    now = [0.0]
+    polls: list[float] = []
+    vias: list[tuple[str, str]] = []
+    pushed = asyncio.Event()
+
+    def task(status: str = "working", msg: str | None = None) -> Task:
+        return Task(
+            taskId="a",
+            status=status,  # type: ignore[arg-type]
+            statusMessage=msg,
+            protocol="test",
+            server="test",
+            raw={},
+        )
+
+    async def sleep(seconds: float) -> None:
+        await asyncio.sleep(0)
+        if not pushed.is_set() and now[0] + seconds >= 3.0:
+            now[0] = 3.0
+            pushed.set()  # the webhook delivers the end at t = 3 s
+            await asyncio.sleep(3600)  # woken by the push instead
+        now[0] += seconds
+
+    class Subscription(PushFeed):
+        async def run(self, deliver: Deliver, health: Health) -> None:
+            health(True)
+            health(False)  # refused (streaming off): it ends at once
+
+    class Webhook(PushFeed):
+        via = "webhook"
+
+        async def run(self, deliver: Deliver, health: Health) -> None:
+            health(True)
+            await pushed.wait()
+            await deliver(task("completed", "done"))
+            await asyncio.Event().wait()
+
+    server = [task(), task("completed", "done")]
+
+    async def fetch(ref: TaskRef) -> Task:
+        polls.append(now[0])
+        return server.pop(0) if len(server) > 1 else server[0]
+
+    async def fetch_result(ref: TaskRef, t: Task) -> TaskResult:
+        return TaskResult(task=t, payload={})
+
+    class Events:
+        def update(self, w: Any, via: str) -> None:
+            vias.append((via, w.task.status))
+
+        def retry(self, w: Any, error: str, delay: float) -> None:
+            pass
+
+        def end(self, w: Any) -> None:
+            pass
+
+    watcher = Watcher(
+        fetch=fetch,
+        fetch_result=fetch_result,
+        config=WatchConfig(timeout=120),
+        events=Events(),
+        clock=lambda: now[0],
+        sleep=sleep,
+        rng=random.Random(0),
+        feeds=[Webhook({"a"}), Subscription({"a"})],
+    )
+    watcher.add(TaskRef("a"))
+    code = asyncio.run(watcher.run())
+    return code, polls, vias
+
+
+def test_a_failed_subscription_does_not_undo_a_live_webhook() -> None:
+    code, polls, vias = _scenario_two_feeds()
+    assert code == 0
+    assert vias[-1] == ("webhook", "completed")
+    # polled at once, then relaxed while the webhook is live (no poll at the 1 s pace): the
+    # next poll only confirms the end the webhook delivered at 3 s
+    assert polls[0] == 0.0
+    assert len(polls) == 2 and polls[1] == 3.0, polls
