@@ -420,7 +420,9 @@ class _PushChecks:
         track = run.track
         from mcptask.protocols.a2a_push import read_event
 
-        mine = [d for d in run.deliveries if d.status == 200]
+        # every POST that came with a JSON body counts here, refused by the receiver or not
+        # (what it carried is judged by push.authentication)
+        mine = [d for d in run.deliveries if d.body is not None or d.status == 415]
         bad = [d for d in mine if read_event(d.body) is None]
         pushed = squash([_word(s) for s in _push_states(mine, track.task_id)])
         polled = squash([_word(s) for s in track.states])
@@ -457,9 +459,18 @@ class _PushChecks:
             raise could_not_run("nothing was delivered")
         no_token = [d for d in run.deliveries if d.token_matched is not True]
         no_auth = [d for d in run.deliveries if d.auth_matched is not True]
+        neither = [d for d in no_token if d.auth_matched is not True]
         n = len(run.deliveries)
+        if neither:
+            return FAIL, (
+                f"{len(neither)} of {n} deliveries carry neither the config's token nor its "
+                "authentication: a receiver cannot tell them from forgeries"
+            )
         if no_token:
-            return FAIL, f"{len(no_token)} of {n} deliveries lack the config's token"
+            return WARN, (
+                f"{len(no_token)} of {n} deliveries lack the config's token in "
+                "X-A2A-Notification-Token (they carried Authorization: Bearer)"
+            )
         if no_auth:
             return WARN, (
                 f"{len(no_auth)} of {n} deliveries lack the configured Authorization: Bearer "

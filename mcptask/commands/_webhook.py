@@ -91,7 +91,7 @@ async def push_receiver(
                 feeds.append(feed)
                 known.update(feed.task_ids)
                 group.watcher.feeds.append(feed)
-        if feeds:
+        if feeds and ctx.options.trace:
             ctx.trace(f"* push receiver at {receiver.url} for {len(known)} task(s)")
         yield
     finally:

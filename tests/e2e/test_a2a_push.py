@@ -25,6 +25,14 @@ from servers.a2a_plugin import A2AServerProcess
 
 pytestmark = pytest.mark.timeout(120)
 VERSIONS = ["a2a-1.0", "a2a-0.3"]
+#: the agents with push on: a2a-sdk 1.3.0 (Python) and @a2a-js/sdk 1.3.0 (TypeScript)
+AGENTS = ["a2a_push_server", "a2a_js_server"]
+
+
+@pytest.fixture(params=AGENTS, ids=["a2a-sdk", "a2a-js"])
+def push_agent(request: pytest.FixtureRequest) -> A2AServerProcess:
+    server: A2AServerProcess = request.getfixturevalue(request.param)
+    return server
 
 
 def valid(data: Any, name: str = "push") -> Any:
@@ -110,10 +118,8 @@ def cli(state_dir: Path) -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("proto", VERSIONS)
-def test_push_config_round_trip(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess, proto: str
-) -> None:
-    url = a2a_push_server.url
+def test_push_config_round_trip(run_cli: RunCli, push_agent: A2AServerProcess, proto: str) -> None:
+    url = push_agent.url
     task_id = send(run_cli, url, proto)
     hook = "http://127.0.0.1:9/hook?token=sekrit"
     made = ok(
@@ -199,13 +205,16 @@ def test_push_set_needs_a_webhook_url(run_cli: RunCli) -> None:
 
 @pytest.mark.parametrize("proto", VERSIONS)
 def test_push_listen_prints_what_the_agent_delivers(
-    run_cli: RunCli, cli: Any, a2a_push_server: A2AServerProcess, proto: str
+    run_cli: RunCli, cli: Any, push_agent: A2AServerProcess, proto: str
 ) -> None:
     listen = cli("push", "listen", "--token", "listen-tok", "-o", "ndjson")
     where = valid(listen.line())
     assert where["event"] == "listening" and where["host"] == "127.0.0.1"
-    url = a2a_push_server.url
-    task_id = send(run_cli, url, proto)
+    url = push_agent.url
+    # a long task (20 steps): its config is in place well before it ends, however slow the
+    # machine; once a step has been delivered it is cancelled, and that is delivered too
+    task_id = send(run_cli, url, proto, "slow listen")
+    # a token only (a2a-js sends the token only when no authentication is named)
     ok(
         run_cli(
             "push",
@@ -219,20 +228,18 @@ def test_push_listen_prints_what_the_agent_delivers(
             where["url"],
             "--token",
             "listen-tok",
-            "--auth-scheme",
-            "Bearer",
-            "--auth-credentials",
-            "c",
         )
     )
-    seen = listen.until(lambda n: n.get("status") == "completed")
+    seen = listen.until(lambda n: (n["message"] or "").startswith("step "))
+    ok(run_cli("cancel", task_id, "-u", url, "-p", proto))
+    seen += listen.until(lambda n: n.get("status") == "cancelled")
     for n in seen:
         valid(n)
         assert n["taskId"] == task_id
-        assert n["tokenMatched"] is True and n["accepted"] is True and n["authScheme"] == "Bearer"
-    assert {n["changed"] for n in seen} >= {"status", "artifact"}
-    assert any(n["artifact"] == "echo" for n in seen)
-    assert any((n["message"] or "").startswith("step ") for n in seen)
+        assert n["tokenMatched"] is True and n["accepted"] is True
+    # 1.0: StreamResponse status updates; a2a-js over 0.3: the whole task each time
+    assert {n["changed"] for n in seen} <= {"status", "task"}
+    assert seen[-1]["state"] in ("TASK_STATE_CANCELED", "canceled")
     code, out, err = listen.stop(signal.SIGINT)
     assert code == 0, err
     assert "Traceback" not in err and "listen-tok" not in out + err
@@ -300,9 +307,9 @@ def test_push_listen_count_and_bad_options(run_cli: RunCli) -> None:
 
 @pytest.mark.parametrize("proto", VERSIONS)
 def test_watch_receives_updates_by_webhook(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess, proto: str
+    run_cli: RunCli, push_agent: A2AServerProcess, proto: str
 ) -> None:
-    url = a2a_push_server.url
+    url = push_agent.url
     r = ok(
         run_cli(
             "send",
@@ -325,9 +332,6 @@ def test_watch_receives_updates_by_webhook(
     assert any(x["via"] == "webhook" for x in statuses), statuses
     assert statuses[-1]["status"] == "completed"
     assert lines[-1]["event"] == "end" and lines[-1]["outcome"] == "completed"
-    # the webhook said what happened: polls after it only confirm the end (relaxed pace)
-    steps = [x for x in statuses if x["via"] == "webhook" and x["status"] == "working"]
-    assert steps, statuses
     task_id = lines[-1]["taskId"]
     assert configs(run_cli, url, proto, task_id) == []  # deleted at the end
     assert "X-A2A-Notification-Token" not in r.stderr
@@ -346,9 +350,9 @@ def test_watch_with_push_receiver_deletes_configs_after_a_timeout(
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_ends_the_watch_and_its_configs(
-    run_cli: RunCli, cli: Any, a2a_push_server: A2AServerProcess, sig: int, code: int
+    run_cli: RunCli, cli: Any, push_agent: A2AServerProcess, sig: int, code: int
 ) -> None:
-    url = a2a_push_server.url
+    url = push_agent.url
     task_id = send(run_cli, url, "a2a-1.0", "slow signal")
     watch = cli("watch", task_id, "-u", url, "--push-receiver", "-o", "ndjson")
     watch.until(lambda x: x.get("via") == "webhook")  # its config is in place and used
