@@ -324,6 +324,22 @@ def test_check_on_push_against_an_agent_that_pushes(
     assert "§3.1.10" in by_id(report, "a2a.push.after-delete")["spec"]
 
 
+def test_check_on_push_against_the_a2a_js_agent(
+    run_cli: RunCli, a2a_js_server: A2AServerProcess
+) -> None:
+    report = _run(run_cli, "-u", a2a_js_server.url, "-p", "a2a-1.0", code=0)
+    v = {k: x for k, x in verdicts(report).items() if k.startswith("a2a.push.")}
+    # @a2a-js/sdk 1.3.0 sends a config's authentication *instead of* its token
+    assert v == {
+        "a2a.push.capability": "PASS",
+        "a2a.push.configs": "PASS",
+        "a2a.push.delivery": "PASS",
+        "a2a.push.authentication": "WARN",
+        "a2a.push.after-delete": "PASS",
+    }, report["checks"]
+    assert "X-A2A-Notification-Token" in by_id(report, "a2a.push.authentication")["observed"]
+
+
 # -- in-process: outcome rules, JUnit, helpers ----------------------------------------------------
 
 D = CheckDef("mcp2025.x.y", "status", "a requirement", "a section")
