@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 #: seconds the deletes of the watch's configs may take at its end, all together
 CLEANUP_SECONDS = 10.0
+#: config calls in flight at once (registering and deleting many tasks' configs)
+REGISTER_AT_ONCE = 16
 
 
 @dataclass
@@ -120,24 +122,45 @@ async def _register(
         ctx.out.note(f"{where}: the agent card says pushNotifications: false; no webhook, polling")
         return None
     ids: list[str] = []
-    for w in group.watcher.watched:
-        if w.done:
-            continue
+    failed: list[str] = []
+
+    async def one(w: Any) -> None:
         config_id = "mcptask-" + secrets.token_hex(8)
         try:
             config = await proto.push_set(w.ref, url, token=token, config_id=config_id)
         except TaskNotFound:
-            continue  # its poll says so
-        except NotApplicable as exc:
-            ctx.out.note(f"{where}: {exc.message}; polling")
-            break
+            return  # its poll says so
         except McptaskError as exc:
-            ctx.out.note(f"{where}: no webhook for task {w.task_id}: {exc.message}; polling")
-            if "push URL" in exc.message:
-                break  # the same for every task
-            continue
+            failed.append(exc.message)
+            return
         made.append((proto, w.ref, config.id or config_id))
         ids.append(w.task_id)
+
+    todo = [w for w in group.watcher.watched if not w.done]
+    # the first alone: an agent that refuses push, or the URL, refuses it for every task
+    for w in todo[:1]:
+        try:
+            config_id = "mcptask-" + secrets.token_hex(8)
+            config = await proto.push_set(w.ref, url, token=token, config_id=config_id)
+            made.append((proto, w.ref, config.id or config_id))
+            ids.append(w.task_id)
+        except TaskNotFound:
+            pass
+        except McptaskError as exc:
+            ctx.out.note(f"{where}: no webhook: {exc.message}; polling")
+            if isinstance(exc, NotApplicable) or "push URL" in exc.message:
+                return None
+    gate = asyncio.Semaphore(REGISTER_AT_ONCE)
+
+    async def gated(w: Any) -> None:
+        async with gate:
+            await one(w)
+
+    await asyncio.gather(*(gated(w) for w in todo[1:]))
+    if failed:
+        ctx.out.note(
+            f"{where}: no webhook for {len(failed)} task(s) ({failed[0]}); those are polled"
+        )
     return WebhookFeed(proto, ids) if ids else None
 
 
@@ -155,7 +178,13 @@ async def _delete(made: list[tuple[TaskProtocol, TaskRef, str]], ctx: Context) -
         except McptaskError as exc:
             ctx.out.note(f"could not delete push config {config_id} of {ref.task_id}: {exc}")
 
-    jobs = asyncio.gather(*(one(*m) for m in made))
+    gate = asyncio.Semaphore(REGISTER_AT_ONCE)
+
+    async def gated(proto: TaskProtocol, ref: TaskRef, config_id: str) -> None:
+        async with gate:
+            await one(proto, ref, config_id)
+
+    jobs = asyncio.gather(*(gated(*m) for m in made))
     try:
         await asyncio.wait_for(jobs, CLEANUP_SECONDS)
     except TimeoutError:

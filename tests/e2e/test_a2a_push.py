@@ -478,3 +478,17 @@ def test_a_failed_subscription_does_not_undo_a_live_webhook() -> None:
     # next poll only confirms the end the webhook delivered at 3 s
     assert polls[0] == 0.0
     assert len(polls) == 2 and polls[1] == 3.0, polls
+
+
+def test_watch_of_several_tasks_registers_and_deletes_one_config_each(
+    run_cli: RunCli, a2a_push_server: A2AServerProcess
+) -> None:
+    url = a2a_push_server.url
+    ids = [send(run_cli, url, "a2a-1.0", f"slow many {i}") for i in range(3)]
+    r = run_cli("watch", *ids, "-u", url, "--push-receiver", "--timeout", "4", "-o", "ndjson")
+    assert r.code == 7, r.stderr  # the slow tasks outlive the timeout
+    by_webhook = {x["taskId"] for x in r.lines() if x.get("via") == "webhook"}
+    assert by_webhook == set(ids)
+    for task_id in ids:
+        assert configs(run_cli, url, "a2a-1.0", task_id) == []
+        ok(run_cli("cancel", task_id, "-u", url))
