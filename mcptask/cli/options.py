@@ -307,13 +307,14 @@ PushPublicUrl = Annotated[
     str | None,
     typer.Option(
         "--push-public-url",
-        help="With --push-receiver: the URL the agent reaches the receiver at (a tunnel); its random path is added.",
+        help="The URL the agent reaches --push-receiver at (a tunnel); its random path is added (implies --push-receiver).",
     ),
 ]
 PushPort = Annotated[
     int,
     typer.Option(
-        "--push-port", help="With --push-receiver: the local port (default: any free one)."
+        "--push-port",
+        help="--push-receiver's local port (default: any free one; implies --push-receiver).",
     ),
 ]
 
