@@ -645,8 +645,8 @@ class A2ABase(TaskProtocol):
         if exc.code == INVALID_PARAMS and "url" in msg.lower():
             return ServerError(
                 f"the agent refused the push URL ({msg}); agents should refuse loopback and "
-                "private addresses from afar: give a URL it can reach (--push-public-url, a "
-                "tunnel)"
+                "private addresses from afar: give a URL it can reach (a tunnel, a public "
+                "host; `watch --push-public-url`)"
             )
         if exc.code == TASK_NOT_FOUND and which in (1, 3):
             # agents answer a config they do not have like a task they do not have

@@ -492,3 +492,27 @@ def test_watch_of_several_tasks_registers_and_deletes_one_config_each(
     for task_id in ids:
         assert configs(run_cli, url, "a2a-1.0", task_id) == []
         ok(run_cli("cancel", task_id, "-u", url))
+
+
+def test_an_agent_that_refuses_the_public_url_is_polled_and_named(
+    run_cli: RunCli, a2a_push_server: A2AServerProcess
+) -> None:
+    url = a2a_push_server.url
+    r = ok(
+        run_cli(
+            "send",
+            "hello tunnel",
+            "-u",
+            url,
+            "--watch",
+            "-o",
+            "ndjson",
+            "--push-public-url",
+            "http://10.1.2.3:8080/",
+        )
+    )
+    assert "refused the push URL" in r.stderr and "loopback" in r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.lines()
+    assert lines[-1]["outcome"] == "completed"
+    assert all(x.get("via") != "webhook" for x in lines)
