@@ -86,10 +86,13 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
             events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
         events.track(watched)
     watchers = [g.watcher for g in groups]
-    from mcptask.commands._webhook import push_receiver
+    receiving: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+    if opts.receiver is not None:
+        from mcptask.commands._webhook import push_receiver
 
+        receiving = push_receiver(opts.receiver, groups, ctx)
     with signals(*watchers), _reader_gone(ctx, watchers):
-        async with push_receiver(opts.receiver, groups, ctx):
+        async with receiving:
             # the live view is left on every path, so the terminal never stays in live mode
             view = events if isinstance(events, LiveEvents) else contextlib.nullcontext()
             with view:
