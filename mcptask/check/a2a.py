@@ -307,6 +307,8 @@ class _PushChecks:
         )
 
     async def _push_says(self: Any) -> bool | None:
+        if getattr(self, "rest", None) is not None:  # the HTTP+JSON binding (issue 25)
+            raise not_applicable("the push checks speak JSON-RPC; HTTP+JSON is not covered yet")
         _, card = await self.card.get()
         caps = card.get("capabilities")
         value = caps.get("pushNotifications") if isinstance(caps, dict) else None
