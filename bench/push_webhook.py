@@ -12,7 +12,11 @@ timestamping every `status` line as it arrives. The agent stamps each status it 
 (`status.timestamp`, the task's `lastUpdatedAt`) on the same clock, so lateness = line arrival -
 lastUpdatedAt. Also counts the `GetTask` requests each mode made (from `--trace`).
 
-    python bench/push_webhook.py [--rounds 5] [--step-seconds 1] [--mcptask PATH] [--json]
+    python bench/push_webhook.py [--rounds 5] [--step-seconds 1] [--agent sdk|js]
+                                 [--mcptask PATH] [--json]
+
+`--agent js` runs the suite's @a2a-js/sdk 1.3.0 agent (`tests/servers/a2a_js_server.cjs`)
+instead.
 """
 
 from __future__ import annotations
@@ -34,32 +38,39 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from servers.a2a_envs import A2A_SERVER_SCRIPT, a2a_python  # noqa: E402
+from servers.a2a_envs import (  # noqa: E402
+    A2A_JS_SERVER_SCRIPT,
+    A2A_SERVER_SCRIPT,
+    a2a_js_modules,
+    a2a_python,
+)
 from servers.common import free_port  # noqa: E402
 
 
-def start_agent(step: float) -> tuple[subprocess.Popen[bytes], str]:
+def start_agent(step: float, agent: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    if agent == "js":
+        cmd = ["node", str(A2A_JS_SERVER_SCRIPT), "--port", str(port), "--no-streaming"]
+        cmd += ["--step-ms", str(int(step * 1000))]
+        env = {**os.environ, "A2A_JS_MODULES": str(a2a_js_modules())}
+        url = base + "/a2a/jsonrpc"
+    else:
+        cmd = [str(a2a_python()), str(A2A_SERVER_SCRIPT), "--port", str(port), "--push"]
+        cmd += ["--no-streaming", "--step-seconds", str(step)]
+        env = dict(os.environ)
+        url = base + "/"
     proc = subprocess.Popen(
-        [
-            str(a2a_python()),
-            str(A2A_SERVER_SCRIPT),
-            "--port",
-            str(port),
-            "--push",
-            "--no-streaming",
-            "--step-seconds",
-            str(step),
-        ],
+        cmd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=A2A_SERVER_SCRIPT.parent,
+        env=env,
     )
-    url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url + ".well-known/agent-card.json", timeout=2).status_code == 200:
+            if httpx.get(base + "/.well-known/agent-card.json", timeout=2).status_code == 200:
                 return proc, url
         except httpx.HTTPError:
             pass
@@ -141,9 +152,12 @@ def main() -> None:
         "--mcptask", help="the console script to run (default: this interpreter -m mcptask)"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--agent", choices=("sdk", "js"), default="sdk", help="a2a-sdk 1.3.0 or @a2a-js/sdk 1.3.0"
+    )
     args = parser.parse_args()
     mcptask = [args.mcptask] if args.mcptask else [sys.executable, "-m", "mcptask"]
-    agent, url = start_agent(args.step_seconds)
+    agent, url = start_agent(args.step_seconds, args.agent)
     results: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory() as state:
@@ -159,7 +173,8 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(
-        f"a2a-sdk 1.3.0 agent, push on, streaming off; {args.rounds} rounds of a 3-step task "
+        f"{'@a2a-js/sdk' if args.agent == 'js' else 'a2a-sdk'} 1.3.0 agent, push on, "
+        f"streaming off; {args.rounds} rounds of a 3-step task "
         f"({args.step_seconds:g} s a step); lateness = line arrival - the agent's timestamp"
     )
     print(
