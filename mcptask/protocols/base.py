@@ -48,6 +48,8 @@ class TaskRef:
     task_id: str
     session: str | None = None
     context_id: str | None = None
+    #: the MCP version agreed when the session was opened (2025 sessions; None: the newest)
+    version: str | None = None
 
 
 @dataclass
@@ -442,7 +444,16 @@ class TaskProtocol(ABC):
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""
-        return {"protocol": self.name, "session": ref.session, "contextId": ref.context_id}
+        fields = {"protocol": self.name, "session": ref.session, "contextId": ref.context_id}
+        if ref.version:
+            fields["protocolVersion"] = ref.version
+        return fields
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The MCP version in use ("2025-06-18"), once it is known (labels `tools` and
+        `call`)."""
+        return None
 
     # -- what only some protocols do ------------------------------------------------------------
 

@@ -52,6 +52,7 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
     HasEventStream,
     HasNotifications,
@@ -59,9 +60,13 @@ from mcptask.transports.rpc import (
     Message,
     RpcClient,
     ServerMessageHandler,
+    Traces,
 )
 
 VERSION = "2025-11-25"
+#: the versions a server may agree to at `initialize` (highest first): after it, every request
+#: carries the one agreed in `MCP-Protocol-Version` (older servers refuse any other with 400)
+SPOKEN_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 CLIENT_CAPABILITIES: dict[str, Any] = {
     "tasks": {"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}},
@@ -290,6 +295,8 @@ class Mcp2025(TaskProtocol):
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.server_version = "?"
+        #: the MCP version agreed at `initialize` (None: not initialized by this object)
+        self.negotiated: str | None = None
         #: this object ran `initialize` (so `capabilities` is what the server announced)
         self.initialized = False
         self._tools: list[Tool] | None = None
@@ -329,10 +336,41 @@ class Mcp2025(TaskProtocol):
         self.server_version = str(result.get("protocolVersion", "?"))
         transport = self.rpc.transport
         session = (transport.session_id if isinstance(transport, HasSession) else None) or ""
+        self._agree(result.get("protocolVersion"), session)
         headers = {"Mcp-Session-Id": session} if session else {}
         await self.rpc.notify("notifications/initialized", headers=headers)
         self.initialized = True
         return session
+
+    def _agree(self, version: Any, session: str) -> None:
+        """The version the server answered `initialize` with: one mcptask speaks goes in the
+        `MCP-Protocol-Version` header of every later request (2025-11-25 transports: servers
+        before 2025-11-25 refuse any other with 400); any other ends the run (the spec: a
+        client that does not speak the server's version disconnects)."""
+        if not isinstance(version, str) or version not in SPOKEN_VERSIONS:
+            shown = one_line(str(version), 40) if version is not None else "no version"
+            raise ServerError(
+                f"the server answered initialize with MCP {shown}, which mcptask does not "
+                f"speak (it speaks {', '.join(SPOKEN_VERSIONS)})"
+            )
+        self.negotiated = version
+        self.rpc.transport.headers["MCP-Protocol-Version"] = version
+        transport = self.rpc.transport
+        if isinstance(transport, Traces):
+            where = f"session {session}" if session else "the session"
+            older = f" (mcptask asked for {VERSION})" if version != VERSION else ""
+            transport.trace(f"* MCP {version} on {where}{older}")
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.negotiated
+
+    def _version_headers(self, ref: TaskRef | None, session: str) -> dict[str, str]:
+        """A task's session reused from the task book speaks the version agreed when it was
+        opened (kept with the task); a session this run opened, the one agreed now."""
+        if ref is not None and ref.version and session and session != self.session:
+            return {"MCP-Protocol-Version": ref.version}
+        return {}
 
     @property
     def makes_tasks(self) -> bool:
@@ -370,6 +408,7 @@ class Mcp2025(TaskProtocol):
     ) -> Any:
         session = await self._session_for(ref, need_tasks=need_tasks)
         headers = {"Mcp-Session-Id": session} if session else {}
+        headers.update(self._version_headers(ref, session))
         try:
             return await self.rpc.request(
                 method, params, headers=headers, on_message=on_message, req_id=req_id
@@ -739,7 +778,8 @@ class Mcp2025(TaskProtocol):
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
-            return Created(task=task, ref=TaskRef(task.taskId, session=self.session))
+            ref = TaskRef(task.taskId, session=self.session, version=self.negotiated)
+            return Created(task=task, ref=ref)
         if isinstance(data, dict) and "content" in data:
             return Created(task=None, result=data)
         raise ProtocolError("the server's tools/call answer holds neither a task nor a result")

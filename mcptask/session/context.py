@@ -392,11 +392,13 @@ class Context:
             rec = book.get(task_id) or {}
             session = self.options.session or rec.get("session")
             context = self.options.context_id or rec.get("contextId")
+            version = rec.get("protocolVersion")
             out.append(
                 TaskRef(
                     task_id=task_id,
                     session=session if isinstance(session, str) else None,
                     context_id=context if isinstance(context, str) else None,
+                    version=version if isinstance(version, str) else None,
                 )
             )
         return out

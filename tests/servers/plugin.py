@@ -19,6 +19,7 @@ from servers.mcp_envs import (
     start_fastmcp3,
     start_fastmcp3_oauth,
     start_fastmcp4,
+    start_mcpsdk,
 )
 
 
@@ -69,3 +70,17 @@ def fastmcp4_server() -> Iterator[ServerProcess]:
     Tools: slow_echo, rpc_error, tool_error, ask_name.
     """
     yield from _serve(start_fastmcp4)
+
+
+@pytest.fixture(scope="session")
+def mcpsdk0618_server() -> Iterator[ServerProcess]:
+    """The official Python SDK 1.22.0 (newest MCP 2025-06-18) over Streamable HTTP: slow_echo
+    (progress), quick, ask_name (elicitation)."""
+    yield from _serve(lambda: start_mcpsdk("2025-06-18"))
+
+
+@pytest.fixture(scope="session")
+def mcpsdk0326_server() -> Iterator[ServerProcess]:
+    """The official Python SDK 1.9.4 (newest MCP 2025-03-26) over Streamable HTTP: slow_echo
+    (progress), quick."""
+    yield from _serve(lambda: start_mcpsdk("2025-03-26"))

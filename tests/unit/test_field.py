@@ -1,0 +1,83 @@
+"""Issue 25 ("the field"), one layer at a time over `httpx.MockTransport`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from mcptask.errors import ServerError
+from mcptask.protocols.base import TaskRef
+from mcptask.protocols.mcp2025 import Mcp2025
+from mcptask.transports.http import HttpOptions, HttpTransport
+from mcptask.transports.rpc import RpcClient
+
+URL = "http://mcp.test/mcp"
+
+
+def _mcp2025(handler: Any) -> Mcp2025:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return Mcp2025(RpcClient(HttpTransport(HttpOptions(url=URL), client)), URL)
+
+
+def _answer(request: httpx.Request, result: Any) -> httpx.Response:
+    body = json.loads(request.content)
+    if "id" not in body:
+        return httpx.Response(202)
+    return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+
+TASK = {"taskId": "t1", "status": "working"}
+
+
+def test_a_reused_session_speaks_the_version_kept_with_its_task() -> None:
+    seen: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("mcp-protocol-version"))
+        return _answer(request, TASK)
+
+    proto = _mcp2025(handler)
+    asyncio.run(proto.get(TaskRef("t1", session="s1", version="2025-06-18")))
+    asyncio.run(proto.get(TaskRef("t1", session="s1")))
+    assert seen == ["2025-06-18", "2025-11-25"]
+
+
+def test_initialize_agrees_on_an_older_version() -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append((body.get("method", ""), request.headers.get("mcp-protocol-version")))
+        if body.get("method") == "initialize":
+            result = {"protocolVersion": "2025-03-26", "capabilities": {"tools": {}}}
+            resp = _answer(request, result)
+            resp.headers["Mcp-Session-Id"] = "abc"
+            return resp
+        return _answer(request, {"tools": []})
+
+    proto = _mcp2025(handler)
+    assert asyncio.run(proto.list_tools()) == []
+    assert proto.protocol_version == "2025-03-26"
+    assert seen[1:] == [
+        ("notifications/initialized", "2025-03-26"),
+        ("tools/list", "2025-03-26"),
+    ]
+    assert proto.book_fields(TaskRef("t", session="abc", version="2025-03-26")) == {
+        "protocol": "mcp-2025-11-25",
+        "session": "abc",
+        "contextId": None,
+        "protocolVersion": "2025-03-26",
+    }
+
+
+def test_initialize_with_a_version_mcptask_does_not_speak() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return _answer(request, {"protocolVersion": "1999-01-01", "capabilities": {}})
+
+    proto = _mcp2025(handler)
+    with pytest.raises(ServerError, match="MCP 1999-01-01, which mcptask does not speak"):
+        asyncio.run(proto.list_tools())
