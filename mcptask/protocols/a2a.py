@@ -369,9 +369,14 @@ class A2ABase(TaskProtocol):
 
     # -- calls and errors -----------------------------------------------------------------------
 
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        """One operation on the wire (JSON-RPC here; the HTTP+JSON binding, `a2a_rest`,
+        maps each method to its resource)."""
+        return await self.rpc.request(method, params)
+
     async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None = None) -> Any:
         try:
-            return await self.rpc.request(method, params)
+            return await self._request(method, params)
         except RpcError as exc:
             raise self._error(exc, method, ref) from None
 
@@ -501,7 +506,7 @@ class A2ABase(TaskProtocol):
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
-            data = await self.rpc.request(self.m_cancel, {"id": ref.task_id})
+            data = await self._request(self.m_cancel, {"id": ref.task_id})
         except RpcError as exc:
             if exc.code != TASK_NOT_CANCELABLE:
                 raise self._error(exc, self.m_cancel, ref) from None
@@ -528,7 +533,7 @@ class A2ABase(TaskProtocol):
             if token:
                 params["pageToken"] = token
             try:
-                data = await self.rpc.request(self.m_list, params)
+                data = await self._request(self.m_list, params)
             except RpcError as exc:
                 if exc.code in (-32004, -32601):
                     raise CannotList(
@@ -618,8 +623,11 @@ class A2A03(A2ABase):
 
 # -- detection --------------------------------------------------------------------------------
 
-#: A2A versions mcptask speaks, highest first
+#: A2A versions mcptask speaks over JSON-RPC, highest first
 _SPOKEN = (("1.0", "a2a-1.0"), ("0.3", "a2a-0.3"))
+#: A2A 1.0 over the HTTP+JSON binding (`protocols.a2a_rest`)
+REST_NAME = "a2a-1.0-rest"
+_REST_BINDINGS = ("HTTP+JSON", "REST", "HTTP")
 _AGNO_CARD_URL = re.compile(r"/v1/message:(stream|send)/?$")
 
 
@@ -631,8 +639,13 @@ def _version(value: Any) -> str | None:
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
+def _rest_binding(item: Any) -> bool:
+    return isinstance(item, dict) and str(item.get("protocolBinding", "")).upper() in _REST_BINDINGS
+
+
 def protocol_from_card(card: Any) -> str | None:
-    """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it."""
+    """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it;
+    without a JSON-RPC interface, A2A 1.0 over HTTP+JSON where the card offers it."""
     if not isinstance(card, dict):
         return None
     interfaces = card.get("supportedInterfaces")
@@ -645,12 +658,21 @@ def protocol_from_card(card: Any) -> str | None:
         for version, name in _SPOKEN:
             if version in versions:
                 return name
+        if any(
+            _rest_binding(i) and _version(i.get("protocolVersion")) == "1.0" for i in interfaces
+        ):
+            return REST_NAME
         bindings = sorted(
-            {str(i.get("protocolBinding")) for i in interfaces if isinstance(i, dict)}
+            {
+                f"{i.get('protocolBinding')} {i.get('protocolVersion')}"
+                for i in interfaces
+                if isinstance(i, dict)
+            }
         )
         raise ServerError(
-            "the agent card offers no JSON-RPC interface mcptask speaks "
-            f"(bindings: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3)"
+            "the agent card offers no interface mcptask speaks "
+            f"(it offers: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3 "
+            "and HTTP+JSON 1.0, not gRPC)"
         )
     url = card.get("url")
     if isinstance(url, str) and _AGNO_CARD_URL.search(urlsplit(url).path):
@@ -692,6 +714,15 @@ def card_endpoint(card: Any, protocol: str) -> str | None:
     """The URL the card says to post `protocol`'s JSON-RPC to: the 1.0 JSONRPC interface of
     that version, else the 0.3 card's `url` (or its JSONRPC `additionalInterfaces` entry)."""
     if not isinstance(card, dict):
+        return None
+    if protocol == REST_NAME:
+        for item in card.get("supportedInterfaces") or []:
+            if (
+                _rest_binding(item)
+                and _version(item.get("protocolVersion")) == "1.0"
+                and isinstance(item.get("url"), str)
+            ):
+                return str(item["url"])
         return None
     version = protocol.removeprefix("a2a-")
     for item in card.get("supportedInterfaces") or []:

@@ -123,6 +123,29 @@ def a2a_server() -> Iterator[A2AServerProcess]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def a2a_rest_server() -> Iterator[A2AServerProcess]:
+    """The same a2a-sdk 1.3.0 agent serving only HTTP+JSON (``--rest-only``): ``.url`` is the
+    server root (whose card lists one interface, HTTP+JSON 1.0 at ``.rest_url``)."""
+    python = _python("a2a")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), "--rest-only"]
+    proc = _start(cmd, port=port, url=base + "/")
+    server: A2AServerProcess = _upgrade(
+        proc,
+        A2AServerProcess,
+        base_url=base,
+        rest_url=base + "/rest",
+        card_url=base + "/.well-known/agent-card.json",
+    )
+    try:
+        _wait_http(server, server.card_url, {})
+        yield server
+    finally:
+        server.stop()
+
+
 def _agno(security_key: str | None) -> Iterator[AgnoServerProcess]:
     python = _python("agno")
     port = free_port()

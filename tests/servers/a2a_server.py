@@ -24,7 +24,8 @@ Tasks live in memory. The agent's behaviour depends on the user's text:
 * ``slow...``:       20 working steps of 1 s ("step i/20"), then the echo artifact
                      (for cancel tests).
 
-``--step-seconds`` changes the 1 s step duration.
+``--step-seconds`` changes the 1 s step duration. ``--rest-only`` serves the agent card and the
+HTTP+JSON binding only (base ``/rest``; the card lists no JSON-RPC interface).
 """
 
 from __future__ import annotations
@@ -116,18 +117,21 @@ class EchoExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message([new_text_part("cancelled by request")]))
 
 
-def build_card(base: str) -> AgentCard:
+def build_card(base: str, rest_only: bool = False) -> AgentCard:
     rpc_url = base + JSONRPC_PATH
     rest_url = base + REST_PREFIX
+    interfaces = [
+        AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="1.0"),
+        AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+        AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
+    ]
+    if rest_only:
+        interfaces = [interfaces[1]]
     return AgentCard(
         name="mcptask test agent",
         description="Echoes its input after a few working steps (a2a-sdk 1.3.0 test server).",
         version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
-            AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
-        ],
+        supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -144,19 +148,19 @@ def build_card(base: str) -> AgentCard:
     )
 
 
-def build_app(port: int, step_seconds: float = 1.0) -> Starlette:
+def build_app(port: int, step_seconds: float = 1.0, rest_only: bool = False) -> Starlette:
     base = f"http://127.0.0.1:{port}"
-    card = build_card(base)
+    card = build_card(base, rest_only)
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(step_seconds),
         task_store=InMemoryTaskStore(),
         agent_card=card,
     )
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=True),
-        *create_rest_routes(handler, path_prefix=REST_PREFIX),
-    ]
+    routes = [*create_agent_card_routes(card)]
+    if not rest_only:
+        routes += create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=True)
+    # last: the REST routes end with a catch-all `/{tenant}` mount that shadows what follows
+    routes += create_rest_routes(handler, path_prefix=REST_PREFIX)
     return Starlette(routes=routes)
 
 
@@ -164,9 +168,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--step-seconds", type=float, default=1.0)
+    parser.add_argument("--rest-only", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
-    app = build_app(args.port, args.step_seconds)
+    app = build_app(args.port, args.step_seconds, args.rest_only)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info")
 
 
