@@ -211,7 +211,9 @@ class Output:
             table.add_row(*(row[i] for i, _ in layout))
         self.console.print(table)
 
-    def tools(self, tools: list[Tool], *, version: str | None = None) -> None:
+    def tools(
+        self, tools: list[Tool], *, version: str | None = None, via: str | None = None
+    ) -> None:
         """`tools`: `{"tools": [...]}` (with the MCP `protocolVersion` in use when known), or
         a table: name, task support, the required arguments, a one-line description, under
         the version."""
@@ -222,6 +224,8 @@ class Output:
             self.line(out)
             return
         caption = f"MCP {safe_line(version, 40)}" if version else None
+        if caption and via:
+            caption += f" over {via}"
         if not tools:
             self.console.print("no tools" + (f" ({caption})" if caption else ""))
             return

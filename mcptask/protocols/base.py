@@ -21,9 +21,11 @@ class Unrecognised(ServerError):
     MCP altogether (the MCP probe's POST was not answered in JSON-RPC), so when no later probe
     recognises the endpoint, it is neither MCP nor A2A."""
 
-    def __init__(self, message: str, *, decisive: bool = False) -> None:
+    def __init__(self, message: str, *, decisive: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.decisive = decisive
+        #: the HTTP status of the answer, when it was an HTTP error
+        self.status = status
 
 
 class CannotList(ServerError):
@@ -448,6 +450,11 @@ class TaskProtocol(ABC):
         if ref.version:
             fields["protocolVersion"] = ref.version
         return fields
+
+    @property
+    def transport_label(self) -> str | None:
+        """How the endpoint is reached, where a person should know it (None: as usual)."""
+        return None
 
     @property
     def protocol_version(self) -> str | None:

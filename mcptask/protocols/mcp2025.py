@@ -327,6 +327,18 @@ class Mcp2025(TaskProtocol):
             result = await self.rpc.request("initialize", params)
         except RpcError as exc:
             raise _initialize_refused(exc) from None
+        except HttpStatusError as exc:
+            # the 2025-11-25 fallback to the deprecated HTTP+SSE transport: 400/404/405 to the
+            # POST, then a GET whose event stream names the endpoint to POST to
+            if exc.status not in (400, 404, 405):
+                raise
+            from mcptask.transports.legacy_sse import open_legacy
+
+            legacy = await open_legacy(self.rpc.transport)
+            if legacy is None:
+                raise
+            self.rpc.transport = legacy
+            result = await self.rpc.request("initialize", params)
         if not isinstance(result, dict):
             raise ProtocolError("the server's initialize answer is not an object")
         caps = result.get("capabilities")
@@ -388,7 +400,7 @@ class Mcp2025(TaskProtocol):
             )
 
     async def _session_for(self, ref: TaskRef | None, *, need_tasks: bool = True) -> str:
-        if ref is not None and ref.session is not None:
+        if ref is not None and ref.session:
             return ref.session
         if self.session is not None:
             if need_tasks:
@@ -432,7 +444,27 @@ class Mcp2025(TaskProtocol):
             raise
 
     def _not_found(self, ref: TaskRef, exc: RpcError) -> TaskNotFound:
-        return TaskNotFound(f"task {ref.task_id}: {exc.rpc_message or 'not found'}")
+        error = TaskNotFound(f"task {ref.task_id}: {exc.rpc_message or 'not found'}")
+        if self.legacy_transport:
+            from mcptask.transports.legacy_sse import DEPRECATED
+
+            error.hint = (
+                f"this URL is {DEPRECATED}, whose sessions end with their connection: a task "
+                "made by an earlier run cannot be reached"
+            )
+        return error
+
+    @property
+    def legacy_transport(self) -> bool:
+        """The URL turned out to be the deprecated HTTP+SSE transport (2024-11-05)."""
+        import sys
+
+        module = sys.modules.get("mcptask.transports.legacy_sse")
+        return module is not None and isinstance(self.rpc.transport, module.LegacySseTransport)
+
+    @property
+    def transport_label(self) -> str | None:
+        return "the deprecated HTTP+SSE transport" if self.legacy_transport else None
 
     def _task(self, data: Any, what: str = "task") -> Task:
         return normalize(data, protocol=self.name, server=self.server, what=what)
@@ -778,7 +810,7 @@ class Mcp2025(TaskProtocol):
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
-            ref = TaskRef(task.taskId, session=self.session, version=self.negotiated)
+            ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             return Created(task=task, ref=ref)
         if isinstance(data, dict) and "content" in data:
             return Created(task=None, result=data)

@@ -694,7 +694,10 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
         return None
     except (HttpStatusError, ProtocolError) as exc:
         # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
-        raise Unrecognised(f"server/discover: {exc.message}", decisive=True) from None
+        status = exc.status if isinstance(exc, HttpStatusError) else None
+        raise Unrecognised(
+            f"server/discover: {exc.message}", decisive=True, status=status
+        ) from None
     finally:
         # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
         if isinstance(transport, HasSession):

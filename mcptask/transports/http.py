@@ -484,9 +484,15 @@ class HttpTransport:
         if status in (401, 403):
             return AuthError(self._auth_message(status, reason, response))
         ctype = response.headers.get("content-type", "").split(";")[0]
+        reason = reason or body_excerpt(parsed, body, ctype)
         text = f": {one_line(reason, 200)}" if reason else (f" ({ctype})" if ctype else "")
+        # the URL asked (an endpoint's path tells more than its origin: `/sse`, `/mcp`)
+        try:
+            where = urls.safe_url(str(response.request.url))
+        except RuntimeError:  # a response made without its request
+            where = self._where()
         return HttpStatusError(
-            f"{self._where()} answered HTTP {status} {response.reason_phrase}{text}",
+            f"{where} answered HTTP {status} {response.reason_phrase}{text}",
             status=status,
             retry_after=retry_after,
         )
@@ -869,6 +875,39 @@ class HttpTransport:
         self._trace(f"< {data[:20000].decode('utf-8', 'replace')}")
         response._content = data
         return response
+
+
+#: the fields a JSON error body names its reason in (FastAPI, RFC 9457, OAuth, common APIs)
+_ERROR_FIELDS = ("detail", "error_description", "message", "error", "title")
+
+
+def body_excerpt(parsed: Any, body: bytes, ctype: str) -> str:
+    """A short excerpt of an HTTP error's body that is not JSON-RPC, for its one-line error:
+    the error field of a JSON body, an HTML page's title (else its text), a text body's
+    start. Sanitised by the caller's `one_line`; "" when nothing readable came."""
+    if isinstance(parsed, dict):
+        for name in _ERROR_FIELDS:
+            value = parsed.get(name)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("status")
+            if isinstance(value, str) and value.strip():
+                return value
+        return ""
+    if parsed is not None or not body.strip():
+        return ""
+    text = body[:4096].decode("utf-8", "replace")
+    kind = ctype.strip().lower()
+    if kind in ("text/html", "application/xhtml+xml") or text.lstrip().startswith("<"):
+        import re
+
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+        if title and title.group(1).strip():
+            return title.group(1)
+        text = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", text, flags=re.I | re.S)
+        text = re.sub(r"<[^>]+>", " ", text)
+    if kind and not (kind.startswith("text/") or kind in ("application/xhtml+xml", "")):
+        return ""  # not text: nothing to show
+    return one_line(text, 160)
 
 
 def _not_json(response: httpx.Response) -> bool:

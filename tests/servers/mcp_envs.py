@@ -112,6 +112,33 @@ def start_everything(timeout: float = 90.0) -> ServerProcess:
     )
 
 
+def start_everything_sse(timeout: float = 90.0) -> ServerProcess:
+    """server-everything over the deprecated HTTP+SSE transport (2024-11-05): GET ``/sse``
+    (``.url``), messages POSTed to the ``/message?sessionId=...`` its stream names."""
+    entry = everything_entry()
+    node = _node()
+    last: RuntimeError | None = None
+    for _ in range(_START_ATTEMPTS):
+        port = free_port()
+        try:
+            return start_server(
+                [node, str(entry), "sse"],
+                port=port,
+                url=f"http://127.0.0.1:{port}/sse",
+                env={"PORT": str(port)},
+                timeout=timeout,
+            )
+        except RuntimeError as exc:
+            last = exc
+            if (
+                "address already in use" not in str(exc).lower()
+                and "eaddrinuse" not in str(exc).lower()
+            ):
+                raise
+    assert last is not None
+    raise last
+
+
 def start_fastmcp3(timeout: float = 90.0) -> ServerProcess:
     python = fastmcp3_python()
     return _start_on_free_port(

@@ -16,6 +16,7 @@ from servers.common import ServerProcess
 from servers.mcp_envs import (
     everything_stdio_command,
     start_everything,
+    start_everything_sse,
     start_fastmcp3,
     start_fastmcp3_oauth,
     start_fastmcp4,
@@ -84,3 +85,17 @@ def mcpsdk0326_server() -> Iterator[ServerProcess]:
     """The official Python SDK 1.9.4 (newest MCP 2025-03-26) over Streamable HTTP: slow_echo
     (progress), quick."""
     yield from _serve(lambda: start_mcpsdk("2025-03-26"))
+
+
+@pytest.fixture(scope="session")
+def everything_sse_server() -> Iterator[ServerProcess]:
+    """server-everything 2026.8.31 over the deprecated HTTP+SSE transport; ``.url`` ends in
+    /sse."""
+    yield from _serve(start_everything_sse)
+
+
+@pytest.fixture(scope="session")
+def mcpsdk_sse_server() -> Iterator[ServerProcess]:
+    """The Python SDK 1.22.0 server over the deprecated HTTP+SSE transport; ``.url`` ends in
+    /sse."""
+    yield from _serve(lambda: start_mcpsdk("2025-06-18", sse=True))
