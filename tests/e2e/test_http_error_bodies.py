@@ -20,19 +20,20 @@ def fault() -> Iterator[FaultServer]:
         yield fs
 
 
+QUOTA = b'{"error": "upstream quota exceeded"}'
+DOWN = b'{"error": {"status": "UNAVAILABLE", "message": "backend down"}}'
+PROBLEM = b'{"type": "about:blank", "title": "Unprocessable"}'
+PAGE = b"<html><head><title>504 Gateway Time-out</title></head><body>x</body></html>"
 CASES = [
-    (raw(503, b'{"error": "upstream quota exceeded"}'), "HTTP 503 Service Unavailable: upstream quota exceeded"),
-    (raw(502, b'{"error": {"status": "UNAVAILABLE", "message": "backend down"}}'), "HTTP 502 Bad Gateway: backend down"),
+    (raw(503, QUOTA), "HTTP 503 Service Unavailable: upstream quota exceeded"),
+    (raw(502, DOWN), "HTTP 502 Bad Gateway: backend down"),
+    (raw(422, PROBLEM, "application/problem+json"), "HTTP 422 Unprocessable Entity: Unprocessable"),
     (
-        raw(422, b'{"type": "about:blank", "title": "Unprocessable"}', "application/problem+json"),
-        "HTTP 422 Unprocessable Entity: Unprocessable",
+        raw(500, b"upstream timed out\x1b[31m (red)\n", "text/plain"),
+        "HTTP 500 Internal Server Error: upstream timed out",
     ),
-    (raw(500, b"upstream timed out\x1b[31m (red)\n", "text/plain"), "HTTP 500 Internal Server Error: upstream timed out"),
-    (
-        raw(504, b"<html><head><title>504 Gateway Time-out</title></head><body>x</body></html>", "text/html"),
-        "HTTP 504 Gateway Timeout: 504 Gateway Time-out",
-    ),
-]  # fmt: skip
+    (raw(504, PAGE, "text/html"), "HTTP 504 Gateway Timeout: 504 Gateway Time-out"),
+]
 
 
 @pytest.mark.parametrize(("answer", "expected"), CASES)
