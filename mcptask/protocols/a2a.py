@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from mcptask.errors import (
     AuthError,
+    HttpStatusError,
     NotApplicable,
     ProtocolError,
     RpcError,
@@ -94,12 +95,26 @@ def normalize_state(state: str) -> Status:
     return normalize_status(word)
 
 
+def question_in_history(data: Any) -> Any:
+    """The agent's last message in a task's `history`: the question of an `input-required`
+    status that carries none (agents built on some frameworks put it only there)."""
+    history = data.get("history") if isinstance(data, dict) else None
+    for message in reversed(history if isinstance(history, list) else []):
+        if _is_agent(message) and message_text(message):
+            return message
+    return None
+
+
 def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> Task:
     wire: WireTask = parse_wire(WireTask, data, what)
+    status = normalize_state(wire.status.state)
+    message = wire.status.message
+    if status in ("input_required", "auth_required") and not message_text(message):
+        message = question_in_history(data) or message
     return Task(
         taskId=wire.id,
-        status=normalize_state(wire.status.state),
-        statusMessage=message_text(wire.status.message),
+        status=status,
+        statusMessage=message_text(message),
         lastUpdatedAt=wire.status.timestamp,
         protocol=protocol,
         server=server,
@@ -372,7 +387,59 @@ class A2ABase(TaskProtocol):
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
         """One operation on the wire (JSON-RPC here; the HTTP+JSON binding, `a2a_rest`,
         maps each method to its resource)."""
-        return await self.rpc.request(method, params)
+        await self._card_first()
+        try:
+            return await self.rpc.request(method, params)
+        except HttpStatusError as exc:
+            if not await self._moved_by_card(exc):
+                raise
+            return await self.rpc.request(method, params)
+
+    #: the endpoint was looked up in the agent card already (`-p` with an origin or card URL)
+    _card_read: bool = False
+
+    async def _card_first(self) -> None:
+        """A card's URL given with `-p`: the endpoint is the one the card names (nothing is
+        ever posted to a card)."""
+        if not self._card_read and _is_card_url(self.rpc.transport.url):
+            if not await self._endpoint_from_card():
+                raise ServerError(
+                    f"the agent card at {self.rpc.transport.url} names no {self.name} endpoint"
+                )
+
+    async def _moved_by_card(self, exc: HttpStatusError) -> bool:
+        """`-p` with the agent's origin (or another URL that is not its endpoint): a 404 or 405
+        that is not JSON-RPC sends mcptask to the card for the endpoint, once."""
+        if self._card_read or exc.status not in (404, 405):
+            return False
+        return await self._endpoint_from_card()
+
+    async def _endpoint_from_card(self) -> bool:
+        """Read the agent card (at the URL's base, then the origin, as detection does) and
+        post from now on to the endpoint it names for this protocol. False: no card, or no
+        such endpoint in it."""
+        self._card_read = True
+        transport = self.rpc.transport
+        if not isinstance(transport, FetchesUrls):
+            return False
+        typed = transport.url
+        for card_url in card_urls(typed):
+            try:
+                response = await transport.get(card_url, max_body=CARD_LIMIT, json_only=True)
+                card = response.json() if response.status_code == 200 else None
+            except (ProtocolError, ValueError):
+                continue
+            named = card_endpoint(card, self.name) if isinstance(card, dict) else None
+            if named is None:
+                continue
+            endpoint = post_url(typed, named)
+            if _same_place(endpoint, typed):
+                return False
+            if isinstance(transport, Traces):
+                transport.trace(f"* the agent card names the endpoint {endpoint}: posting there")
+            transport.url = endpoint
+            return True
+        return False
 
     async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None = None) -> Any:
         try:
@@ -432,7 +499,10 @@ class A2ABase(TaskProtocol):
         question = task.statusMessage or "the agent asks for input (it sent no message)"
         params: dict[str, Any] = {"message": question, "requestedSchema": TEXT_FORM}
         status = task.raw.get("status")
-        data = data_parts(status.get("message") if isinstance(status, dict) else None)
+        asked = status.get("message") if isinstance(status, dict) else None
+        if not message_text(asked):
+            asked = question_in_history(task.raw) or asked
+        data = data_parts(asked)
         if data:
             params["data"] = data  # a structured request: `answer --data JSON` answers it
         return [InputRequest(task.taskId, "message", params, can_decline=False)]
@@ -564,6 +634,7 @@ class A2ABase(TaskProtocol):
             "params": {"id": ref.task_id},
         }
         current: dict[str, Any] | None = None
+        await self._card_first()
         stream = self.rpc.transport.send(message)
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
@@ -765,6 +836,10 @@ def post_url(typed: str, named: str | None) -> str:
 
 def _same_place(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
+
+
+def _is_card_url(url: str) -> bool:
+    return urlsplit(url).path.rstrip("/").endswith(_CARD_PATHS)
 
 
 async def probe(rpc: RpcClient, url: str) -> str | None:

@@ -119,12 +119,16 @@ class A2ARest(A2A10):
     ) -> Any:
         """A JSON-RPC 1.0 method and its params, on the binding's resource; its answer, or
         the error JSON-RPC would have given. `headers` replace the usual ones (`check`)."""
+        await self._card_first()
         verb, url, body = self._resource(method, params)
         response = await self._transport().rest(verb, url, body=body, headers=headers)
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         where = origin(self.rpc.transport.url)
         if not response.is_success:
-            raise rest_error(response.status_code, response.content, ctype, where)
+            error = rest_error(response.status_code, response.content, ctype, where)
+            if isinstance(error, HttpStatusError) and await self._moved_by_card(error):
+                return await self.exchange(method, params, headers=headers)
+            raise error
         try:
             return json.loads(response.content)
         except (ValueError, UnicodeDecodeError, RecursionError):
@@ -155,6 +159,7 @@ class A2ARest(A2A10):
         """`POST /tasks/{id}:subscribe`: an event stream whose events are StreamResponses (the
         task, status and artifact updates), as JSON-RPC's SubscribeToTask results. A finished
         task is refused (400 UNSUPPORTED_OPERATION): it is read once instead."""
+        await self._card_first()
         url = self.subscribe_url(ref.task_id)
         current: dict[str, Any] | None = None
         stream = self._transport().event_stream(method="POST", url=url, body={})
