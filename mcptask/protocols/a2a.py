@@ -401,9 +401,9 @@ class A2ABase(TaskProtocol):
     async def _card_first(self) -> None:
         """A card's URL given with `-p`: the endpoint is the one the card names (nothing is
         ever posted to a card)."""
-        if not self._card_read and _is_card_url(self.rpc.transport.url):
-            if not await self._endpoint_from_card():
-                raise ServerError(
+        card = not self._card_read and _is_card_url(self.rpc.transport.url)
+        if card and not await self._endpoint_from_card():
+            raise ServerError(
                     f"the agent card at {self.rpc.transport.url} names no {self.name} endpoint"
                 )
 
