@@ -404,8 +404,8 @@ class A2ABase(TaskProtocol):
         card = not self._card_read and _is_card_url(self.rpc.transport.url)
         if card and not await self._endpoint_from_card():
             raise ServerError(
-                    f"the agent card at {self.rpc.transport.url} names no {self.name} endpoint"
-                )
+                f"the agent card at {self.rpc.transport.url} names no {self.name} endpoint"
+            )
 
     async def _moved_by_card(self, exc: HttpStatusError) -> bool:
         """`-p` with the agent's origin (or another URL that is not its endpoint): a 404 or 405
