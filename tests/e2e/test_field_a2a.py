@@ -4,10 +4,12 @@ elsewhere); a question that lives only in the task's history; a refused answer."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from test_answer import Terminal
+from test_answer import terminal as terminal  # the fixture
 
 from conftest import CliResult, RunCli
 from servers.a2a_plugin import A2AServerProcess
@@ -79,3 +81,38 @@ def test_a_question_only_in_the_history_is_shown(run_cli: RunCli, odd: OddServer
     answered = _ok(run_cli("answer", tid, "-u", url, "--text", "Oslo", "-o", "json"))
     assert "asks: Which city?" in answered.stderr
     assert "sent no message" not in answered.stderr
+
+
+# -- 8. an answer the agent refuses, in `watch`'s form -------------------------------------------
+
+
+def _answer_in_form(t: Terminal, text: str) -> None:
+    t.expect("text: ")
+    t.type(text + "\n")  # one text field: sent as typed, no confirmation
+
+
+def test_a_refused_answer_stays_on_screen_and_the_form_asks_again(
+    terminal: Callable[..., Terminal], run_cli: RunCli, odd: OddServer
+) -> None:
+    url = odd.agent("1.0", refuse_unknown_city=True)
+    tid = _send(run_cli, url, "ask the weather")["taskId"]
+    t = terminal("watch", "--url", url, "--", tid)
+    t.expect("Which city?")
+    _answer_in_form(t, "Atlantis")
+    t.expect("the server refused the answer: unknown city 'Atlantis'")
+    t.expect("asking again")
+    _answer_in_form(t, "Paris")
+    assert t.wait() == 0, t.screen
+    assert odd.scenario(url).answers[-1] == [{"text": "Paris"}]
+
+
+def test_answers_refused_every_time_end_naming_the_refusal(
+    terminal: Callable[..., Terminal], run_cli: RunCli, odd: OddServer
+) -> None:
+    url = odd.agent("1.0", refuse_unknown_city=True)
+    tid = _send(run_cli, url, "ask the weather")["taskId"]
+    t = terminal("watch", "--url", url, "--", tid)
+    for city in ("Atlantis", "Eldorado", "Shangri-La"):
+        _answer_in_form(t, city)
+    assert t.wait() == 6, t.screen
+    assert "refused the answer 3 times (last: unknown city 'Shangri-La'" in t.screen
