@@ -56,6 +56,8 @@ async def after_create(
         return ExitCode.OK
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)
+    if isinstance(created.extra.get("note"), str):
+        ctx.out.note(created.extra["note"])
     ctx.remember(task, ref)
     if ctx.remembers and ctx.book.write_error is not None:
         ctx.out.note(how_to_reach(ctx, task.taskId, ref, ctx.book.write_error))

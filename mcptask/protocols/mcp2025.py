@@ -129,6 +129,23 @@ QUESTION_WAIT = 15.0
 ANSWER_PATIENCE = 55.0
 
 
+#: where a draft of the tasks spec put a task made by a `tools/call` (in the result's `_meta`)
+DRAFT_TASK = "modelcontextprotocol.io/task"
+
+
+def draft_task(data: Any) -> dict[str, Any] | None:
+    """The task a draft-shaped answer names: a result whose `_meta` holds `DRAFT_TASK` with a
+    `taskId` (and its status). None for any other answer."""
+    meta = data.get("_meta") if isinstance(data, dict) else None
+    found = meta.get(DRAFT_TASK) if isinstance(meta, dict) else None
+    if not isinstance(found, dict) or not isinstance(found.get("taskId"), str):
+        return None
+    task = dict(found)
+    if not isinstance(task.get("status"), str):
+        task["status"] = "working"
+    return task
+
+
 def related_task(params: Any) -> str | None:
     """The task a server request belongs to (`_meta` `related-task`), when it says."""
     meta = params.get("_meta") if isinstance(params, dict) else None
@@ -812,6 +829,17 @@ class Mcp2025(TaskProtocol):
             task = self._task(data["task"], "created task")
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             return Created(task=task, ref=ref)
+        draft = draft_task(data)
+        if draft is not None:
+            # an earlier draft of the tasks spec: a `CallToolResult` (empty) whose `_meta`
+            # names the task; it is running, so it is followed, never reported as the result
+            task = self._task(draft, "task in the result's _meta")
+            ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
+            note = (
+                f"the server answered in a draft shape of MCP tasks (a result whose _meta "
+                f"{DRAFT_TASK!r} names task {task.taskId}): following that task"
+            )
+            return Created(task=task, ref=ref, extra={"note": note})
         if isinstance(data, dict) and "content" in data:
             return Created(task=None, result=data)
         raise ProtocolError("the server's tools/call answer holds neither a task nor a result")

@@ -440,6 +440,8 @@ class Context:
             fields.update(status=task.status, **extra, **(each or {}).get(task.taskId, {}))
             if task.contextId and not fields.get("contextId"):
                 fields["contextId"] = task.contextId
+            if task.createdAt and task.ttl is not None:  # a task lost inside it is told apart
+                fields.update(createdAt=task.createdAt, ttl=task.ttl)
             updates[task.taskId] = fields
         self.book.record_many(self.server, updates)
 

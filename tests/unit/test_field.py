@@ -81,3 +81,19 @@ def test_initialize_with_a_version_mcptask_does_not_speak() -> None:
     proto = _mcp2025(handler)
     with pytest.raises(ServerError, match="MCP 1999-01-01, which mcptask does not speak"):
         asyncio.run(proto.list_tools())
+
+
+def test_lost_after_tells_a_lost_task_from_an_expired_one() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from mcptask.scheduler.watcher import lost_after
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    created = (now - timedelta(seconds=3)).isoformat()
+    said = lost_after("t", created, 60_000, now)
+    assert said is not None and "3.0 s after it was created" in said and "ttl of 60 s" in said
+    assert lost_after("t", created, 1_000, now) is None  # the ttl has run out: expired
+    assert lost_after("t", created, None, now) is not None  # unlimited
+    assert lost_after("t", None, 60_000, now) is None
+    assert lost_after("t", "not a time", 60_000, now) is None
+    assert lost_after("t", (now + timedelta(seconds=5)).isoformat(), 60_000, now) is None
