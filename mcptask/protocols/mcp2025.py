@@ -855,6 +855,9 @@ class Mcp2025(TaskProtocol):
         import asyncio
 
         session = await self._session_for(None, need_tasks=False)
+        modern = await self._plain_leg(session)
+        if modern is not None:
+            return await modern.call_plain(tool, arguments, hooks)
         headers = {"Mcp-Session-Id": session} if session else {}
         token = progress_token()
         talk = CallTalk(self.rpc, hooks, token, asker=f"tool {tool}", headers=headers)
@@ -882,6 +885,25 @@ class Mcp2025(TaskProtocol):
         if not isinstance(data, dict):
             raise ProtocolError("the server's tools/call answer is not an object")
         return data
+
+    async def _plain_leg(self, session: str) -> TaskProtocol | None:
+        """The version a plain call needs (chosen per command): a server whose 2025 leg is
+        stateless (HTTP, no session: it cannot send its questions to mcptask) and that also
+        speaks MCP 2026-07-28 gets the call over 2026, whose multi round-trip answers need
+        no session. None: this leg it is."""
+        transport = self.rpc.transport
+        if session or not self.initialized or not isinstance(transport, HasEventStream):
+            return None
+        from mcptask.protocols import mcp2026
+
+        if await mcp2026.discover(self.rpc) is None:
+            return None
+        if isinstance(transport, Traces):
+            transport.trace(
+                f"* the server's MCP {self.negotiated} leg keeps no session (it cannot ask "
+                f"questions there): this plain call goes over MCP {mcp2026.VERSION}"
+            )
+        return mcp2026.Mcp2026(self.rpc, self.server)
 
     async def _open_listener(self, session: str, talk: CallTalk) -> asyncio.Task[None] | None:
         """The session's GET stream, read by a task that hands every message to `talk`;

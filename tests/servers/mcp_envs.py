@@ -19,7 +19,14 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from servers.common import ServerProcess, free_port, npm_package, start_server, venv_python
+from servers.common import (
+    ServerProcess,
+    free_port,
+    npm_folder,
+    npm_package,
+    start_server,
+    venv_python,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -170,6 +177,26 @@ def start_fastmcp4(timeout: float = 90.0) -> ServerProcess:
     )
 
 
+TS2_SPECS = ["@modelcontextprotocol/server@2.4.0", "zod@4.4.3"]
+TS2_SCRIPT = HERE / "ts2_server.mjs"
+
+
+def ts2_folder() -> Path:
+    """The TypeScript SDK v2 server package (with zod), npm-installed once."""
+    return npm_folder("mcp-ts-server-2.4.0_zod-4.4.3", TS2_SPECS)
+
+
+def start_ts2(timeout: float = 90.0) -> ServerProcess:
+    """An MCP server on the TypeScript SDK v2: 2026-07-28 without the tasks extension (multi
+    round-trip answers), a stateless 2025 leg beside it; endpoint ``/mcp``. The script is
+    copied next to its node_modules (ESM resolves packages from the script's folder)."""
+    folder = ts2_folder()
+    script = folder / TS2_SCRIPT.name
+    shutil.copyfile(TS2_SCRIPT, script)
+    node = _node()
+    return _start_on_free_port(lambda port: [node, str(script), str(port)], timeout=timeout)
+
+
 def _mcpsdk_python(version: str) -> Path:
     return {"2025-06-18": mcp0618_python, "2025-03-26": mcp0326_python}[version]()
 
@@ -209,4 +236,5 @@ ENVIRONMENTS: dict[str, Callable[[], Path]] = {
     "fastmcp4": fastmcp4_python,
     "mcp0618": mcp0618_python,
     "mcp0326": mcp0326_python,
+    "ts2": ts2_folder,
 }

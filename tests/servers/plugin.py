@@ -21,6 +21,7 @@ from servers.mcp_envs import (
     start_fastmcp3_oauth,
     start_fastmcp4,
     start_mcpsdk,
+    start_ts2,
 )
 
 
@@ -99,3 +100,10 @@ def mcpsdk_sse_server() -> Iterator[ServerProcess]:
     """The Python SDK 1.22.0 server over the deprecated HTTP+SSE transport; ``.url`` ends in
     /sse."""
     yield from _serve(lambda: start_mcpsdk("2025-06-18", sse=True))
+
+
+@pytest.fixture(scope="session")
+def ts2_server() -> Iterator[ServerProcess]:
+    """`@modelcontextprotocol/server` 2.4.0 (TypeScript SDK v2): MCP 2026-07-28 without the
+    tasks extension, a stateless 2025 leg beside it; slow_echo, ask_name, ask_size."""
+    yield from _serve(start_ts2)
