@@ -82,3 +82,32 @@ def test_a_task_lost_inside_its_ttl_is_not_called_expired(
     assert later.code == 9
     assert_one_line_error(later)
     assert "no longer knows task t-1" in later.stderr and "has expired" not in later.stderr
+
+
+def test_tasks_on_a_2025_06_18_server_keep_its_version(run_cli: RunCli, fault: FaultServer) -> None:
+    """A server that agrees to 2025-06-18 and still announces tasks (item 1): every request
+    after `initialize` carries that version, in this run and in a later one that reuses the
+    task's session from the task book."""
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
+        "serverInfo": {"name": "older", "version": "1"},
+    }
+    url = fault.url(
+        init=[init],
+        tools=[{"tools": [TOOL]}],
+        call=[{"task": task()}],
+        get=[task(status="completed")],
+    )
+    made = run_cli("call", "slow", "--url", url, *P, "-o", "json")
+    assert made.code == 0, made.stderr
+    later = run_cli("get", "t-1", "--url", url, *P, "-o", "json")
+    assert later.code == 0, later.stderr
+    sid = FaultServer.sid(url)
+    sent = [
+        (r.method, r.headers.get("mcp-protocol-version"))
+        for r in fault.requests
+        if r.scenario == sid and r.method != "initialize"
+    ]
+    assert sent and all(version == "2025-06-18" for _, version in sent), sent
+    assert ("tasks/get", "2025-06-18") in sent
