@@ -33,7 +33,13 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
     why its result is not there, when it was too big to keep)."""
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
     created, ttl = (rec.get("createdAt"), rec.get("ttl")) if rec is not None else (None, None)
-    if isinstance(created, str) and isinstance(ttl, int) and not isinstance(ttl, bool):
+    session_gone = "session" in exc.message  # its session is gone, not the task: said as is
+    if (
+        not session_gone
+        and isinstance(created, str)
+        and isinstance(ttl, int)
+        and not isinstance(ttl, bool)
+    ):
         from mcptask.scheduler.watcher import lost_after
 
         lost = lost_after(task_id, created, ttl)

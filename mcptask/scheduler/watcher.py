@@ -397,7 +397,10 @@ class Watcher:
         try:
             task = await self.fetch(w.ref)
         except TaskNotFound as exc:
-            lost = lost_inside_ttl(w.task) if w.task is not None else None
+            # a session that is gone is said as such; a task gone inside its ttl was lost
+            lost = None
+            if w.task is not None and "session" not in exc.message:
+                lost = lost_inside_ttl(w.task)
             if lost is not None:
                 w.last_error = lost  # a server that forgot it: not an expiry
                 self._end(w, "unknown")
