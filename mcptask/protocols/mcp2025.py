@@ -275,6 +275,12 @@ class StdioFeed(PushFeed):
             transport.on_notification = None
 
 
+class OnlyNewer(ServerError):
+    """`initialize` refused: the server speaks only the newer versions in `versions`."""
+
+    versions: list[str]
+
+
 def _initialize_refused(exc: RpcError) -> McptaskError:
     """`initialize` refused with -32022 (unsupported version): a server that speaks only newer
     MCP (fastmcp 4 over stdio without the tasks extension) has no 2025-11-25 tasks."""
@@ -284,7 +290,8 @@ def _initialize_refused(exc: RpcError) -> McptaskError:
     supported = data.get("supported")
     listed = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
     speaks = f"it speaks only MCP {', '.join(listed)}" if listed else "it refuses MCP 2025-11-25"
-    error = ServerError(f"the server does not support tasks over MCP {VERSION}: {speaks}")
+    error = OnlyNewer(f"the server does not support tasks over MCP {VERSION}: {speaks}")
+    error.versions = listed
     error.hint = (
         "MCP 2026-07-28 tasks need the tasks extension, which the server did not offer; "
         "-p mcp-2026-07-28 makes plain calls"
@@ -392,7 +399,7 @@ class Mcp2025(TaskProtocol):
 
     @property
     def protocol_version(self) -> str | None:
-        return self.negotiated
+        return self._newer.protocol_version if self._newer is not None else self.negotiated
 
     def _version_headers(self, ref: TaskRef | None, session: str) -> dict[str, str]:
         """A task's session reused from the task book speaks the version agreed when it was
@@ -404,6 +411,8 @@ class Mcp2025(TaskProtocol):
     @property
     def makes_tasks(self) -> bool:
         """A server we initialized says so in its capabilities (a reused session: assumed)."""
+        if self._newer is not None:
+            return False
         return not self.initialized or "tasks" in self.capabilities
 
     def _require_tasks(self) -> None:
@@ -788,14 +797,42 @@ class Mcp2025(TaskProtocol):
 
     has_tools: ClassVar[bool] = True
 
-    async def list_tools(self) -> list[Tool]:
-        """Every page of `tools/list` (kept for the rest of the run); needs no task support."""
-        if self._tools is None:
-            pages = await paged(
-                lambda p: self._call("tools/list", p, None, need_tasks=False),
-                "tools/list",
-                "tools",
+    #: a server that refused 2025 `initialize` but speaks 2026-07-28 (without the tasks
+    #: extension, or detection would have chosen it): `tools` and plain calls go there
+    _newer: TaskProtocol | None = None
+
+    async def _tools_over_newer(self, exc: OnlyNewer) -> TaskProtocol | None:
+        from mcptask.protocols import mcp2026
+
+        if mcp2026.VERSION not in exc.versions:
+            return None
+        self._newer = mcp2026.Mcp2026(self.rpc, self.server)
+        transport = self.rpc.transport
+        if isinstance(transport, Traces):
+            transport.trace(
+                f"* the server speaks only MCP {', '.join(exc.versions)}: tools and plain "
+                f"calls go over {mcp2026.VERSION} (it offers no tasks there)"
             )
+        return self._newer
+
+    async def list_tools(self) -> list[Tool]:
+        """Every page of `tools/list` (kept for the rest of the run); needs no task support.
+        A server that speaks only 2026-07-28 is asked over that version."""
+        if self._tools is None:
+            if self._newer is not None:
+                return await self._newer.list_tools()
+            try:
+                pages = await paged(
+                    lambda p: self._call("tools/list", p, None, need_tasks=False),
+                    "tools/list",
+                    "tools",
+                )
+            except OnlyNewer as exc:
+                newer = await self._tools_over_newer(exc)
+                if newer is None:
+                    raise
+                self._tools = await newer.list_tools()
+                return self._tools
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
         return self._tools
 
@@ -854,6 +891,8 @@ class Mcp2025(TaskProtocol):
         call cancelled) sends `notifications/cancelled` for it."""
         import asyncio
 
+        if self._newer is not None:
+            return await self._newer.call_plain(tool, arguments, hooks)
         session = await self._session_for(None, need_tasks=False)
         modern = await self._plain_leg(session)
         if modern is not None:
