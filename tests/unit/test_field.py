@@ -97,3 +97,65 @@ def test_lost_after_tells_a_lost_task_from_an_expired_one() -> None:
     assert lost_after("t", None, 60_000, now) is None
     assert lost_after("t", "not a time", 60_000, now) is None
     assert lost_after("t", (now + timedelta(seconds=5)).isoformat(), 60_000, now) is None
+
+
+def _rest(handler: Any) -> Any:
+    from mcptask.protocols.a2a_rest import A2ARest
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    base = "http://agent.test/rest"
+    return A2ARest(RpcClient(HttpTransport(HttpOptions(url=base), client)), base)
+
+
+def _status(code: int, status: str, reason: str | None, message: str) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "status": status, "message": message}
+    if reason:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason}]
+    return {"error": error}
+
+
+def test_rest_maps_methods_to_resources_and_quotes_ids() -> None:
+    from mcptask.protocols.base import TaskRef
+
+    seen: list[tuple[str, str, str | None]] = []
+    task = {"id": "a/b c", "status": {"state": "TASK_STATE_WORKING"}}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, str(request.url), request.headers.get("a2a-version")))
+        if request.url.path.endswith(":cancel"):
+            return httpx.Response(200, json={**task, "status": {"state": "TASK_STATE_CANCELED"}})
+        return httpx.Response(200, json=task)
+
+    proto = _rest(handler)
+    asyncio.run(proto.get(TaskRef("a/b c")))
+    asyncio.run(proto.cancel(TaskRef("a/b c")))
+    assert seen == [
+        ("GET", "http://agent.test/rest/tasks/a%2Fb%20c", "1.0"),
+        ("POST", "http://agent.test/rest/tasks/a%2Fb%20c:cancel", "1.0"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "error"),
+    [
+        (404, _status(404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found"), "TaskNotFound"),
+        (404, _status(404, "NOT_FOUND", None, "no such task"), "TaskNotFound"),
+        (400, _status(400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED", "no"), "ServerError"),
+        (401, {"error": {"message": "who are you"}}, "AuthError"),
+        (502, None, "HttpStatusError"),
+    ],
+)
+def test_rest_errors_read_as_the_a2a_errors_they_name(
+    status: int, body: dict[str, Any] | None, error: str
+) -> None:
+    from mcptask.protocols.base import TaskRef
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if body is None:
+            return httpx.Response(status, text="<html>bad gateway</html>")
+        return httpx.Response(status, json=body)
+
+    proto = _rest(handler)
+    with pytest.raises(Exception) as caught:
+        asyncio.run(proto.get(TaskRef("t1")))
+    assert type(caught.value).__name__ == error, caught.value
