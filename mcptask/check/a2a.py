@@ -1,4 +1,5 @@
-"""Checks for A2A agents over JSON-RPC (1.0, and 0.3 where that is what the agent speaks).
+"""Checks for A2A agents over JSON-RPC (1.0, and 0.3 where that is what the agent speaks), and
+over A2A 1.0's HTTP+JSON binding (the same checks, each method on its resource).
 
 The agent card is read and judged first; then one message starts a task that is followed by
 subscription and polling until it ends, a second task is cancelled while it runs, and the finished
@@ -36,6 +37,7 @@ from mcptask.check.suite import (
 )
 from mcptask.errors import ProtocolError, RpcError
 from mcptask.protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
+from mcptask.protocols.a2a_rest import A2ARest
 from mcptask.protocols.base import TaskProtocol
 from mcptask.transports.rpc import error_from
 
@@ -550,6 +552,9 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
         self.protocol = proto.name
         self.agno = not isinstance(proto, A2ABase)
         self.v: type[A2ABase] = A2A03 if isinstance(proto, A2A03) else A2A10
+        #: HTTP+JSON: every method goes to its resource (`A2ARest.exchange`)
+        self.rest: A2ARest | None = proto if isinstance(proto, A2ARest) else None
+        self.binding = "HTTP+JSON" if self.rest is not None else "JSONRPC"
         self.proto = proto
         self.card = self.lazy("the agent card", self._card)
         self.all_states: list[tuple[str, str]] = []
@@ -597,6 +602,11 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
     async def request(
         self, method: str, params: dict[str, Any], headers: dict[str, str] | None = None
     ) -> Any:
+        if self.rest is not None:
+            self.recorder.answered = True
+            return await self.rest.exchange(
+                method, params, headers=self.headers() if headers is None else headers
+            )
         return await self.rpc.request(
             method, params, headers=self.headers() if headers is None else headers
         )
@@ -744,14 +754,14 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
             if (
                 isinstance(url, str)
                 and _same_url(url, endpoint)
-                and str(binding).upper() == "JSONRPC"
+                and str(binding).upper() == self.binding
                 and version == self.v.version
             ):
                 mine = True
         if problems:
             return FAIL, "; ".join(problems)
         if not mine:
-            notes.append(f"no JSONRPC {self.v.version} interface at {endpoint}")
+            notes.append(f"no {self.binding} {self.v.version} interface at {endpoint}")
         text = f"{len(interfaces)} interfaces: {', '.join(described)}"
         if notes:
             return WARN, f"{text}; {'; '.join(notes)}"
@@ -823,6 +833,46 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
         }
         first: dict[str, Any] | None = None
         error: RpcError | None = None
+        if self.rest is not None:
+            first, error = await self._rest_first_event(self.rest, track.task_id)
+        else:
+            first, error = await self._first_event(message)
+        return self._judge_subscribe(streaming, first, error, track)
+
+    async def _rest_first_event(
+        self, rest: A2ARest, task_id: str
+    ) -> tuple[dict[str, Any] | None, RpcError | None]:
+        """`POST /tasks/{id}:subscribe`: its first event, as a JSON-RPC answer would carry
+        it (`{"result": ...}`), or the refusal."""
+        import json
+
+        from mcptask.transports.rpc import SpeaksRest
+
+        transport = rest.rpc.transport
+        if not isinstance(transport, SpeaksRest):
+            raise could_not_run("HTTP+JSON needs an HTTP endpoint")
+        stream = transport.event_stream(
+            method="POST", url=rest.subscribe_url(task_id), body={}, headers=self.headers()
+        )
+        try:
+            async with aclosing(stream):  # type: ignore[type-var]
+                async for event in stream:
+                    if event.event == "open" or not event.data.strip():
+                        continue
+                    self.recorder.answered = True
+                    try:
+                        return {"result": json.loads(event.data)}, None
+                    except ValueError:
+                        return {"result": event.data}, None
+        except RpcError as exc:
+            return None, exc
+        return None, None
+
+    async def _first_event(
+        self, message: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, RpcError | None]:
+        first: dict[str, Any] | None = None
+        error: RpcError | None = None
         try:
             async with aclosing(self.recorder.send(message, headers=self.headers())) as stream:
                 async for incoming in stream:
@@ -835,6 +885,15 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
                     break
         except RpcError as exc:
             error = exc
+        return first, error
+
+    def _judge_subscribe(
+        self,
+        streaming: bool,
+        first: dict[str, Any] | None,
+        error: RpcError | None,
+        track: A2ATrack,
+    ) -> Outcome:
         if not streaming:
             if error is not None and error.code == -32004:
                 return (

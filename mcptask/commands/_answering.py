@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 CONFIRM_SECONDS = 5.0
 #: answered input-request keys kept per task in the task book
 ANSWERED_KEPT = 50
+#: how often the form in `watch` asks again after the server refused an answer
+ANSWER_TRIES = 3
+
+
+class RefusedAnswer(Exception):
+    """The server refused every answer given in `watch`'s form: the watch ends with the task
+    waiting for input, and this names why."""
 
 
 class Responder:
@@ -60,6 +67,8 @@ class Responder:
         self.interrupt_dismisses = interrupt_dismisses
         #: an async context manager factory wrapped around the form (`watch`: pause the view)
         self.around = around
+        #: said just above the next form, inside `around` (a refused answer: it stays on screen)
+        self.preface: str | None = None
 
     async def __call__(self, request: InputRequest) -> dict[str, Any] | None:
         from mcptask.output import forms
@@ -70,6 +79,9 @@ class Responder:
                     request, self.console, interrupt_dismisses=self.interrupt_dismisses
                 )
             async with self.around():
+                if self.preface:
+                    self.ctx.out.note(self.preface)
+                    self.preface = None
                 return await forms.ask(
                     request, self.console, interrupt_dismisses=self.interrupt_dismisses
                 )
@@ -252,7 +264,7 @@ def inline_answers(
             ctx.out.note(message)
 
     async def on_input(w: Watched) -> Task | None:
-        from mcptask.errors import McptaskError
+        from mcptask.errors import McptaskError, RpcError
 
         task, ref = w.task, w.ref
         if task is None:
@@ -262,7 +274,23 @@ def inline_answers(
             ctx, console=ctx.out.console, interrupt_dismisses=False, around=paused
         )
         try:
-            done = await proto.answer(ref, task, responder, answered=frozenset(answered))
+            for attempt in range(1, ANSWER_TRIES + 1):
+                try:
+                    done = await proto.answer(ref, task, responder, answered=frozenset(answered))
+                    break
+                except RpcError as exc:
+                    # the server refused the answer itself (an A2A agent's JSON-RPC error):
+                    # where the question can be asked again, the form asks again with the
+                    # refusal above it; else the watch ends naming the refusal
+                    if proto.input_requests(task) is None:
+                        raise
+                    refusal = f"{ref.task_id}: the server refused the answer: {exc.rpc_message}"
+                    if attempt == ANSWER_TRIES:
+                        raise RefusedAnswer(
+                            f"the server refused the answer {ANSWER_TRIES} times "
+                            f"(last: {exc.rpc_message})"
+                        ) from None
+                    responder.preface = f"{refusal}; asking again"
             for note in done.notes:
                 await say(f"{ref.task_id}: {note}")
             if not done.sent:

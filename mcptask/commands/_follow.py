@@ -58,11 +58,19 @@ async def after_create(
         return ExitCode.OK
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)
+    if isinstance(created.extra.get("note"), str):
+        ctx.out.note(created.extra["note"])
     ctx.places.remember(task, ref)
     if ctx.places.remembers and ctx.book.write_error is not None:
         ctx.out.note(how_to_reach(ctx, task.taskId, ref, ctx.book.write_error))
     if ctx.target.command is not None:
         watch = True  # over stdio the task dies with the server: follow it now
+    elif not watch and (proto := await ctx.endpoint.protocol()).transport_label is not None:
+        watch = True  # its session ends with this run's connection: follow it now
+        ctx.out.note(
+            f"task {task.taskId} lives only as long as this connection "
+            f"({proto.transport_label}): following it now"
+        )
     if not watch and not want_result:
         ctx.out.task(task)
         return ExitCode.OK

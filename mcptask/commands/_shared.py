@@ -32,6 +32,19 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
     """The error for a task the server does not know: expired when the book knew it (and
     why its result is not there, when it was too big to keep)."""
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
+    created, ttl = (rec.get("createdAt"), rec.get("ttl")) if rec is not None else (None, None)
+    session_gone = "session" in exc.message  # its session is gone, not the task: said as is
+    if (
+        not session_gone
+        and isinstance(created, str)
+        and isinstance(ttl, int)
+        and not isinstance(ttl, bool)
+    ):
+        from mcptask.scheduler.watcher import lost_after
+
+        lost = lost_after(task_id, created, ttl)
+        if lost is not None:
+            return TaskNotFound(lost)
     if rec is not None:
         last = rec.get("status", "unknown")
         message = f"task {task_id} has expired (last seen {last}): {exc.message}"

@@ -21,5 +21,5 @@ async def run_tools(opts: ToolsOptions, ctx: Context) -> int:
     tools = await proto.list_tools()
     if ctx.places.remembers:  # TAB completes `call TOOL` from them
         ctx.book.remember_tools(ctx.server, [(t.name, t.taskSupport) for t in tools])
-    ctx.out.tools(tools)
+    ctx.out.tools(tools, version=proto.protocol_version, via=proto.transport_label)
     return ExitCode.OK

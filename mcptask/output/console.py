@@ -211,18 +211,27 @@ class Output:
             table.add_row(*(row[i] for i, _ in layout))
         self.console.print(table)
 
-    def tools(self, tools: list[Tool]) -> None:
-        """`tools`: `{"tools": [...]}`, or a table: name, task support, the required
-        arguments, a one-line description."""
+    def tools(
+        self, tools: list[Tool], *, version: str | None = None, via: str | None = None
+    ) -> None:
+        """`tools`: `{"tools": [...]}` (with the MCP `protocolVersion` in use when known), or
+        a table: name, task support, the required arguments, a one-line description, under
+        the version."""
         if not self.pretty:
-            self.line({"tools": [t.to_json() for t in tools]})
+            out: dict[str, Any] = {"tools": [t.to_json() for t in tools]}
+            if version:
+                out["protocolVersion"] = version
+            self.line(out)
             return
+        caption = f"MCP {safe_line(version, 40)}" if version else None
+        if caption and via:
+            caption += f" over {via}"
         if not tools:
-            self.console.print("no tools")
+            self.console.print("no tools" + (f" ({caption})" if caption else ""))
             return
         from rich.table import Table
 
-        table = Table(show_edge=False)
+        table = Table(show_edge=False, caption=caption, caption_justify="left")
         table.add_column("tool", no_wrap=True)
         table.add_column("task", no_wrap=True, min_width=9)
         table.add_column("required", overflow="fold", min_width=8, max_width=30)

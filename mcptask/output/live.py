@@ -203,6 +203,8 @@ class LiveEvents:
             if w.outcome in ("error", "unknown") and w.last_error:
                 self.out.note(f"{w.task_id}: {w.last_error}")
             elif w.outcome in ("input_required", "auth_required"):
+                if w.last_error:  # an answer the server refused (the form in `watch`)
+                    self.out.note(f"{w.task_id}: {w.last_error}")
                 self.out.note(needs_input(self.out, w.task_id))
 
     def render(self, width: int | None = None) -> RenderableType:

@@ -44,6 +44,16 @@ async def detect(rpc: RpcClient, url: str) -> str:
         if found is not None:
             return found
     if any(u.decisive for u in unrecognised):
+        # the 2025-11-25 fallback: an endpoint that refused the POST may be the deprecated
+        # HTTP+SSE transport (a GET whose event stream names where to POST)
+        from mcptask.transports.legacy_sse import open_legacy
+
+        refused = any(u.status in (400, 404, 405) for u in unrecognised)
+        card = url.rstrip("/").endswith(("/agent-card.json", "/agent.json"))
+        legacy = await open_legacy(rpc.transport) if refused and not card else None
+        if legacy is not None:
+            rpc.transport = legacy
+            return registry.fallback().name
         raise not_a_task_server(url, unrecognised)
     # nothing recognised it (e.g. a stateless MCP server that answers 200 -32601 to the
     # 2026 probe): the fallback's own handshake will say clearly if that is wrong

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from mcptask.errors import (
     AuthError,
+    HttpStatusError,
     NotApplicable,
     ProtocolError,
     RpcError,
@@ -97,12 +98,26 @@ def normalize_state(state: str) -> Status:
     return normalize_status(word)
 
 
+def question_in_history(data: Any) -> Any:
+    """The agent's last message in a task's `history`: the question of an `input-required`
+    status that carries none (agents built on some frameworks put it only there)."""
+    history = data.get("history") if isinstance(data, dict) else None
+    for message in reversed(history if isinstance(history, list) else []):
+        if _is_agent(message) and message_text(message):
+            return message
+    return None
+
+
 def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> Task:
     wire: WireTask = parse_wire(WireTask, data, what)
+    status = normalize_state(wire.status.state)
+    message = wire.status.message
+    if status in ("input_required", "auth_required") and not message_text(message):
+        message = question_in_history(data) or message
     return Task(
         taskId=wire.id,
-        status=normalize_state(wire.status.state),
-        statusMessage=message_text(wire.status.message),
+        status=status,
+        statusMessage=message_text(message),
         lastUpdatedAt=wire.status.timestamp,
         protocol=protocol,
         server=server,
@@ -372,9 +387,66 @@ class A2ABase(TaskProtocol):
 
     # -- calls and errors -----------------------------------------------------------------------
 
-    async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None = None) -> Any:
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        """One operation on the wire (JSON-RPC here; the HTTP+JSON binding, `a2a_rest`,
+        maps each method to its resource)."""
+        await self._card_first()
         try:
             return await self.rpc.request(method, params)
+        except HttpStatusError as exc:
+            if not await self._moved_by_card(exc):
+                raise
+            return await self.rpc.request(method, params)
+
+    #: the endpoint was looked up in the agent card already (`-p` with an origin or card URL)
+    _card_read: bool = False
+
+    async def _card_first(self) -> None:
+        """A card's URL given with `-p`: the endpoint is the one the card names (nothing is
+        ever posted to a card)."""
+        card = not self._card_read and _is_card_url(self.rpc.transport.url)
+        if card and not await self._endpoint_from_card():
+            raise ServerError(
+                f"the agent card at {self.rpc.transport.url} names no {self.name} endpoint"
+            )
+
+    async def _moved_by_card(self, exc: HttpStatusError) -> bool:
+        """`-p` with the agent's origin (or another URL that is not its endpoint): a 404 or 405
+        that is not JSON-RPC sends mcptask to the card for the endpoint, once."""
+        if self._card_read or exc.status not in (404, 405):
+            return False
+        return await self._endpoint_from_card()
+
+    async def _endpoint_from_card(self) -> bool:
+        """Read the agent card (at the URL's base, then the origin, as detection does) and
+        post from now on to the endpoint it names for this protocol. False: no card, or no
+        such endpoint in it."""
+        self._card_read = True
+        transport = self.rpc.transport
+        if not isinstance(transport, FetchesUrls):
+            return False
+        typed = transport.url
+        for card_url in card_urls(typed):
+            try:
+                response = await transport.get(card_url, max_body=CARD_LIMIT, json_only=True)
+                card = response.json() if response.status_code == 200 else None
+            except (ProtocolError, ValueError):
+                continue
+            named = card_endpoint(card, self.name) if isinstance(card, dict) else None
+            if named is None:
+                continue
+            endpoint = post_url(typed, named)
+            if _same_place(endpoint, typed):
+                return False
+            if isinstance(transport, Traces):
+                transport.trace(f"* the agent card names the endpoint {endpoint}: posting there")
+            transport.url = endpoint
+            return True
+        return False
+
+    async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None = None) -> Any:
+        try:
+            return await self._request(method, params)
         except RpcError as exc:
             raise self._error(exc, method, ref) from None
 
@@ -430,7 +502,10 @@ class A2ABase(TaskProtocol):
         question = task.statusMessage or "the agent asks for input (it sent no message)"
         params: dict[str, Any] = {"message": question, "requestedSchema": TEXT_FORM}
         status = task.raw.get("status")
-        data = data_parts(status.get("message") if isinstance(status, dict) else None)
+        asked = status.get("message") if isinstance(status, dict) else None
+        if not message_text(asked):
+            asked = question_in_history(task.raw) or asked
+        data = data_parts(asked)
         if data:
             params["data"] = data  # a structured request: `answer --data JSON` answers it
         return [InputRequest(task.taskId, "message", params, can_decline=False)]
@@ -504,7 +579,7 @@ class A2ABase(TaskProtocol):
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
-            data = await self.rpc.request(self.m_cancel, {"id": ref.task_id})
+            data = await self._request(self.m_cancel, {"id": ref.task_id})
         except RpcError as exc:
             if exc.code != TASK_NOT_CANCELABLE:
                 raise self._error(exc, self.m_cancel, ref) from None
@@ -531,7 +606,7 @@ class A2ABase(TaskProtocol):
             if token:
                 params["pageToken"] = token
             try:
-                data = await self.rpc.request(self.m_list, params)
+                data = await self._request(self.m_list, params)
             except RpcError as exc:
                 if exc.code in (-32004, -32601):
                     raise CannotList(
@@ -562,6 +637,7 @@ class A2ABase(TaskProtocol):
             "params": {"id": ref.task_id},
         }
         current: dict[str, Any] | None = None
+        await self._card_first()
         stream = self.rpc.transport.send(message)
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
@@ -786,8 +862,11 @@ class A2A03(A2ABase):
 
 # -- detection --------------------------------------------------------------------------------
 
-#: A2A versions mcptask speaks, highest first
+#: A2A versions mcptask speaks over JSON-RPC, highest first
 _SPOKEN = (("1.0", "a2a-1.0"), ("0.3", "a2a-0.3"))
+#: A2A 1.0 over the HTTP+JSON binding (`protocols.a2a_rest`)
+REST_NAME = "a2a-1.0-rest"
+_REST_BINDINGS = ("HTTP+JSON", "REST", "HTTP")
 _AGNO_CARD_URL = re.compile(r"/v1/message:(stream|send)/?$")
 
 
@@ -799,8 +878,13 @@ def _version(value: Any) -> str | None:
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
+def _rest_binding(item: Any) -> bool:
+    return isinstance(item, dict) and str(item.get("protocolBinding", "")).upper() in _REST_BINDINGS
+
+
 def protocol_from_card(card: Any) -> str | None:
-    """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it."""
+    """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it;
+    without a JSON-RPC interface, A2A 1.0 over HTTP+JSON where the card offers it."""
     if not isinstance(card, dict):
         return None
     interfaces = card.get("supportedInterfaces")
@@ -813,12 +897,21 @@ def protocol_from_card(card: Any) -> str | None:
         for version, name in _SPOKEN:
             if version in versions:
                 return name
+        if any(
+            _rest_binding(i) and _version(i.get("protocolVersion")) == "1.0" for i in interfaces
+        ):
+            return REST_NAME
         bindings = sorted(
-            {str(i.get("protocolBinding")) for i in interfaces if isinstance(i, dict)}
+            {
+                f"{i.get('protocolBinding')} {i.get('protocolVersion')}"
+                for i in interfaces
+                if isinstance(i, dict)
+            }
         )
         raise ServerError(
-            "the agent card offers no JSON-RPC interface mcptask speaks "
-            f"(bindings: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3)"
+            "the agent card offers no interface mcptask speaks "
+            f"(it offers: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3 "
+            "and HTTP+JSON 1.0, not gRPC)"
         )
     url = card.get("url")
     if isinstance(url, str) and _AGNO_CARD_URL.search(urlsplit(url).path):
@@ -861,6 +954,15 @@ def card_endpoint(card: Any, protocol: str) -> str | None:
     that version, else the 0.3 card's `url` (or its JSONRPC `additionalInterfaces` entry)."""
     if not isinstance(card, dict):
         return None
+    if protocol == REST_NAME:
+        for item in card.get("supportedInterfaces") or []:
+            if (
+                _rest_binding(item)
+                and _version(item.get("protocolVersion")) == "1.0"
+                and isinstance(item.get("url"), str)
+            ):
+                return str(item["url"])
+        return None
     version = protocol.removeprefix("a2a-")
     for item in card.get("supportedInterfaces") or []:
         if (
@@ -902,6 +1004,10 @@ def post_url(typed: str, named: str | None) -> str:
 
 def _same_place(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
+
+
+def _is_card_url(url: str) -> bool:
+    return urlsplit(url).path.rstrip("/").endswith(_CARD_PATHS)
 
 
 async def probe(rpc: RpcClient, url: str) -> str | None:

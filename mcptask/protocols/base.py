@@ -21,9 +21,11 @@ class Unrecognised(ServerError):
     MCP altogether (the MCP probe's POST was not answered in JSON-RPC), so when no later probe
     recognises the endpoint, it is neither MCP nor A2A."""
 
-    def __init__(self, message: str, *, decisive: bool = False) -> None:
+    def __init__(self, message: str, *, decisive: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.decisive = decisive
+        #: the HTTP status of the answer, when it was an HTTP error
+        self.status = status
 
 
 class CannotList(ServerError):
@@ -48,6 +50,8 @@ class TaskRef:
     task_id: str
     session: str | None = None
     context_id: str | None = None
+    #: the MCP version agreed when the session was opened (2025 sessions; None: the newest)
+    version: str | None = None
 
 
 @dataclass
@@ -502,7 +506,21 @@ class TaskProtocol(ABC):
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""
-        return {"protocol": self.name, "session": ref.session, "contextId": ref.context_id}
+        fields = {"protocol": self.name, "session": ref.session, "contextId": ref.context_id}
+        if ref.version:
+            fields["protocolVersion"] = ref.version
+        return fields
+
+    @property
+    def transport_label(self) -> str | None:
+        """How the endpoint is reached, where a person should know it (None: as usual)."""
+        return None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The MCP version in use ("2025-06-18"), once it is known (labels `tools` and
+        `call`)."""
+        return None
 
     # -- what only some protocols do ------------------------------------------------------------
 

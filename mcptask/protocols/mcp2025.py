@@ -52,6 +52,7 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
     HasEventStream,
     HasNotifications,
@@ -59,9 +60,13 @@ from mcptask.transports.rpc import (
     Message,
     RpcClient,
     ServerMessageHandler,
+    Traces,
 )
 
 VERSION = "2025-11-25"
+#: the versions a server may agree to at `initialize` (highest first): after it, every request
+#: carries the one agreed in `MCP-Protocol-Version` (older servers refuse any other with 400)
+SPOKEN_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 CLIENT_CAPABILITIES: dict[str, Any] = {
     "tasks": {"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}},
@@ -122,6 +127,23 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 QUESTION_WAIT = 15.0
 #: an answer slower than this may come after the server stopped waiting (reference: 60 s)
 ANSWER_PATIENCE = 55.0
+
+
+#: where a draft of the tasks spec put a task made by a `tools/call` (in the result's `_meta`)
+DRAFT_TASK = "modelcontextprotocol.io/task"
+
+
+def draft_task(data: Any) -> dict[str, Any] | None:
+    """The task a draft-shaped answer names: a result whose `_meta` holds `DRAFT_TASK` with a
+    `taskId` (and its status). None for any other answer."""
+    meta = data.get("_meta") if isinstance(data, dict) else None
+    found = meta.get(DRAFT_TASK) if isinstance(meta, dict) else None
+    if not isinstance(found, dict) or not isinstance(found.get("taskId"), str):
+        return None
+    task = dict(found)
+    if not isinstance(task.get("status"), str):
+        task["status"] = "working"
+    return task
 
 
 def related_task(params: Any) -> str | None:
@@ -253,6 +275,12 @@ class StdioFeed(PushFeed):
             transport.on_notification = None
 
 
+class OnlyNewer(ServerError):
+    """`initialize` refused: the server speaks only the newer versions in `versions`."""
+
+    versions: list[str]
+
+
 def _initialize_refused(exc: RpcError) -> McptaskError:
     """`initialize` refused with -32022 (unsupported version): a server that speaks only newer
     MCP (fastmcp 4 over stdio without the tasks extension) has no 2025-11-25 tasks."""
@@ -262,7 +290,8 @@ def _initialize_refused(exc: RpcError) -> McptaskError:
     supported = data.get("supported")
     listed = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
     speaks = f"it speaks only MCP {', '.join(listed)}" if listed else "it refuses MCP 2025-11-25"
-    error = ServerError(f"the server does not support tasks over MCP {VERSION}: {speaks}")
+    error = OnlyNewer(f"the server does not support tasks over MCP {VERSION}: {speaks}")
+    error.versions = listed
     error.hint = (
         "MCP 2026-07-28 tasks need the tasks extension, which the server did not offer; "
         "-p mcp-2026-07-28 makes plain calls"
@@ -290,6 +319,8 @@ class Mcp2025(TaskProtocol):
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.server_version = "?"
+        #: the MCP version agreed at `initialize` (None: not initialized by this object)
+        self.negotiated: str | None = None
         #: this object ran `initialize` (so `capabilities` is what the server announced)
         self.initialized = False
         self._tools: list[Tool] | None = None
@@ -320,6 +351,18 @@ class Mcp2025(TaskProtocol):
             result = await self.rpc.request("initialize", params)
         except RpcError as exc:
             raise _initialize_refused(exc) from None
+        except HttpStatusError as exc:
+            # the 2025-11-25 fallback to the deprecated HTTP+SSE transport: 400/404/405 to the
+            # POST, then a GET whose event stream names the endpoint to POST to
+            if exc.status not in (400, 404, 405):
+                raise
+            from mcptask.transports.legacy_sse import open_legacy
+
+            legacy = await open_legacy(self.rpc.transport)
+            if legacy is None:
+                raise
+            self.rpc.transport = legacy
+            result = await self.rpc.request("initialize", params)
         if not isinstance(result, dict):
             raise ProtocolError("the server's initialize answer is not an object")
         caps = result.get("capabilities")
@@ -329,14 +372,47 @@ class Mcp2025(TaskProtocol):
         self.server_version = str(result.get("protocolVersion", "?"))
         transport = self.rpc.transport
         session = (transport.session_id if isinstance(transport, HasSession) else None) or ""
+        self._agree(result.get("protocolVersion"), session)
         headers = {"Mcp-Session-Id": session} if session else {}
         await self.rpc.notify("notifications/initialized", headers=headers)
         self.initialized = True
         return session
 
+    def _agree(self, version: Any, session: str) -> None:
+        """The version the server answered `initialize` with: one mcptask speaks goes in the
+        `MCP-Protocol-Version` header of every later request (2025-11-25 transports: servers
+        before 2025-11-25 refuse any other with 400); any other ends the run (the spec: a
+        client that does not speak the server's version disconnects)."""
+        if not isinstance(version, str) or version not in SPOKEN_VERSIONS:
+            shown = one_line(str(version), 40) if version is not None else "no version"
+            raise ServerError(
+                f"the server answered initialize with MCP {shown}, which mcptask does not "
+                f"speak (it speaks {', '.join(SPOKEN_VERSIONS)})"
+            )
+        self.negotiated = version
+        self.rpc.transport.headers["MCP-Protocol-Version"] = version
+        transport = self.rpc.transport
+        if isinstance(transport, Traces):
+            where = f"session {session}" if session else "the session"
+            older = f" (mcptask asked for {VERSION})" if version != VERSION else ""
+            transport.trace(f"* MCP {version} on {where}{older}")
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._newer.protocol_version if self._newer is not None else self.negotiated
+
+    def _version_headers(self, ref: TaskRef | None, session: str) -> dict[str, str]:
+        """A task's session reused from the task book speaks the version agreed when it was
+        opened (kept with the task); a session this run opened, the one agreed now."""
+        if ref is not None and ref.version and session and session != self.session:
+            return {"MCP-Protocol-Version": ref.version}
+        return {}
+
     @property
     def makes_tasks(self) -> bool:
         """A server we initialized says so in its capabilities (a reused session: assumed)."""
+        if self._newer is not None:
+            return False
         return not self.initialized or "tasks" in self.capabilities
 
     def _require_tasks(self) -> None:
@@ -350,7 +426,7 @@ class Mcp2025(TaskProtocol):
             )
 
     async def _session_for(self, ref: TaskRef | None, *, need_tasks: bool = True) -> str:
-        if ref is not None and ref.session is not None:
+        if ref is not None and ref.session:
             return ref.session
         if self.session is not None:
             if need_tasks:
@@ -370,6 +446,7 @@ class Mcp2025(TaskProtocol):
     ) -> Any:
         session = await self._session_for(ref, need_tasks=need_tasks)
         headers = {"Mcp-Session-Id": session} if session else {}
+        headers.update(self._version_headers(ref, session))
         try:
             return await self.rpc.request(
                 method, params, headers=headers, on_message=on_message, req_id=req_id
@@ -393,7 +470,27 @@ class Mcp2025(TaskProtocol):
             raise
 
     def _not_found(self, ref: TaskRef, exc: RpcError) -> TaskNotFound:
-        return TaskNotFound(f"task {ref.task_id}: {exc.rpc_message or 'not found'}")
+        error = TaskNotFound(f"task {ref.task_id}: {exc.rpc_message or 'not found'}")
+        if self.legacy_transport:
+            from mcptask.transports.legacy_sse import DEPRECATED
+
+            error.hint = (
+                f"this URL is {DEPRECATED}, whose sessions end with their connection: a task "
+                "made by an earlier run cannot be reached"
+            )
+        return error
+
+    @property
+    def legacy_transport(self) -> bool:
+        """The URL turned out to be the deprecated HTTP+SSE transport (2024-11-05)."""
+        import sys
+
+        module = sys.modules.get("mcptask.transports.legacy_sse")
+        return module is not None and isinstance(self.rpc.transport, module.LegacySseTransport)
+
+    @property
+    def transport_label(self) -> str | None:
+        return "the deprecated HTTP+SSE transport" if self.legacy_transport else None
 
     def _task(self, data: Any, what: str = "task") -> Task:
         return normalize(data, protocol=self.name, server=self.server, what=what)
@@ -700,14 +797,42 @@ class Mcp2025(TaskProtocol):
 
     has_tools: ClassVar[bool] = True
 
-    async def list_tools(self) -> list[Tool]:
-        """Every page of `tools/list` (kept for the rest of the run); needs no task support."""
-        if self._tools is None:
-            pages = await paged(
-                lambda p: self._call("tools/list", p, None, need_tasks=False),
-                "tools/list",
-                "tools",
+    #: a server that refused 2025 `initialize` but speaks 2026-07-28 (without the tasks
+    #: extension, or detection would have chosen it): `tools` and plain calls go there
+    _newer: TaskProtocol | None = None
+
+    async def _tools_over_newer(self, exc: OnlyNewer) -> TaskProtocol | None:
+        from mcptask.protocols import mcp2026
+
+        if mcp2026.VERSION not in exc.versions:
+            return None
+        self._newer = mcp2026.Mcp2026(self.rpc, self.server)
+        transport = self.rpc.transport
+        if isinstance(transport, Traces):
+            transport.trace(
+                f"* the server speaks only MCP {', '.join(exc.versions)}: tools and plain "
+                f"calls go over {mcp2026.VERSION} (it offers no tasks there)"
             )
+        return self._newer
+
+    async def list_tools(self) -> list[Tool]:
+        """Every page of `tools/list` (kept for the rest of the run); needs no task support.
+        A server that speaks only 2026-07-28 is asked over that version."""
+        if self._tools is None:
+            if self._newer is not None:
+                return await self._newer.list_tools()
+            try:
+                pages = await paged(
+                    lambda p: self._call("tools/list", p, None, need_tasks=False),
+                    "tools/list",
+                    "tools",
+                )
+            except OnlyNewer as exc:
+                newer = await self._tools_over_newer(exc)
+                if newer is None:
+                    raise
+                self._tools = await newer.list_tools()
+                return self._tools
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
         return self._tools
 
@@ -739,7 +864,19 @@ class Mcp2025(TaskProtocol):
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
-            return Created(task=task, ref=TaskRef(task.taskId, session=self.session))
+            ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
+            return Created(task=task, ref=ref)
+        draft = draft_task(data)
+        if draft is not None:
+            # an earlier draft of the tasks spec: a `CallToolResult` (empty) whose `_meta`
+            # names the task; it is running, so it is followed, never reported as the result
+            task = self._task(draft, "task in the result's _meta")
+            ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
+            note = (
+                f"the server answered in a draft shape of MCP tasks (a result whose _meta "
+                f"{DRAFT_TASK!r} names task {task.taskId}): following that task"
+            )
+            return Created(task=task, ref=ref, extra={"note": note})
         if isinstance(data, dict) and "content" in data:
             return Created(task=None, result=data)
         raise ProtocolError("the server's tools/call answer holds neither a task nor a result")
@@ -754,7 +891,12 @@ class Mcp2025(TaskProtocol):
         call cancelled) sends `notifications/cancelled` for it."""
         import asyncio
 
+        if self._newer is not None:
+            return await self._newer.call_plain(tool, arguments, hooks)
         session = await self._session_for(None, need_tasks=False)
+        modern = await self._plain_leg(session)
+        if modern is not None:
+            return await modern.call_plain(tool, arguments, hooks)
         headers = {"Mcp-Session-Id": session} if session else {}
         token = progress_token()
         talk = CallTalk(self.rpc, hooks, token, asker=f"tool {tool}", headers=headers)
@@ -782,6 +924,25 @@ class Mcp2025(TaskProtocol):
         if not isinstance(data, dict):
             raise ProtocolError("the server's tools/call answer is not an object")
         return data
+
+    async def _plain_leg(self, session: str) -> TaskProtocol | None:
+        """The version a plain call needs (chosen per command): a server whose 2025 leg is
+        stateless (HTTP, no session: it cannot send its questions to mcptask) and that also
+        speaks MCP 2026-07-28 gets the call over 2026, whose multi round-trip answers need
+        no session. None: this leg it is."""
+        transport = self.rpc.transport
+        if session or not self.initialized or not isinstance(transport, HasEventStream):
+            return None
+        from mcptask.protocols import mcp2026
+
+        if await mcp2026.discover(self.rpc) is None:
+            return None
+        if isinstance(transport, Traces):
+            transport.trace(
+                f"* the server's MCP {self.negotiated} leg keeps no session (it cannot ask "
+                f"questions there): this plain call goes over MCP {mcp2026.VERSION}"
+            )
+        return mcp2026.Mcp2026(self.rpc, self.server)
 
     async def _open_listener(self, session: str, talk: CallTalk) -> asyncio.Task[None] | None:
         """The session's GET stream, read by a task that hands every message to `talk`;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import re
+import weakref
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
@@ -371,10 +372,63 @@ def _listen_outcome(request: Any, *, acknowledged: bool) -> str:
 # -- the protocol ----------------------------------------------------------------------------
 
 
+#: what `server/discover` answered, per client (detection's answer, reused by the protocol)
+_DISCOVERED: weakref.WeakKeyDictionary[RpcClient, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+async def discover(rpc: RpcClient) -> dict[str, Any] | None:
+    """`server/discover` of a 2026-07-28 server: its answer (`supportedVersions`,
+    `capabilities`), or None when the server does not speak 2026-07-28 (any error). Asked
+    once per client (detection's answer counts)."""
+    if rpc in _DISCOVERED:
+        return _DISCOVERED[rpc]
+    headers = request_headers("server/discover")
+    transport = rpc.transport
+    session_before = transport.session_id if isinstance(transport, HasSession) else None
+    try:
+        data = await rpc.request("server/discover", with_meta({}), headers=headers)
+    except McptaskError:
+        return None
+    finally:
+        if isinstance(transport, HasSession):  # a 2025 leg's refusal may bring a session id
+            transport.session_id = session_before
+    if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
+        return None
+    if VERSION not in data["supportedVersions"]:
+        return None
+    _DISCOVERED[rpc] = data
+    return data
+
+
+def offers_tasks(discovered: dict[str, Any]) -> bool:
+    caps = discovered.get("capabilities")
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
 class Mcp2026(TaskProtocol):
     name: ClassVar[str] = NAME
     default_interval: ClassVar[float] = 1.0
     can_list: ClassVar[bool] = False
+    #: whether the server offers the tasks extension (`server/discover`), once asked
+    _offers_tasks: bool | None = None
+
+    @property
+    def protocol_version(self) -> str | None:
+        return VERSION
+
+    @property
+    def makes_tasks(self) -> bool:
+        """A server without the tasks extension runs every call at once (multi round-trip
+        answers where it needs input): `call` makes plain calls there."""
+        return self._offers_tasks is not False
+
+    async def tool(self, name: str) -> Tool:
+        """The tool, once the server said whether it makes tasks at all (`call` decides)."""
+        if self._offers_tasks is None:
+            found = await discover(self.rpc)
+            self._offers_tasks = offers_tasks(found) if found is not None else None
+        return await super().tool(name)
 
     async def _request(
         self,
@@ -646,8 +700,8 @@ class Mcp2026(TaskProtocol):
             return Created(task=task, ref=TaskRef(task.taskId))
         if kind == "input_required":
             raise TaskEnded(
-                f"tool {tool!r} asks for input without creating a task "
-                "(resultType input_required); mcptask cannot answer that",
+                f"tool {tool!r} asks for input without creating a task (resultType "
+                "input_required): a call that is not a task answers it; leave out --task",
                 6,
             )
         if kind is None or kind == "complete":
@@ -694,7 +748,10 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
         return None
     except (HttpStatusError, ProtocolError) as exc:
         # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
-        raise Unrecognised(f"server/discover: {exc.message}", decisive=True) from None
+        status = exc.status if isinstance(exc, HttpStatusError) else None
+        raise Unrecognised(
+            f"server/discover: {exc.message}", decisive=True, status=status
+        ) from None
     finally:
         # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
         if isinstance(transport, HasSession):
@@ -702,6 +759,8 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
         return None
     versions = [v for v in data["supportedVersions"] if isinstance(v, str)]
+    if VERSION in versions:
+        _DISCOVERED[rpc] = data
     caps = data.get("capabilities")
     extensions = caps.get("extensions") if isinstance(caps, dict) else None
     has_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions

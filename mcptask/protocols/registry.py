@@ -55,6 +55,13 @@ PROTOCOLS: tuple[ProtocolInfo, ...] = (
         probe_order=2,
     ),
     ProtocolInfo(
+        "a2a-1.0-rest",
+        "mcptask.protocols.a2a_rest:A2ARest",
+        "mcptask.check.a2a:A2ASuite",
+        "a2a",
+        # found by the A2A probe, from a card that offers HTTP+JSON and no JSON-RPC
+    ),
+    ProtocolInfo(
         "agno",
         "mcptask.protocols.agno:Agno",
         "mcptask.check.a2a:A2ASuite",

@@ -411,7 +411,14 @@ class Watcher:
         try:
             task = await self.fetch(w.ref)
         except TaskNotFound as exc:
-            if w.task is not None:
+            # a session that is gone is said as such; a task gone inside its ttl was lost
+            lost = None
+            if w.task is not None and "session" not in exc.message:
+                lost = lost_inside_ttl(w.task)
+            if lost is not None:
+                w.last_error = lost  # a server that forgot it: not an expiry
+                self._end(w, "unknown")
+            elif w.task is not None:
                 self._end(w, "expired")
             else:
                 w.last_error = exc.message
@@ -587,6 +594,44 @@ def _stale(pushed: Task, known: Task | None) -> bool:
         return True
     before, after = _instant(known.lastUpdatedAt), _instant(pushed.lastUpdatedAt)
     return before is not None and after is not None and after < before
+
+
+def lost_inside_ttl(task: Task, now: datetime | None = None) -> str | None:
+    """Why a task the server no longer knows did not expire: it was created (`createdAt`)
+    less than its `ttl` ago (or its ttl is unlimited), so the server lost it (a stateless
+    gateway that forgets tasks at once). None when that cannot be told (no `createdAt`, no
+    ttl given) or the ttl may have run out."""
+    if "ttl" not in task.raw and "ttlMs" not in task.raw:
+        return None
+    return lost_after(task.taskId, task.createdAt, task.ttl, now)
+
+
+def lost_after(
+    task_id: str, created_at: str | None, ttl: int | None, now: datetime | None = None
+) -> str | None:
+    """`lost_inside_ttl` from the task's creation time and ttl (ms; None: unlimited)."""
+    created = _instant(created_at)
+    if created is None:
+        return None
+    from datetime import UTC
+
+    age = ((now or datetime.now(UTC)) - created).total_seconds()
+    if age < 0 or not math.isfinite(age):
+        return None
+    if ttl is None:
+        within = "its ttl is unlimited"
+    elif age * 1000 < ttl:
+        within = f"well inside its ttl of {_seconds(ttl / 1000)}"
+    else:
+        return None
+    return (
+        f"the server no longer knows task {task_id}, {_seconds(age)} after it was "
+        f"created, and {within}: the server lost the task (it did not expire)"
+    )
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
 
 
 def _instant(stamp: str | None) -> datetime | None:

@@ -130,11 +130,13 @@ class Places:
             rec = book.get(task_id) or {}
             session = options.session or rec.get("session")
             context = options.context_id or rec.get("contextId")
+            version = rec.get("protocolVersion")
             out.append(
                 TaskRef(
                     task_id=task_id,
                     session=session if isinstance(session, str) else None,
                     context_id=context if isinstance(context, str) else None,
+                    version=version if isinstance(version, str) else None,
                 )
             )
         return out
@@ -161,6 +163,8 @@ class Places:
             fields.update(status=task.status, **extra, **(each or {}).get(task.taskId, {}))
             if task.contextId and not fields.get("contextId"):
                 fields["contextId"] = task.contextId
+            if task.createdAt and task.ttl is not None:  # a task lost inside it is told apart
+                fields.update(createdAt=task.createdAt, ttl=task.ttl)
             updates[task.taskId] = fields
         self._ctx.book.record_many(self._ctx.server, updates)
 

@@ -484,9 +484,15 @@ class HttpTransport:
         if status in (401, 403):
             return AuthError(self._auth_message(status, reason, response))
         ctype = response.headers.get("content-type", "").split(";")[0]
+        reason = reason or body_excerpt(parsed, body, ctype)
         text = f": {one_line(reason, 200)}" if reason else (f" ({ctype})" if ctype else "")
+        # the URL asked (an endpoint's path tells more than its origin: `/sse`, `/mcp`)
+        try:
+            where = urls.safe_url(str(response.request.url))
+        except RuntimeError:  # a response made without its request
+            where = self._where()
         return HttpStatusError(
-            f"{self._where()} answered HTTP {status} {response.reason_phrase}{text}",
+            f"{where} answered HTTP {status} {response.reason_phrase}{text}",
             status=status,
             retry_after=retry_after,
         )
@@ -723,12 +729,17 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         last_event_id: str | None = None,
         answer_within: float | None = None,
+        method: str = "GET",
+        url: str | None = None,
+        body: Any = None,
     ) -> AsyncIterator[StreamEvent]:
         """The endpoint's standalone GET SSE stream (MCP 2025-11-25 server push). Yields each
         event with data; ends when the server closes it. 405 (no stream offered) and 409 (one
         already open for the session) raise `HttpStatusError` like any other status.
         `answer_within`: a stream that must bring an answer (a resumed request) gets the read
-        timeout and the whole-answer deadline of `send`; a push stream has neither."""
+        timeout and the whole-answer deadline of `send`; a push stream has neither.
+        `method`, `url` and a JSON `body`: another resource's stream (A2A HTTP+JSON
+        `POST /tasks/{id}:subscribe`)."""
         from httpx_sse import EventSource, SSEError
 
         all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **self.headers}
@@ -736,7 +747,11 @@ class HttpTransport:
             all_headers.update(headers)
         if last_event_id:
             all_headers["Last-Event-ID"] = last_event_id
-        request = self._build("GET", self.url, headers=all_headers)
+        content = None
+        if body is not None:
+            content = json.dumps(body, separators=(",", ":")).encode()
+            all_headers["Content-Type"] = "application/json"
+        request = self._build(method, url or self.url, headers=all_headers, content=content)
         # no read timeout on a push stream: a healthy one may be quiet for a long time
         request.extensions["timeout"] = httpx.Timeout(
             answer_within, connect=self.options.connect_timeout
@@ -746,7 +761,7 @@ class HttpTransport:
         try:
             response = await self._send(request)
         except httpx.TransportError as exc:
-            raise self._connect_error(exc, self.url) from None
+            raise self._connect_error(exc, url or self.url) from None
         try:
             self._trace_response(response, started)
             ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -809,6 +824,90 @@ class HttpTransport:
             raise self._connect_error(exc, path_or_url) from None
         response._content = body
         return response
+
+    async def rest(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """One HTTP+JSON exchange (A2A's REST binding): `method` on `url` with an optional
+        JSON `body`; the answer comes back read (capped like every answer), whatever its
+        status: the caller reads the binding's error shape. Connection failures are mapped
+        like `send`'s. GETs are repeated once on a dead pooled connection. `headers`, when
+        given, replace the transport's own (`check` leaves out the version header)."""
+        given = self.headers if headers is None else headers
+        headers = {"Accept": "application/json", **given}
+        content = None
+        if body is not None:
+            content = json.dumps(body, separators=(",", ":")).encode()
+            headers["Content-Type"] = "application/json"
+
+        def build() -> httpx.Request:
+            request = self._build(method, url, headers=headers, content=content)
+            timeout = self._time_left(None)
+            if timeout is not None:
+                request.extensions["timeout"] = httpx.Timeout(
+                    timeout, connect=min(timeout, self.options.connect_timeout)
+                ).as_dict()
+            return request
+
+        request = build()
+        self._trace_request(request, body)
+        started = time.monotonic()
+        try:
+            response = await self._send_safely(request, build, method == "GET")
+            try:
+                self._trace_response(response, started)
+                _bounded(response, self._time_left(None) or self.options.read_timeout)
+                if _is_event_stream(response):
+                    raise ProtocolError(
+                        f"{self._where()} answered {method} {urls.safe_url(url)} with an event "
+                        "stream where a JSON document belongs"
+                    )
+                data = await self._read_body(response)
+            finally:
+                await response.aclose()
+        except httpx.TransportError as exc:
+            raise self._connect_error(exc, url) from None
+        self._trace(f"< {data[:20000].decode('utf-8', 'replace')}")
+        response._content = data
+        return response
+
+
+#: the fields a JSON error body names its reason in (FastAPI, RFC 9457, OAuth, common APIs)
+_ERROR_FIELDS = ("detail", "error_description", "message", "error", "title")
+
+
+def body_excerpt(parsed: Any, body: bytes, ctype: str) -> str:
+    """A short excerpt of an HTTP error's body that is not JSON-RPC, for its one-line error:
+    the error field of a JSON body, an HTML page's title (else its text), a text body's
+    start. Sanitised by the caller's `one_line`; "" when nothing readable came."""
+    if isinstance(parsed, dict):
+        for name in _ERROR_FIELDS:
+            value = parsed.get(name)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("status")
+            if isinstance(value, str) and value.strip():
+                return value
+        return ""
+    if parsed is not None or not body.strip():
+        return ""
+    text = body[:4096].decode("utf-8", "replace")
+    kind = ctype.strip().lower()
+    if kind in ("text/html", "application/xhtml+xml") or text.lstrip().startswith("<"):
+        import re
+
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+        if title and title.group(1).strip():
+            return title.group(1)
+        text = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", text, flags=re.I | re.S)
+        text = re.sub(r"<[^>]+>", " ", text)
+    if kind and not (kind.startswith("text/") or kind in ("application/xhtml+xml", "")):
+        return ""  # not text: nothing to show
+    return one_line(text, 160)
 
 
 def _not_json(response: httpx.Response) -> bool:

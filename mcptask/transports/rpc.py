@@ -85,6 +85,32 @@ class FetchesUrls(Protocol):
 
 
 @runtime_checkable
+class SpeaksRest(Protocol):
+    """Makes HTTP+JSON exchanges and opens an event stream on any resource (A2A's REST
+    binding)."""
+
+    async def rest(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response: ...
+
+    def event_stream(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        last_event_id: str | None = None,
+        answer_within: float | None = None,
+        method: str = "GET",
+        url: str | None = None,
+        body: Any = None,
+    ) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
 class Traces(Protocol):
     """Writes a line to `--trace` (redacted), when tracing is on."""
 

@@ -204,6 +204,10 @@ class StdioTransport:
         if self.options.trace is not None:
             self.options.trace(self.redact(clean(line)))
 
+    def trace(self, line: str) -> None:
+        """A remark of mcptask's own on `--trace` (the MCP version agreed, say)."""
+        self._trace(line)
+
     @property
     def _name(self) -> str:
         return os.path.basename(self.options.command[0])

@@ -5,11 +5,13 @@ subscription stream and the normalization rules, called directly."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from mcptask.protocols import a2a as a2a_mod
+from mcptask.protocols import a2a_rest as rest_mod
 from mcptask.protocols import agno as agno_mod
 
 from conftest import CliResult, RunCli, assert_one_line_error
@@ -30,19 +32,39 @@ def _send(run_cli: RunCli, url: str, text: str, *extra: str) -> dict[str, Any]:
     return task
 
 
-# -- a2a-sdk 1.3.0, A2A 1.0 (auto-detected) ---------------------------------------------------
+@dataclass
+class Agent:
+    """The a2a-sdk agent over one A2A 1.0 binding: `url` as a user types it."""
+
+    url: str
+    protocol: str
+    server: A2AServerProcess
 
 
-def test_a2a10_send_get_watch_result_list(run_cli: RunCli, a2a_server: A2AServerProcess) -> None:
-    url = a2a_server.url
+@pytest.fixture(params=["a2a-1.0", "a2a-1.0-rest"])
+def agent(request: pytest.FixtureRequest) -> Agent:
+    """JSON-RPC (`a2a_server`, at its endpoint) and HTTP+JSON (`a2a_rest_server`, whose card
+    at the origin offers only that binding): the same tests pass over both."""
+    if request.param == "a2a-1.0":
+        server: A2AServerProcess = request.getfixturevalue("a2a_server")
+    else:
+        server = request.getfixturevalue("a2a_rest_server")
+    return Agent(server.url, request.param, server)
+
+
+# -- a2a-sdk 1.3.0, A2A 1.0 (auto-detected), over JSON-RPC and HTTP+JSON ----------------------
+
+
+def test_a2a10_send_get_watch_result_list(run_cli: RunCli, agent: Agent) -> None:
+    url = agent.url
     task = _send(run_cli, url, "hello tests", "--trace")
-    assert task["protocol"] == "a2a-1.0"
+    assert task["protocol"] == agent.protocol
     assert task["status"] in ("submitted", "working")
     assert task["contextId"] and task["raw"]["id"] == task["taskId"]
     tid = task["taskId"]
 
     got = _ok(run_cli("get", tid, "-u", url, "-o", "json")).json()
-    assert got["taskId"] == tid and got["protocol"] == "a2a-1.0"
+    assert got["taskId"] == tid and got["protocol"] == agent.protocol
     assert got["status"] in ("submitted", "working", "completed")
     assert got["pollInterval"] is None and got["ttl"] is None
 
@@ -63,7 +85,7 @@ def test_a2a10_send_get_watch_result_list(run_cli: RunCli, a2a_server: A2AServer
 
     listed = _ok(run_cli("list", "-u", url, "-o", "json")).json()
     mine = [t for t in listed["tasks"] if t["taskId"] == tid]
-    assert mine and mine[0]["status"] == "completed" and mine[0]["protocol"] == "a2a-1.0"
+    assert mine and mine[0]["status"] == "completed" and mine[0]["protocol"] == agent.protocol
 
     # --history N -> historyLength (1.0 omits the history for 0)
     brief = _ok(run_cli("get", tid, "-u", url, "-o", "json", "--history", "0")).json()
@@ -86,8 +108,8 @@ def test_a2a_detection_costs_one_card_request(
     assert "A2A-Version: 1.0".lower() in again.stderr.lower()
 
 
-def test_a2a10_cancel_slow_task(run_cli: RunCli, a2a_server: A2AServerProcess) -> None:
-    url = a2a_server.url
+def test_a2a10_cancel_slow_task(run_cli: RunCli, agent: Agent) -> None:
+    url = agent.url
     tid = _send(run_cli, url, "slow cancel me")["taskId"]
     cancelled = _ok(run_cli("cancel", tid, "-u", url, "-o", "json")).json()
     assert cancelled["taskId"] == tid and cancelled["status"] == "cancelled"
@@ -104,8 +126,8 @@ def test_a2a10_cancel_slow_task(run_cli: RunCli, a2a_server: A2AServerProcess) -
     assert no_result.code == 8
 
 
-def test_a2a_failed_and_input_required(run_cli: RunCli, a2a_server: A2AServerProcess) -> None:
-    url = a2a_server.url
+def test_a2a_failed_and_input_required(run_cli: RunCli, agent: Agent) -> None:
+    url = agent.url
     failed = _ok(run_cli("send", "fail now", "-u", url, "-o", "ndjson", "--watch", "--result"), 5)
     end = failed.lines()[-1]
     assert end["outcome"] == "failed" and end["exitCode"] == 5
@@ -120,14 +142,15 @@ def test_a2a_failed_and_input_required(run_cli: RunCli, a2a_server: A2AServerPro
     assert last_status["statusMessage"] == "What is your answer?"
 
 
-def test_a2a_unknown_task(run_cli: RunCli, a2a_server: A2AServerProcess) -> None:
+def test_a2a_unknown_task(run_cli: RunCli, agent: Agent) -> None:
     for command in ("get", "cancel", "result"):
-        r = run_cli(command, "no-such-task", "-u", a2a_server.url, "-o", "json")
+        r = run_cli(command, "no-such-task", "-u", agent.url, "-o", "json")
         assert r.code == 9, (command, r.stderr)
         assert_one_line_error(r)
         assert "Task not found" in r.stderr
-    r = run_cli("get", "no-such-task", "-u", a2a_server.url, "-p", "a2a-0.3", "-o", "json")
-    assert r.code == 9
+    if agent.protocol == "a2a-1.0":
+        r = run_cli("get", "no-such-task", "-u", agent.url, "-p", "a2a-0.3", "-o", "json")
+        assert r.code == 9
 
 
 # -- the same server spoken to as A2A 0.3 -----------------------------------------------------
@@ -174,9 +197,15 @@ async def _follow(cls: type[a2a_mod.A2ABase], url: str, text: str) -> tuple[list
         await rpc.aclose()
 
 
-@pytest.mark.parametrize("cls", [a2a_mod.A2A10, a2a_mod.A2A03])
-def test_subscribe_yields_stages(cls: type[a2a_mod.A2ABase], a2a_server: A2AServerProcess) -> None:
-    live, finished = asyncio.run(_follow(cls, a2a_server.url, "stream me"))
+@pytest.mark.parametrize("cls", [a2a_mod.A2A10, a2a_mod.A2A03, rest_mod.A2ARest])
+def test_subscribe_yields_stages(
+    cls: type[a2a_mod.A2ABase], request: pytest.FixtureRequest
+) -> None:
+    if cls is rest_mod.A2ARest:
+        url = request.getfixturevalue("a2a_rest_server").rest_url
+    else:
+        url = request.getfixturevalue("a2a_server").url
+    live, finished = asyncio.run(_follow(cls, url, "stream me"))
     messages = list(dict.fromkeys(t.statusMessage for t in live if t.statusMessage))
     assert messages[-2:] == STEPS[1:]  # step 1 may be over before the stream opens
     last = live[-1]
@@ -342,3 +371,58 @@ def test_cards_and_url_shapes() -> None:
         assert asyncio.run(agno_mod.probe(None, url)) == "agno"  # type: ignore[arg-type]
     assert asyncio.run(agno_mod.probe(None, "http://h/mcp")) is None  # type: ignore[arg-type]
     assert agno_mod.agno_base("http://h/a2a/agents/x/v1/") == ("http://h/a2a/agents/x", "agents")
+
+
+# -- A2A 1.0 over HTTP+JSON only ---------------------------------------------------------------
+
+
+def test_cards_offering_http_json_or_grpc_only() -> None:
+    rest = {
+        "supportedInterfaces": [
+            {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+        ]
+    }
+    assert a2a_mod.protocol_from_card(rest) == "a2a-1.0-rest"
+    assert a2a_mod.card_endpoint(rest, "a2a-1.0-rest") == "http://h/rest"
+    rest["supportedInterfaces"].append(
+        {"url": "http://h/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    )
+    assert a2a_mod.protocol_from_card(rest) == "a2a-1.0"  # JSON-RPC first where offered
+    grpc = {
+        "supportedInterfaces": [
+            {"url": "h:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+        ]
+    }
+    with pytest.raises(Exception, match=r"it offers: GRPC 1.0;.*not gRPC"):
+        a2a_mod.protocol_from_card(grpc)
+
+
+def test_rest_detection_reads_the_card_and_remembers(
+    run_cli: RunCli, a2a_rest_server: A2AServerProcess
+) -> None:
+    server = a2a_rest_server
+    r = _ok(run_cli("send", "detect me", "-u", server.url, "-o", "json", "--trace"))
+    assert r.json()["protocol"] == "a2a-1.0-rest"
+    assert f"> GET {server.base_url}/.well-known/agent-card.json" in r.stderr
+    assert f"> POST {server.rest_url}/message:send" in r.stderr
+    tid = r.json()["taskId"]
+    again = _ok(run_cli("get", tid, "-u", server.url, "-o", "json", "--trace"))
+    requests = [ln for ln in again.stderr.splitlines() if ln.startswith(("> GET ", "> POST "))]
+    assert requests == [f"> GET {server.rest_url}/tasks/{tid}"]
+    assert "a2a-version: 1.0" in again.stderr.lower()
+    # forced, with the binding's base URL
+    forced = _ok(run_cli("get", tid, "-u", server.rest_url, "-p", "a2a-1.0-rest", "-o", "json"))
+    assert forced.json()["taskId"] == tid
+
+
+def test_rest_answer(run_cli: RunCli, a2a_rest_server: A2AServerProcess) -> None:
+    url = a2a_rest_server.url
+    tid = _send(run_cli, url, "ask over rest")["taskId"]
+    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson"), 6)
+    assert [ln for ln in watched.lines() if ln.get("event") == "status"][-1]["statusMessage"] == (
+        "What is your answer?"
+    )
+    r = _ok(run_cli("answer", "--url", url, "--text", "teal", "-o", "json", "--", tid))
+    assert r.json()["status"] in ("working", "completed")
+    result = _ok(run_cli("result", "--url", url, "-o", "json", "--", tid)).json()
+    assert "answer: teal" in result["text"]

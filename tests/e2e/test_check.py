@@ -340,6 +340,20 @@ def test_check_on_push_against_the_a2a_js_agent(
     assert "X-A2A-Notification-Token" in by_id(report, "a2a.push.authentication")["observed"]
 
 
+def test_a2a_sdk_over_http_json_passes_the_a2a_checks(
+    run_cli: RunCli, a2a_rest_server: A2AServerProcess
+) -> None:
+    report = _run(run_cli, "-u", a2a_rest_server.url, code=0)
+    assert report["protocol"] == "a2a-1.0-rest"
+    v = verdicts(report)
+    assert v.pop("a2a.wire.v03-compat") == "SKIP"  # the card offers no JSON-RPC 0.3
+    assert set(v.values()) == {"PASS"}, report["checks"]
+    assert "-32009" in by_id(report, "a2a.wire.unsupported-version")["observed"]
+    assert "-32002" in by_id(report, "a2a.cancel.terminal")["observed"]
+    assert "-32001" in by_id(report, "a2a.errors.unknown-task")["observed"]
+    assert "Task" in by_id(report, "a2a.stream.subscribe")["observed"]
+
+
 # -- in-process: outcome rules, JUnit, helpers ----------------------------------------------------
 
 D = CheckDef("mcp2025.x.y", "status", "a requirement", "a section")

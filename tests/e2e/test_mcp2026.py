@@ -375,8 +375,10 @@ def test_protocol_can_be_forced(
 ) -> None:
     forced = ok(run_cli("call", "tool_error", "-p", V2026, "--url", proxy4.url, "-o", "json"))
     assert forced.json()["protocol"] == V2026
-    # no detection when forced; the tool list is read for the arguments' checks
-    assert proxy4.methods() == ["tools/list", "tools/call"]
+    # no detection when forced; `server/discover` says whether the server makes tasks at all
+    # (issue 25: without the tasks extension, `call` makes a plain call); the tool list is
+    # read for the arguments' checks
+    assert proxy4.methods() == ["server/discover", "tools/list", "tools/call"]
 
     as_2025 = ok(run_cli("call", "tool_error", "--task", "-p", V2025, "--url", proxy4.url), 4)
     assert_one_line_error(as_2025)
@@ -446,8 +448,8 @@ def test_2026_server_without_the_tasks_extension(
 ) -> None:
     """Detection falls back to 2025-11-25 (the server may do tasks there); this one does
     none: `call` makes a plain call, and `--task` says plainly that there are no tasks.
-    Forced to 2026-07-28, `call` prints the plain result (exit 0) and `get` explains that the
-    tasks extension is missing."""
+    Forced to 2026-07-28, `call` makes a plain call at once (the server said it has no tasks
+    extension; issue 25) and `get` explains that the tasks extension is missing."""
     url = no_tasks_server.url
     auto = ok(run_cli("call", "echo", "text=hi", "--url", url, "-o", "json"))
     assert auto.json()["content"][0]["text"] == "echo: hi"
@@ -457,7 +459,7 @@ def test_2026_server_without_the_tasks_extension(
 
     plain = ok(run_cli("call", "echo", "text=hi", "--url", url, "-p", V2026, "-o", "json"))
     assert plain.json()["content"][0]["text"] == "echo: hi"
-    assert "without creating a task" in plain.stderr
+    assert "without creating a task" not in plain.stderr  # a plain call from the start
 
     get = ok(run_cli("get", "x", "--url", url, "-p", V2026), 4)
     assert_one_line_error(get)

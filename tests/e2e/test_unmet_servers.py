@@ -101,8 +101,13 @@ def test_detection_gives_up_at_once_on_a_card_that_is_an_event_stream(
     assert_one_line_error(r)
     assert "not an MCP server or A2A agent" in r.stderr
     assert "text/event-stream" in r.stderr
-    cards = [q for q in odd.seen(url) if q.http_method == "GET"]
+    cards = [
+        q
+        for q in odd.seen(url)
+        if q.http_method == "GET" and q.headers.get("accept") != "text/event-stream"
+    ]
     assert len(cards) == 1  # once (then the origin's card URL, which 404s)
+    # the HTTP+SSE fallback's GET (issue 25) read one event, not `endpoint`, and hung up
     # the client hung up at once: the server could write only what the socket buffers hold
     assert odd.sent[url.split("/")[3]] < 8 * 1024 * 1024
 
@@ -289,11 +294,17 @@ def test_a_2026_only_stdio_server_without_tasks_says_it_has_no_tasks(run_cli: Ru
 
     python = str(ENVIRONMENTS["fastmcp4"]())
     command = subprocess.list2cmdline([python, str(PLAIN_FASTMCP4)])
-    r = run_cli("call", "hello", "x=1", "--stdio", command)
+    r = run_cli("call", "hello", "x=1", "--task", "--stdio", command)
     assert r.code == 4, r.stderr
     assert_one_line_error(r)
     assert "does not support tasks" in r.stderr
     assert "-32022" not in r.stderr
+    # a plain call goes over the version the server speaks (issue 25: chosen per command)
+    plain = run_cli("call", "hello", "x=1", "--stdio", command, "-o", "json")
+    assert plain.code == 0, plain.stderr
+    assert plain.json()["structuredContent"] == {"result": "1"}
+    tools = run_cli("tools", "--stdio", command, "-o", "json")
+    assert tools.code == 0 and tools.json()["protocolVersion"] == "2026-07-28"
 
 
 # -- 3 and 14. list falls back to the task book ---------------------------------------------------

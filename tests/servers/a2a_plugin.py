@@ -158,6 +158,29 @@ def a2a_push_server() -> Iterator[A2AServerProcess]:
 
 
 @pytest.fixture(scope="session")
+def a2a_rest_server() -> Iterator[A2AServerProcess]:
+    """The same a2a-sdk 1.3.0 agent serving only HTTP+JSON (``--rest-only``): ``.url`` is the
+    server root (whose card lists one interface, HTTP+JSON 1.0 at ``.rest_url``)."""
+    python = _python("a2a")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), "--rest-only"]
+    proc = _start(cmd, port=port, url=base + "/")
+    server: A2AServerProcess = _upgrade(
+        proc,
+        A2AServerProcess,
+        base_url=base,
+        rest_url=base + "/rest",
+        card_url=base + "/.well-known/agent-card.json",
+    )
+    try:
+        _wait_http(server, server.card_url, {})
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def a2a_js_server() -> Iterator[A2AServerProcess]:
     """@a2a-js/sdk 1.3.0 agent (`a2a_js_server.cjs`): JSON-RPC at `/a2a/jsonrpc`, A2A 1.0 and
     0.3 (compat layer), push notifications on (in-memory store, the SDK's sender), streaming

@@ -32,6 +32,8 @@ POSTs each update as a ``StreamResponse`` with ``X-A2A-Notification-Token``) and
 refuses ``SubscribeToTask``: updates reach a client only by webhook or by polling). With ``--push``
 the agent screens push URLs as the spec asks (SHOULD refuse private addresses), except
 ``127.0.0.1``, where the tests' receivers listen: ``http://10.1.2.3/...`` is refused (-32602).
+``--step-seconds`` changes the 1 s step duration. ``--rest-only`` serves the agent card and the
+HTTP+JSON binding only (base ``/rest``; the card lists no JSON-RPC interface).
 """
 
 from __future__ import annotations
@@ -131,18 +133,23 @@ class EchoExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message([new_text_part("cancelled by request")]))
 
 
-def build_card(base: str, *, push: bool = False, streaming: bool = True) -> AgentCard:
+def build_card(
+    base: str, *, push: bool = False, streaming: bool = True, rest_only: bool = False
+) -> AgentCard:
     rpc_url = base + JSONRPC_PATH
     rest_url = base + REST_PREFIX
+    interfaces = [
+        AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="1.0"),
+        AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+        AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
+    ]
+    if rest_only:
+        interfaces = [interfaces[1]]
     return AgentCard(
         name="mcptask test agent",
         description="Echoes its input after a few working steps (a2a-sdk 1.3.0 test server).",
         version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
-            AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
-        ],
+        supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=streaming, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -172,10 +179,15 @@ async def screen_push_url(url: str) -> bool:
 
 
 def build_app(
-    port: int, step_seconds: float = 1.0, *, push: bool = False, streaming: bool = True
+    port: int,
+    step_seconds: float = 1.0,
+    *,
+    push: bool = False,
+    streaming: bool = True,
+    rest_only: bool = False,
 ) -> Starlette:
     base = f"http://127.0.0.1:{port}"
-    card = build_card(base, push=push, streaming=streaming)
+    card = build_card(base, push=push, streaming=streaming, rest_only=rest_only)
     extra: dict[str, object] = {}
     if push:
         store = InMemoryPushNotificationConfigStore()
@@ -192,11 +204,11 @@ def build_app(
         agent_card=card,
         **extra,  # type: ignore[arg-type]
     )
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=True),
-        *create_rest_routes(handler, path_prefix=REST_PREFIX),
-    ]
+    routes = [*create_agent_card_routes(card)]
+    if not rest_only:
+        routes += create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=True)
+    # last: the REST routes end with a catch-all `/{tenant}` mount that shadows what follows
+    routes += create_rest_routes(handler, path_prefix=REST_PREFIX)
     return Starlette(routes=routes)
 
 
@@ -206,9 +218,16 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=float, default=1.0)
     parser.add_argument("--push", action="store_true", help="push notifications on")
     parser.add_argument("--no-streaming", action="store_true", help="streaming off in the card")
+    parser.add_argument("--rest-only", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
-    app = build_app(args.port, args.step_seconds, push=args.push, streaming=not args.no_streaming)
+    app = build_app(
+        args.port,
+        args.step_seconds,
+        push=args.push,
+        streaming=not args.no_streaming,
+        rest_only=args.rest_only,
+    )
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info")
 
 

@@ -19,17 +19,28 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from servers.common import ServerProcess, free_port, npm_package, start_server, venv_python
+from servers.common import (
+    ServerProcess,
+    free_port,
+    npm_folder,
+    npm_package,
+    start_server,
+    venv_python,
+)
 
 HERE = Path(__file__).resolve().parent
 
 EVERYTHING_SPEC = "@modelcontextprotocol/server-everything@2026.8.31"
 FASTMCP3_REQUIREMENTS = ["fastmcp[tasks]==3.4.11"]
 FASTMCP4_REQUIREMENTS = ["fastmcp==4.1.4", "fastmcp-tasks==4.1.4"]
+#: the official Python SDK at releases whose newest MCP is 2025-06-18 and 2025-03-26
+MCP0618_REQUIREMENTS = ["mcp==1.22.0", "uvicorn"]
+MCP0326_REQUIREMENTS = ["mcp==1.9.4", "pydantic==2.10.6", "uvicorn"]
 
 FASTMCP3_SCRIPT = HERE / "fastmcp3_server.py"
 FASTMCP4_SCRIPT = HERE / "fastmcp4_server.py"
 FASTMCP3_OAUTH_SCRIPT = HERE / "fastmcp3_oauth_server.py"
+MCPSDK_SCRIPT = HERE / "mcpsdk_server.py"
 
 _START_ATTEMPTS = 3  # free_port() can race with another process grabbing the port
 
@@ -49,6 +60,14 @@ def fastmcp3_python() -> Path:
 
 def fastmcp4_python() -> Path:
     return venv_python("fastmcp4", FASTMCP4_REQUIREMENTS)
+
+
+def mcp0618_python() -> Path:
+    return venv_python("mcp0618", MCP0618_REQUIREMENTS)
+
+
+def mcp0326_python() -> Path:
+    return venv_python("mcp0326", MCP0326_REQUIREMENTS)
 
 
 def _node() -> str:
@@ -100,6 +119,33 @@ def start_everything(timeout: float = 90.0) -> ServerProcess:
     )
 
 
+def start_everything_sse(timeout: float = 90.0) -> ServerProcess:
+    """server-everything over the deprecated HTTP+SSE transport (2024-11-05): GET ``/sse``
+    (``.url``), messages POSTed to the ``/message?sessionId=...`` its stream names."""
+    entry = everything_entry()
+    node = _node()
+    last: RuntimeError | None = None
+    for _ in range(_START_ATTEMPTS):
+        port = free_port()
+        try:
+            return start_server(
+                [node, str(entry), "sse"],
+                port=port,
+                url=f"http://127.0.0.1:{port}/sse",
+                env={"PORT": str(port)},
+                timeout=timeout,
+            )
+        except RuntimeError as exc:
+            last = exc
+            if (
+                "address already in use" not in str(exc).lower()
+                and "eaddrinuse" not in str(exc).lower()
+            ):
+                raise
+    assert last is not None
+    raise last
+
+
 def start_fastmcp3(timeout: float = 90.0) -> ServerProcess:
     python = fastmcp3_python()
     return _start_on_free_port(
@@ -131,8 +177,64 @@ def start_fastmcp4(timeout: float = 90.0) -> ServerProcess:
     )
 
 
+TS2_SPECS = ["@modelcontextprotocol/server@2.4.0", "zod@4.4.3"]
+TS2_SCRIPT = HERE / "ts2_server.mjs"
+
+
+def ts2_folder() -> Path:
+    """The TypeScript SDK v2 server package (with zod), npm-installed once."""
+    return npm_folder("mcp-ts-server-2.4.0_zod-4.4.3", TS2_SPECS)
+
+
+def start_ts2(timeout: float = 90.0) -> ServerProcess:
+    """An MCP server on the TypeScript SDK v2: 2026-07-28 without the tasks extension (multi
+    round-trip answers), a stateless 2025 leg beside it; endpoint ``/mcp``. The script is
+    copied next to its node_modules (ESM resolves packages from the script's folder)."""
+    folder = ts2_folder()
+    script = folder / TS2_SCRIPT.name
+    shutil.copyfile(TS2_SCRIPT, script)
+    node = _node()
+    return _start_on_free_port(lambda port: [node, str(script), str(port)], timeout=timeout)
+
+
+def _mcpsdk_python(version: str) -> Path:
+    return {"2025-06-18": mcp0618_python, "2025-03-26": mcp0326_python}[version]()
+
+
+def start_mcpsdk(version: str, *, sse: bool = False, timeout: float = 90.0) -> ServerProcess:
+    """The official Python SDK at a release whose newest MCP is ``version`` (2025-06-18 or
+    2025-03-26), over Streamable HTTP (``/mcp``) or, with ``sse``, the legacy HTTP+SSE
+    transport (``/sse``)."""
+    python = _mcpsdk_python(version)
+    mode = ["--sse"] if sse else []
+    last: RuntimeError | None = None
+    for _ in range(_START_ATTEMPTS):
+        port = free_port()
+        try:
+            return start_server(
+                [str(python), str(MCPSDK_SCRIPT), "--port", str(port), *mode],
+                port=port,
+                url=f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}",
+                timeout=timeout,
+            )
+        except RuntimeError as exc:
+            last = exc
+            if "address already in use" not in str(exc).lower():
+                raise
+    assert last is not None
+    raise last
+
+
+def mcpsdk_stdio_command(version: str) -> list[str]:
+    """The same server over stdio."""
+    return [str(_mcpsdk_python(version)), str(MCPSDK_SCRIPT), "--stdio"]
+
+
 ENVIRONMENTS: dict[str, Callable[[], Path]] = {
     "everything": everything_package,
     "fastmcp3": fastmcp3_python,
     "fastmcp4": fastmcp4_python,
+    "mcp0618": mcp0618_python,
+    "mcp0326": mcp0326_python,
+    "ts2": ts2_folder,
 }

@@ -34,6 +34,8 @@ Json = dict[str, Any]
 CARD_PATH = "/.well-known/agent-card.json"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TERMINAL = {"completed", "canceled", "failed", "rejected"}
+#: the answers an agent with ``refuse_unknown_city`` takes
+CITIES = {"paris", "oslo", "lima"}
 
 
 @dataclass
@@ -58,6 +60,12 @@ class Quirks:
     answer_new_task: bool = False
     #: the subscription's first event is a status update, not the Task (legal in 0.3)
     status_first: bool = False
+    #: an ``input-required`` status carries no message: the question is the agent's last
+    #: message in the task's ``history`` (issue 25)
+    question_in_history: bool = False
+    #: an answer that is not a city the agent knows is refused with a JSON-RPC error (-32602)
+    #: and the task keeps waiting (issue 25)
+    refuse_unknown_city: bool = False
 
 
 @dataclass
@@ -98,6 +106,9 @@ class Agent:
             return {"data": data} if self.v10 else {"kind": "data", "data": data}
         return {"text": text} if self.v10 else {"kind": "text", "text": text}
 
+    def role(self, who: str) -> str:
+        return f"ROLE_{who.upper()}" if self.v10 else who
+
     def message(self, parts: list[Json], t: _Task) -> Json:
         out: Json = {
             "messageId": uuid.uuid4().hex,
@@ -121,17 +132,27 @@ class Agent:
         now = time.time() if now is None else now
         word = self.word(t, now)
         status: Json = {"state": self.state(word)}
+        history: list[Json] = []
         if word == "input-required":
             parts = [] if self.quirks.ask_data_only else [self.part("Which city?")]
             if self.quirks.ask_with_data or self.quirks.ask_data_only:
                 call = {"name": "get_weather", "arguments": {"city": None, "unit": "celsius"}}
                 parts.append(self.part(data=call))
-            status["message"] = self.message(parts, t)
+            if self.quirks.question_in_history:
+                history = [
+                    {**self.message([self.part(t.text)], t), "role": self.role("user")},
+                    self.message([self.part("thinking")], t),
+                    self.message(parts, t),
+                ]
+            else:
+                status["message"] = self.message(parts, t)
         elif word == "working":
             status["message"] = self.message([self.part("step 1/1")], t)
         elif word == "canceled":
             status["message"] = self.message([self.part("cancelled by request")], t)
         out: Json = {"id": t.task_id, "contextId": t.context_id, "status": status}
+        if history:
+            out["history"] = history
         if word == "completed":
             out["artifacts"] = [
                 {"artifactId": "a1", "name": "echo", "parts": [self.part(f"echo: {t.text}")]}
@@ -193,6 +214,8 @@ class Agent:
         if message.get("taskId"):
             old = self._lookup({"id": message["taskId"]})
             self.answers.append(parts)
+            if self.quirks.refuse_unknown_city and text.strip().lower() not in CITIES:
+                raise _Rpc(-32602, f"unknown city {text.strip()!r}: try Paris, Oslo or Lima")
             if self.quirks.answer_new_task:
                 t = _Task(uuid.uuid4().hex, old.context_id, text or "answer", now, 0.0)
                 self.tasks[t.task_id] = t

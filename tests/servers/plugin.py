@@ -16,9 +16,12 @@ from servers.common import ServerProcess
 from servers.mcp_envs import (
     everything_stdio_command,
     start_everything,
+    start_everything_sse,
     start_fastmcp3,
     start_fastmcp3_oauth,
     start_fastmcp4,
+    start_mcpsdk,
+    start_ts2,
 )
 
 
@@ -69,3 +72,38 @@ def fastmcp4_server() -> Iterator[ServerProcess]:
     Tools: slow_echo, rpc_error, tool_error, ask_name.
     """
     yield from _serve(start_fastmcp4)
+
+
+@pytest.fixture(scope="session")
+def mcpsdk0618_server() -> Iterator[ServerProcess]:
+    """The official Python SDK 1.22.0 (newest MCP 2025-06-18) over Streamable HTTP: slow_echo
+    (progress), quick, ask_name (elicitation)."""
+    yield from _serve(lambda: start_mcpsdk("2025-06-18"))
+
+
+@pytest.fixture(scope="session")
+def mcpsdk0326_server() -> Iterator[ServerProcess]:
+    """The official Python SDK 1.9.4 (newest MCP 2025-03-26) over Streamable HTTP: slow_echo
+    (progress), quick."""
+    yield from _serve(lambda: start_mcpsdk("2025-03-26"))
+
+
+@pytest.fixture(scope="session")
+def everything_sse_server() -> Iterator[ServerProcess]:
+    """server-everything 2026.8.31 over the deprecated HTTP+SSE transport; ``.url`` ends in
+    /sse."""
+    yield from _serve(start_everything_sse)
+
+
+@pytest.fixture(scope="session")
+def mcpsdk_sse_server() -> Iterator[ServerProcess]:
+    """The Python SDK 1.22.0 server over the deprecated HTTP+SSE transport; ``.url`` ends in
+    /sse."""
+    yield from _serve(lambda: start_mcpsdk("2025-06-18", sse=True))
+
+
+@pytest.fixture(scope="session")
+def ts2_server() -> Iterator[ServerProcess]:
+    """`@modelcontextprotocol/server` 2.4.0 (TypeScript SDK v2): MCP 2026-07-28 without the
+    tasks extension, a stateless 2025 leg beside it; slow_echo, ask_name, ask_size."""
+    yield from _serve(start_ts2)
