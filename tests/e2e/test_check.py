@@ -348,7 +348,9 @@ def test_a2a_sdk_over_http_json_passes_the_a2a_checks(
     v = verdicts(report)
     assert v.pop("a2a.wire.v03-compat") == "SKIP"  # the card offers no JSON-RPC 0.3
     push = {k: v.pop(k) for k in list(v) if k.startswith("a2a.push.")}
-    assert set(push.values()) == {"SKIP"}  # push configs are JSON-RPC methods: not over REST
+    # the card says no push; the config checks are JSON-RPC methods: not over REST
+    assert push.pop("a2a.push.capability") == "PASS"
+    assert set(push.values()) == {"SKIP"}, push
     assert set(v.values()) == {"PASS"}, report["checks"]
     assert "-32009" in by_id(report, "a2a.wire.unsupported-version")["observed"]
     assert "-32002" in by_id(report, "a2a.cancel.terminal")["observed"]
