@@ -488,8 +488,11 @@ class Watcher:
         after: Task | None = None
         try:
             after = await self.config.on_input(w)
-        except Exception as exc:  # `on_input` reports its own failures: this is a safety net
-            w.last_error = str(exc)
+        except McptaskError as exc:  # expected: the task ends as an error that says why
+            w.last_error = exc.message
+            self._end(w, "error", exc.exit_code)
+        except Exception as exc:  # a bug: it ends the watch, as one in a poll does
+            self._errors.append(exc)
         finally:
             w.asking = False
         if not w.done:
