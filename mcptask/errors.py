@@ -30,6 +30,10 @@ class ExitCode(IntEnum):
     TERMINATED = 143
 
 
+#: the JSON-RPC error code of an MCP server that rate-limits (polling): a failure worth retrying
+TOO_MANY_REQUESTS = -32429
+
+
 class McptaskError(Exception):
     """Base class: a failure with a one-line message for the user."""
 
@@ -111,7 +115,7 @@ class RpcError(ServerError):
         self.data = data
         self.http_status = http_status
         self.retry_after = retry_after
-        self.transient = code == -32429
+        self.transient = code == TOO_MANY_REQUESTS
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "message": self.rpc_message}

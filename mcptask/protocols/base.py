@@ -449,9 +449,6 @@ class TaskProtocol(ABC):
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         raise UsageError(f"`call` starts MCP tool calls; {self.name} starts tasks with `send`")
 
-    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        return None
-
     #: the protocol has tools (`tools`, plain calls)
     has_tools: ClassVar[bool] = False
 

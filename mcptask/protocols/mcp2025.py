@@ -153,7 +153,6 @@ class SessionFeed(PushFeed):
         self.session = session
         self.last_event_id: str | None = None
         self.retry = 1.0
-        self.connects = 0
 
     async def run(self, deliver: Deliver, health: Health) -> None:
         import asyncio
@@ -165,7 +164,6 @@ class SessionFeed(PushFeed):
         failures = 0
         while True:
             try:
-                self.connects += 1
                 async for event in stream(
                     headers={"Mcp-Session-Id": self.session}, last_event_id=self.last_event_id
                 ):
@@ -710,9 +708,6 @@ class Mcp2025(TaskProtocol):
             )
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
         return self._tools
-
-    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        return (await self.tool(tool)).inputSchema
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         await self._session_for(None)  # a server without tasks says so first

@@ -278,7 +278,6 @@ class ListenFeed(PushFeed):
         super().__init__(set(task_ids))
         self.proto = proto
         self.wanted = set(task_ids)
-        self.listens = 0
 
     async def run(self, deliver: Deliver, health: Health) -> None:
         import asyncio
@@ -307,7 +306,6 @@ class ListenFeed(PushFeed):
         if isinstance(transport, HasNotifications):
             # over stdio, notifications come outside any request's stream
             transport.on_notification = inbox.put_nowait
-        self.listens += 1
         request = asyncio.ensure_future(self.proto.listen(sorted(self.wanted), on_message))
         accepted: set[str] | None = None
         try:
@@ -566,9 +564,6 @@ class Mcp2026(TaskProtocol):
             tools = (tool_from_wire(d, default_support="optional") for d in pages)
             self._tools = [t for t in tools if t is not None]
         return self._tools
-
-    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        return (await self.tool(tool)).inputSchema
 
     async def call_plain(
         self, tool: str, arguments: dict[str, Any], hooks: CallHooks

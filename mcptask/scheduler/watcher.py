@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from mcptask.errors import (
     OUTCOME_EXIT,
+    TOO_MANY_REQUESTS,
     AuthError,
     ExitCode,
     HttpStatusError,
@@ -90,7 +91,6 @@ class Watched:
     task: Task | None = None
     due: float = 0.0
     started: float = 0.0
-    polls: int = 0
     failures: int = 0
     last_error: str | None = None
     outcome: str | None = None
@@ -393,7 +393,6 @@ class Watcher:
             # the status is known: only the result is missing
             await self._finish(w, w.task, w.task.status in self.config.until)
             return
-        w.polls += 1
         try:
             task = await self.fetch(w.ref)
         except TaskNotFound as exc:
@@ -590,7 +589,9 @@ def _instant(stamp: str | None) -> datetime | None:
 
 def _retryable(exc: McptaskError) -> bool:
     if isinstance(exc, RpcError):
-        return exc.code == -32429 or (exc.http_status is not None and exc.http_status >= 500)
+        return exc.code == TOO_MANY_REQUESTS or (
+            exc.http_status is not None and exc.http_status >= 500
+        )
     if isinstance(exc, ProtocolError):
         return True  # an answer that is not the protocol may be a proxy hiccup
     if isinstance(exc, ServerError):
