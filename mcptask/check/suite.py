@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from mcptask.errors import AuthError, McptaskError, RpcError, ServerError, UsageError
+from mcptask.errors import AuthError, McptaskError, RpcError, UsageError, is_transient
 from mcptask.pacing import poll_seconds
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import FetchesUrls, HasSession, RpcClient, Transport
@@ -197,7 +197,7 @@ T = TypeVar("T")
 def unreachable(exc: BaseException | None) -> bool:
     """A failure that says the server could not be reached (or was down: 5xx, 429), not how
     it behaves: connection errors, timeouts, transient HTTP statuses."""
-    return isinstance(exc, ServerError) and exc.transient
+    return exc is not None and is_transient(exc)
 
 
 class Lazy(Generic[T]):

@@ -24,6 +24,7 @@ from mcptask.errors import (
     TaskNotFound,
     TransportError,
     UsageError,
+    is_transient,
 )
 from mcptask.model import Task, normalize_status
 from mcptask.pacing import poll_seconds
@@ -441,7 +442,7 @@ class Mcp2025(TaskProtocol):
         except RpcError as exc:
             if exc.code == INVALID_PARAMS and "not found" in exc.rpc_message.lower():
                 raise self._not_found(ref, exc) from None
-            if exc.transient or (exc.http_status or 0) >= 500:
+            if is_transient(exc):
                 raise  # a server in trouble (5xx, -32429): `watch` retries, others exit 4
             return TaskResult(task=task, error=exc.to_json())
         return TaskResult(task=task, payload=payload)

@@ -34,16 +34,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from mcptask.errors import (
     OUTCOME_EXIT,
-    TOO_MANY_REQUESTS,
     AuthError,
     ExitCode,
     HttpStatusError,
     McptaskError,
     ProtocolError,
-    RpcError,
     ServerError,
     TaskNotFound,
     UsageError,
+    is_transient,
 )
 from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task
 from mcptask.pacing import poll_seconds
@@ -511,7 +510,7 @@ class Watcher:
         if w.failures >= self.config.max_failures:
             self._end(w, "error", ExitCode.SERVER)
             return
-        retry_after = getattr(exc, "retry_after", None)
+        retry_after = exc.retry_after if isinstance(exc, ServerError) else None
         if retry_after is not None:
             delay = min(float(retry_after), MAX_BACKOFF * 5)
         else:
@@ -588,12 +587,6 @@ def _instant(stamp: str | None) -> datetime | None:
 
 
 def _retryable(exc: McptaskError) -> bool:
-    if isinstance(exc, RpcError):
-        return exc.code == TOO_MANY_REQUESTS or (
-            exc.http_status is not None and exc.http_status >= 500
-        )
-    if isinstance(exc, ProtocolError):
-        return True  # an answer that is not the protocol may be a proxy hiccup
-    if isinstance(exc, ServerError):
-        return exc.transient
-    return False
+    """Transient failures (`errors.is_transient`), and an answer that is not the protocol,
+    which may be a proxy's hiccup (retried only once the endpoint has spoken: `_poll`)."""
+    return is_transient(exc) or isinstance(exc, ProtocolError)

@@ -7,6 +7,7 @@ status), anything else that is not JSON-RPC `ProtocolError`/`HttpStatusError`.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import time
@@ -137,6 +138,27 @@ class HttpOptions:
     many: bool = False
     #: OAuth credentials for the endpoint (used when no token was given)
     auth: BearerAuth | None = None
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a failed connect was refused (nothing listens there): by the OS error beneath
+    httpx's (through `__cause__`, `__context__` and anyio's exception group of every address
+    tried), never by its words."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        cause = todo.pop()
+        if id(cause) in seen:
+            continue
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError) or (
+            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+        ):
+            return True
+        if isinstance(cause, BaseExceptionGroup):
+            todo.extend(cause.exceptions)
+        todo.extend(c for c in (cause.__cause__, cause.__context__) if c is not None)
+    return False
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -406,13 +428,7 @@ class HttpTransport:
         if isinstance(exc, httpx.TimeoutException):
             return TransportError(f"timed out waiting for {url} to answer")
         if isinstance(exc, httpx.ConnectError):
-            reason = str(exc) or "connection failed"
-            cause: BaseException | None = exc
-            while cause is not None:
-                if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
-                    reason = "connection refused"
-                    break
-                cause = cause.__cause__ or cause.__context__
+            reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
             return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {url}")
@@ -489,6 +505,7 @@ class HttpTransport:
             f"{self._where()} answered HTTP {status} {response.reason_phrase}{text}",
             status=status,
             retry_after=retry_after,
+            detail=reason or None,
         )
 
     def _auth_message(self, status: int, reason: str, response: httpx.Response) -> str:
