@@ -433,7 +433,7 @@ class HttpTransport:
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {url}")
         detail = one_line(str(exc), 120) or type(exc).__name__
-        cause = exc
+        cause: BaseException | None = exc
         while cause is not None:
             if isinstance(cause, ConnectionResetError):
                 detail = "the connection was reset"
