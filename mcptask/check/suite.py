@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from mcptask.errors import AuthError, McptaskError, RpcError, UsageError, is_transient
+from mcptask.errors import (
+    AuthError,
+    ExitCode,
+    McptaskError,
+    RpcError,
+    UsageError,
+    is_transient,
+)
 from mcptask.pacing import poll_seconds
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import FetchesUrls, HasSession, RpcClient, Transport
@@ -95,7 +102,7 @@ class BadAnswer(McptaskError):
     """The server answered something a check cannot use (the check that asked FAILs; the
     checks that needed the answer cannot run)."""
 
-    exit_code = 4
+    exit_code = ExitCode.SERVER
 
 
 # -- the recording transport ----------------------------------------------------------------

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         return ExitCode.INTERRUPTED
-    return rv if isinstance(rv, int) else 0
+    return rv if isinstance(rv, int) else ExitCode.OK
 
 
 def run() -> None:

@@ -80,9 +80,9 @@ class TaskResult:
     def exit_code(self) -> int:
         """The exit status of a command that prints this result: by the task's status, 4 when
         the result is `broken`."""
-        from mcptask.errors import OUTCOME_EXIT
+        from mcptask.errors import OUTCOME_EXIT, ExitCode
 
-        return 4 if self.broken else OUTCOME_EXIT.get(self.task.status, 0)
+        return ExitCode.SERVER if self.broken else OUTCOME_EXIT.get(self.task.status, ExitCode.OK)
 
 
 @dataclass

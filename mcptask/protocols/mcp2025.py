@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 from mcptask import __version__
 from mcptask.errors import (
     AnswerLost,
+    ExitCode,
     HttpStatusError,
     McptaskError,
     NotApplicable,
@@ -587,7 +588,7 @@ class Mcp2025(TaskProtocol):
                         f"task {ref.task_id} waits for input, but the server delivered no "
                         f"question on tasks/result within {QUESTION_WAIT:g} s (an MCP "
                         "2025-11-25 question is delivered once: another client may have read it)",
-                        6,
+                        ExitCode.INPUT,
                     )
         finally:
             for job in (reader, stream, waiter):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from mcptask import __version__
 from mcptask.errors import (
+    ExitCode,
     HttpStatusError,
     McptaskError,
     NotApplicable,
@@ -521,7 +522,7 @@ class Mcp2026(TaskProtocol):
                     f"task {ref.task_id} still waits for answers mcptask already sent "
                     f"({', '.join(str(k) for k in keys)}): the server has not taken them "
                     "(send one again with --key KEY)",
-                    6,
+                    ExitCode.INPUT,
                 )
         done = Answered()
         unanswerable = [r for r in chosen if not r.answerable]
@@ -643,7 +644,7 @@ class Mcp2026(TaskProtocol):
             raise TaskEnded(
                 f"tool {tool!r} asks for input without creating a task "
                 "(resultType input_required); mcptask cannot answer that",
-                6,
+                ExitCode.INPUT,
             )
         if kind is None or kind == "complete":
             return Created(task=None, result=data)

@@ -434,7 +434,7 @@ class Watcher:
         if task.status in TERMINAL:
             await self._finish(w, task, reached)
         elif reached:
-            self._end(w, task.status, 0)
+            self._end(w, task.status, ExitCode.OK)
         elif task.status == "input_required" and self.config.on_input is not None:
             self._ask(w)
         elif task.status in INTERRUPTED and self.config.stop_on_input:
@@ -447,7 +447,7 @@ class Watcher:
         """End a task seen terminal, with its result where there is one to fetch; `reached`:
         its status is one `until` names (exit 0, unless the result wanted cannot be had)."""
         wanted = self.config.want_result
-        by_state = 0 if reached else None
+        by_state = ExitCode.OK if reached else None
         if task.status not in ("completed", "failed") or not (wanted or self.config.keep_result):
             self._end(w, task.status, by_state)
             return
@@ -462,14 +462,14 @@ class Watcher:
                 self._failed(w, exc)
             else:
                 w.result_error = exc.message
-                self._end(w, task.status, 4)
+                self._end(w, task.status, ExitCode.SERVER)
             return
         w.result_pending = False
         w.failures = 0
         code = by_state
         if wanted and w.result.broken:
             w.result_error = w.result.error_message
-            code = 4
+            code = ExitCode.SERVER
         self._end(w, task.status, code)
 
     def _ask(self, w: Watched) -> None:
