@@ -115,7 +115,6 @@ class Recorder:
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.url = inner.url
-        self.headers = inner.headers
         self.sinks: list[list[Exchange]] = []
         #: the server has answered something in the protocol during this run (it was reached)
         self.answered = False

@@ -10,7 +10,7 @@ from mcptask.errors import ServerError, UsageError
 from mcptask.protocols import registry
 
 if TYPE_CHECKING:
-    from mcptask.protocols.base import TaskProtocol
+    from mcptask.protocols.base import Found, TaskProtocol
     from mcptask.transports.rpc import RpcClient
 
 NAMES = registry.CHOICES
@@ -28,26 +28,27 @@ def create(name: str, rpc: RpcClient, server: str, **kwargs: Any) -> TaskProtoco
     return protocol_class(name)(rpc, server, **kwargs)
 
 
-async def detect(rpc: RpcClient, url: str) -> str:
+async def detect(rpc: RpcClient, url: str) -> Found:
     """Which protocol an endpoint speaks, in as few requests as possible (the caller
-    remembers the answer per endpoint). Each probe returns a protocol name or None, or
-    raises `Unrecognised` saying what it got instead of its protocol."""
-    from mcptask.protocols.base import Unrecognised
+    remembers the answer per endpoint). Each probe returns a protocol name (or a `Found`,
+    with the endpoint the server named) or None, or raises `Unrecognised` saying what it got
+    instead of its protocol."""
+    from mcptask.protocols.base import Found, Unrecognised
 
     unrecognised: list[Unrecognised] = []
     for module in registry.probe_modules():
         try:
-            found: str | None = await importlib.import_module(module).probe(rpc, url)
+            found: str | Found | None = await importlib.import_module(module).probe(rpc, url)
         except Unrecognised as exc:
             unrecognised.append(exc)
             continue
         if found is not None:
-            return found
+            return found if isinstance(found, Found) else Found(found)
     if any(u.decisive for u in unrecognised):
         raise not_a_task_server(url, unrecognised)
     # nothing recognised it (e.g. a stateless MCP server that answers 200 -32601 to the
     # 2026 probe): the fallback's own handshake will say clearly if that is wrong
-    return registry.fallback().name
+    return Found(registry.fallback().name)
 
 
 def not_a_task_server(url: str, seen: list[Any]) -> ServerError:

@@ -42,6 +42,16 @@ def refuse_finished(task: Task, task_id: str) -> None:
 
 
 @dataclass
+class Found:
+    """What auto-detection concluded: the protocol, and the endpoint to post to when the
+    server named another one on its origin (an A2A agent card's `url`). The endpoint that
+    built the transport sets it there, once."""
+
+    name: str
+    post_to: str | None = None
+
+
+@dataclass
 class TaskRef:
     """How to reach a task: its id plus what the task book remembers (session, context)."""
 

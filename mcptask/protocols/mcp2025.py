@@ -167,7 +167,8 @@ class SessionFeed(PushFeed):
         while True:
             try:
                 async for event in stream(
-                    headers={"Mcp-Session-Id": self.session}, last_event_id=self.last_event_id
+                    headers=self.proto.rpc.merged({"Mcp-Session-Id": self.session}),
+                    last_event_id=self.last_event_id,
                 ):
                     if event.event == "open":
                         health(True)
@@ -282,8 +283,12 @@ class Mcp2025(TaskProtocol):
         session: str | None = None,
         context_id: str | None = None,
     ) -> None:
-        super().__init__(rpc, server, session=session, context_id=context_id)
-        rpc.transport.headers["MCP-Protocol-Version"] = VERSION
+        super().__init__(
+            rpc.with_headers({"MCP-Protocol-Version": VERSION}),
+            server,
+            session=session,
+            context_id=context_id,
+        )
         self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
         #: questions read from the GET stream, by task (see `take_stream_message`)
         self._questions: dict[str, asyncio.Queue[Message]] = {}
@@ -639,7 +644,8 @@ class Mcp2025(TaskProtocol):
         if not isinstance(transport, HasEventStream) or not session:
             return
         with contextlib.suppress(McptaskError):
-            async for event in transport.event_stream(headers={"Mcp-Session-Id": session}):
+            headers = self.rpc.merged({"Mcp-Session-Id": session})
+            async for event in transport.event_stream(headers=headers):
                 if event.data.strip():
                     with contextlib.suppress(ValueError):
                         self.take_stream_message(json.loads(event.data))
@@ -794,7 +800,7 @@ class Mcp2025(TaskProtocol):
 
         async def listen() -> None:
             try:
-                async for event in stream(headers={"Mcp-Session-Id": session}):
+                async for event in stream(headers=self.rpc.merged({"Mcp-Session-Id": session})):
                     if event.event == "open":
                         opened.set()
                         continue

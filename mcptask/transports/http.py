@@ -288,8 +288,6 @@ class HttpTransport:
         self._origin = origin(options.url)
         self._own_client = client is None
         self._client = client
-        #: headers sent on every request (protocol modules set these: version, session)
-        self.headers: dict[str, str] = {}
         #: the last `Mcp-Session-Id` the server gave (MCP 2025-11-25)
         self.session_id: str | None = None
         #: a `time.monotonic()` no request may outlast (`result --timeout`), or None
@@ -545,7 +543,6 @@ class HttpTransport:
         all_headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
-            **self.headers,
         }
         if headers:
             all_headers.update(headers)
@@ -748,7 +745,7 @@ class HttpTransport:
         timeout and the whole-answer deadline of `send`; a push stream has neither."""
         from httpx_sse import EventSource, SSEError
 
-        all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **self.headers}
+        all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
         if headers:
             all_headers.update(headers)
         if last_event_id:
@@ -801,7 +798,7 @@ class HttpTransport:
         (a server that answers a card URL with an endless stream must not hold mcptask)."""
 
         def build() -> httpx.Request:
-            request = self.client.build_request("GET", path_or_url, headers=self.headers)
+            request = self.client.build_request("GET", path_or_url)
             if json_only:
                 request.headers["Accept"] = "application/json"
             return request
