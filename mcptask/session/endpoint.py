@@ -179,7 +179,7 @@ class Endpoint:
                 found = await protocols.detect(self.rpc(), self.key)
                 name = found.name
                 # the endpoint an agent card named, where every request goes
-                named = self._post_to(found.post_to)
+                named = self._post_to(found.post_to, detected=True)
                 if self.remembers:
                     self._book().set_endpoint(self.key, protocol=name, postTo=named)
             self._protocol = protocols.create(
@@ -191,7 +191,7 @@ class Endpoint:
             )
         return self._protocol
 
-    def _post_to(self, url: Any) -> str | None:
+    def _post_to(self, url: Any, *, detected: bool = False) -> str | None:
         """Post to the endpoint the agent card named (when the protocol was detected, or as
         the task book kept it), if it is on the target's origin (credentials never go
         elsewhere): set once, here, where the transport is built. The URL, when it is set."""
@@ -205,7 +205,11 @@ class Endpoint:
             return None
         transport.url = url
         if isinstance(transport, Traces):
-            transport.trace(f"* posting to {url}, the endpoint the agent card named")
+            transport.trace(
+                f"* the agent card names the endpoint {url}: posting there"
+                if detected
+                else f"* posting to {url}, the endpoint the agent card named"
+            )
         return url
 
     async def aclose(self) -> None:
