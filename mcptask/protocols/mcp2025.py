@@ -53,7 +53,8 @@ from mcptask.protocols.base import (
     tool_from_wire,
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
-from mcptask.protocols.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.protocols.server_requests import ELICIT, ServerRequests
+from mcptask.protocols.wire import INVALID_PARAMS
 from mcptask.transports.rpc import (
     HasEventStream,
     HasNotifications,
@@ -493,62 +494,45 @@ class Mcp2025(TaskProtocol):
         headers = {"Mcp-Session-Id": session} if session else {}
         done = Answered()
         asking = False
+        requests = ServerRequests(self.rpc, note=done.notes.append, headers=headers)
+        asked: list[InputRequest] = []
 
-        async def dismiss(req_id: Any) -> None:
-            with contextlib.suppress(McptaskError, OSError):
-                await asyncio.wait_for(
-                    self.rpc.respond(req_id, {"action": "cancel"}, headers=headers), 5.0
-                )
-
-        async def on_message(message: Message) -> None:
+        async def elicit(req_id: Any, params: dict[str, Any]) -> dict[str, Any] | None:
             nonlocal asking
-            if "id" not in message:
-                return  # a notification
-            req_id = message["id"]
-            method = str(message.get("method"))
-            params = message.get("params")
-            params = params if isinstance(params, dict) else {}
-            if method == "ping":
-                await self.rpc.respond(req_id, {}, headers=headers)
-                return
-            if method != "elicitation/create":
-                error = {
-                    "code": METHOD_NOT_FOUND,
-                    "message": f"{method} is not supported by mcptask",
-                }
-                await self.rpc.respond(req_id, error=error, headers=headers)
-                done.notes.append(
-                    f"the server sent a {method} request, which mcptask does not support: refused"
-                )
-                return
             related = related_task(params)
             if related is not None and related != ref.task_id:
                 done.notes.append(
                     f"skipped a question for task {related} that came on the stream of task "
                     f"{ref.task_id} (it cannot be delivered again)"
                 )
-                return
+                return None
             if str(req_id) in answered:
                 done.notes.append(f"skipped question {req_id}: answered before (stale)")
-                return
-            request = InputRequest(ref.task_id, method, params, key=str(req_id))
+                return None
+            request = InputRequest(ref.task_id, ELICIT, params, key=str(req_id))
+            asked.append(request)
             asking = True
-            asked_at = asyncio.get_running_loop().time()
             try:
                 response = await responder(request)
-            except BaseException as exc:  # a bad answer, Ctrl-C, the watch ending
-                await dismiss(req_id)
-                if isinstance(exc, McptaskError):
-                    exc.hint = (
-                        "the question was dismissed (cancel sent): an MCP 2025-11-25 question "
-                        "is delivered once"
-                    )
+            except McptaskError as exc:  # a bad answer: dismissed (`cancel` sent)
+                exc.hint = (
+                    "the question was dismissed (cancel sent): an MCP 2025-11-25 question "
+                    "is delivered once"
+                )
                 raise
             if response is None:
-                response = {"action": "cancel"}
                 done.dismissed = True
-            await self.rpc.respond(req_id, response, headers=headers)
-            done.sent.append((request, response))
+                return {"action": "cancel"}
+            return response
+
+        async def on_message(message: Message) -> None:
+            if "id" not in message:
+                return  # a notification
+            asked_at = asyncio.get_running_loop().time()
+            response = await requests.dispatch(message, elicit)
+            if response is None:
+                return
+            done.sent.append((asked[-1], response))
             took = asyncio.get_running_loop().time() - asked_at
             if took > ANSWER_PATIENCE:
                 done.notes.append(

@@ -51,11 +51,11 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import (
     CANCELLED,
-    ELICIT,
     CallTalk,
     elicitation_answer,
     progress_token,
 )
+from mcptask.protocols.server_requests import ELICIT
 from mcptask.protocols.wire import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
