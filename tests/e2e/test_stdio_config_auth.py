@@ -127,9 +127,7 @@ def test_stdio_interrupted_watch_ends_cleanly(
     first = proc.stdout.readline()
     assert json.loads(first)["event"] == "status", first
     assert procs_with(marker), "the server should be running while the task is watched"
-    # the first line is printed just before watch installs its signal handlers (a sub-ms
-    # window in commands.run_watch): signal a moment later, as a user would
-    time.sleep(0.3)
+    # at once: watch installs its signal handlers before the first line (issue 23, defect 2)
     proc.send_signal(sig)
     rest, err = proc.communicate(timeout=30)
     lines = [json.loads(x) for x in (first + rest).splitlines() if x.strip()]
