@@ -5,6 +5,7 @@ process without the `end` lines."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 from pathlib import Path
@@ -48,4 +49,37 @@ def test_a_signal_at_the_first_event_of_call_watch_still_ends_the_task(tmp_path:
     assert lines[0]["event"] == "status"
     ends = [line for line in lines if line["event"] == "end"]
     assert [e["outcome"] for e in ends] == ["interrupted"]
+    assert code == ExitCode.TERMINATED
+
+
+def test_a_signal_at_the_first_event_of_demo_still_ends_the_task(tmp_path: Path) -> None:
+    """`mcptask demo`: the embedded server's task, watched; SIGTERM at its first line."""
+    import asyncio
+
+    from mcptask.commands.demo import DemoOptions, run_demo
+    from mcptask.output.console import Output
+    from mcptask.session.context import Context
+    from mcptask.session.targets import GlobalOptions
+    from mcptask.session.terminal import Environment
+    from mcptask.state.taskbook import TaskBook
+
+    stdout = SignalOnFirstLine()
+    out = Output(mode="ndjson", stdout=stdout, stderr=io.StringIO())
+    ctx = Context(
+        GlobalOptions(url="http://127.0.0.1"),
+        out,
+        book=TaskBook(tmp_path / "tasks.json"),
+        env=Environment(),
+    )
+
+    async def main() -> int:
+        try:
+            return await run_demo(DemoOptions(seconds=30), ctx)
+        finally:
+            await ctx.aclose()
+
+    code = asyncio.run(main())
+    assert not stdout.unprotected, "the first event was printed before the signal handlers"
+    lines = [json.loads(x) for x in stdout.getvalue().splitlines()]
+    assert [x["outcome"] for x in lines if x["event"] == "end"] == ["interrupted"]
     assert code == ExitCode.TERMINATED
