@@ -1,5 +1,6 @@
-"""Issue 23, defect 10: the global options are declared for Typer (`cli/options.py`), for the
-argv reordering (`argv_order.COMMON_OPTIONS`) and as `GlobalOptions`: this ties the three.
+"""Issue 23, defect 10: the global options are declared once, as Typer parameters
+(`cli/options.py`); the flags the argv reordering moves (`options.COMMON_OPTIONS`) are made from
+them, and `GlobalOptions` (in `session`, which cannot import the CLI) is tied to them here.
 And the private Typer/Click names mcptask keeps are pinned here: an upgrade that moves one
 fails this file (and pyproject bounds typer below the next minor release)."""
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import typer
 
 from mcptask.cli import options
-from mcptask.cli.argv_order import COMMON_OPTIONS
+from mcptask.cli.options import COMMON_OPTIONS
 from mcptask.session.targets import GlobalOptions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +37,10 @@ def test_typer_s_options_and_the_argv_table_name_the_same_flags() -> None:
     declared = _declared()
     table = {flag: takes for flags, takes in declared.values() for flag in flags}
     assert table == COMMON_OPTIONS
+    # the flags that were listed by hand before (issue 23): all there, each as it was
+    assert {"--url", "-u", "-s", "--stdio", "-H", "-o", "--jq"} <= set(COMMON_OPTIONS)
+    assert COMMON_OPTIONS["--trace"] is False and COMMON_OPTIONS["--login"] is False
+    assert COMMON_OPTIONS["--client-metadata-url"] is True
 
 
 def test_typer_s_options_fill_global_options() -> None:
