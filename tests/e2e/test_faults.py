@@ -586,7 +586,10 @@ def test_a_fatal_signal_stops_the_stdio_server_and_its_children(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
     marker = new_marker()
-    cmd = fake_cmd("--hang", "--ignore-eof", "--ignore-term", "--child", marker=marker)
+    hung = tmp_path / "hung"
+    cmd = fake_cmd(
+        "--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", "--child", marker=marker
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcptask", "list", "-o", "json", "--stdio", cmd],
         env=base_env(tmp_path),
@@ -596,7 +599,7 @@ def test_a_fatal_signal_stops_the_stdio_server_and_its_children(
         text=True,
     )
     wait_for(lambda: len(procs_with(marker)) >= 2)  # the server and its child
-    time.sleep(0.5)  # let it get to tasks/list
+    wait_for(hung.exists)  # the server has tasks/list
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=30)
     TALLY["cases"] += 1
@@ -707,10 +710,13 @@ def test_sighup_while_listing_over_stdio_stops_the_server_and_its_children(
     marker = new_marker()
     # `watch --all` over stdio lists the server's tasks: this one never answers, so the watch
     # (and the server, and its child) run until the signal
-    cmd = fake_cmd("--hang", "--ignore-eof", "--ignore-term", "--child", marker=marker)
+    hung = tmp_path / "hung"
+    cmd = fake_cmd(
+        "--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", "--child", marker=marker
+    )
     p = spawn(tmp_path, "watch", "--all", "--stdio", cmd, "-o", "ndjson")
     wait_for(lambda: len(procs_with(marker)) >= 2)
-    time.sleep(0.5)
+    wait_for(hung.exists)  # the server has tasks/list
     p.send_signal(signal.SIGHUP)
     _out, err = p.communicate(timeout=30)
     TALLY["cases"] += 1

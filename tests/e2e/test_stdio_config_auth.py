@@ -142,10 +142,10 @@ def test_stdio_interrupted_request_stops_the_server(state_dir: Path, sig: int) -
     """Outside watch (a request that never gets an answer), Ctrl-C and SIGTERM still stop the
     server, even one that ignores its stdin closing and SIGTERM."""
     marker = new_marker()
-    cmd = fake_cmd("--hang", "--ignore-eof", "--ignore-term", marker=marker)
+    hung = state_dir / "hung"
+    cmd = fake_cmd("--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", marker=marker)
     proc = spawn_cli(state_dir, "list", "-o", "json", "--stdio", cmd)
-    wait_for(lambda: procs_with(marker))
-    time.sleep(0.5)  # let it get to tasks/list
+    wait_for(hung.exists)  # the server has tasks/list (and will never answer it)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=30)
     if sig == signal.SIGINT:
