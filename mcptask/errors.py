@@ -30,6 +30,10 @@ class ExitCode(IntEnum):
     TERMINATED = 143
 
 
+#: the JSON-RPC error code of an MCP server that rate-limits (polling): a failure worth retrying
+TOO_MANY_REQUESTS = -32429
+
+
 class McptaskError(Exception):
     """Base class: a failure with a one-line message for the user."""
 
@@ -57,16 +61,23 @@ class AuthError(McptaskError):
 
 
 class ServerError(McptaskError):
-    """Unreachable, timed out, not the protocol, or no task support (exit 4)."""
+    """Unreachable, timed out, not the protocol, or no task support (exit 4). The fields are
+    set where the error is made (the HTTP transport maps every HTTP failure in one place), so
+    that nobody needs to read them back out of the message."""
 
     exit_code: int = ExitCode.SERVER
-    #: a failure worth retrying during `watch` (connection errors, 5xx, timeouts, non-JSON)
-    transient = False
+    #: the HTTP status of the answer that failed, when there was one
+    http_status: int | None = None
+    #: seconds the server asked to wait (`Retry-After`)
+    retry_after: float | None = None
+    #: the server's own words (an HTTP error body's `detail`), when it gave some
+    detail: str | None = None
 
 
 class TransportError(ServerError):
-    """The connection failed or timed out: transient."""
+    """The connection failed or timed out: transient (unless `transient` says otherwise)."""
 
+    #: False for failures that retrying cannot mend (a stdio server that exited)
     transient = True
 
 
@@ -86,11 +97,19 @@ class ProtocolError(ServerError):
 class HttpStatusError(ServerError):
     """An HTTP error status without a JSON-RPC error body."""
 
-    def __init__(self, message: str, *, status: int, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        retry_after: float | None = None,
+        detail: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.http_status = status
         self.retry_after = retry_after
-        self.transient = status >= 500 or status == 429
+        self.detail = detail
 
 
 class RpcError(ServerError):
@@ -111,7 +130,6 @@ class RpcError(ServerError):
         self.data = data
         self.http_status = http_status
         self.retry_after = retry_after
-        self.transient = code == -32429
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "message": self.rpc_message}
@@ -162,6 +180,24 @@ OUTCOME_EXIT: dict[str, int] = {
     "error": ExitCode.SERVER,
     "interrupted": ExitCode.INTERRUPTED,
 }
+
+
+#: HTTP statuses of a server in passing trouble (rate-limited, overloaded, a gateway's backend
+#: away): besides these, every 5xx
+RETRY_STATUSES = frozenset({429})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failure is the network's or a server's passing trouble, worth retrying (and,
+    for `check`, saying nothing of how the server behaves): connection failures and timeouts,
+    HTTP 5xx and 429, JSON-RPC -32429. The one place this is decided."""
+    if isinstance(exc, TransportError):
+        return exc.transient
+    if isinstance(exc, RpcError) and exc.code == TOO_MANY_REQUESTS:
+        return True
+    if isinstance(exc, HttpStatusError | RpcError) and exc.http_status is not None:
+        return exc.http_status >= 500 or exc.http_status in RETRY_STATUSES
+    return False
 
 
 def exit_code_for(exc: BaseException) -> int:

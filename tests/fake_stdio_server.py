@@ -6,6 +6,7 @@
 --banner         print non-JSON lines on stdout before anything else
 --ping           send a `ping` request (and a notification) before answering tasks/list
 --hang           never answer tasks/list
+--hung PATH      with --hang: create PATH when tasks/list has come (tests wait for it)
 --die-on METHOD  on METHOD: write three stderr lines and exit 3
 --ignore-eof     keep running after stdin closes
 --ignore-term    ignore SIGTERM (only SIGKILL stops it)
@@ -36,7 +37,7 @@ def main(argv: list[str]) -> int:
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--dump", "--die-on"):
+        if a in ("--dump", "--die-on", "--hung"):
             opts[a] = argv[i + 1]
             i += 2
             continue
@@ -82,6 +83,8 @@ def main(argv: list[str]) -> int:
             )
         elif method == "tasks/list":
             if opts.get("--hang"):
+                if isinstance(opts.get("--hung"), str):
+                    open(str(opts["--hung"]), "w").close()
                 continue
             if opts.get("--trickle"):
                 line = json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tasks": []}}) + "\n"

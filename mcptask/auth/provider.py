@@ -56,8 +56,11 @@ class OAuthProvider:
         always_login: bool = False,
         confirm: Confirm | None = None,
         target_args: str | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.server = server
+        #: wall-clock seconds, against which tokens expire (tests move it on)
+        self.clock = clock
         self.store = store
         self.web = web
         self._login = login
@@ -96,7 +99,7 @@ class OAuthProvider:
         creds = self.current()
         if creds is None:
             return None
-        if creds.expired() and creds.renewable:
+        if creds.expired(self.clock()) and creds.renewable:
             old = creds.access_token  # before waiting: another request may renew it meanwhile
             async with _Serial(self):
                 await self._renew(old)
@@ -185,7 +188,7 @@ class OAuthProvider:
             creds.scope = scope
         # another mcptask process may have rotated the refresh token: read the store again
         stored = self.store.load(self.server)
-        if stored is not None and stored.access_token != sent and not stored.expired():
+        if stored is not None and stored.access_token != sent and not stored.expired(self.clock()):
             self._creds = stored
             self._remember(stored)
             return True

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from mcptask.errors import AuthError, McptaskError, RpcError, ServerError, UsageError
+from mcptask.errors import (
+    AuthError,
+    ExitCode,
+    McptaskError,
+    RpcError,
+    UsageError,
+    is_transient,
+)
 from mcptask.pacing import poll_seconds
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import FetchesUrls, HasSession, RpcClient, Transport
@@ -95,7 +102,7 @@ class BadAnswer(McptaskError):
     """The server answered something a check cannot use (the check that asked FAILs; the
     checks that needed the answer cannot run)."""
 
-    exit_code = 4
+    exit_code = ExitCode.SERVER
 
 
 # -- the recording transport ----------------------------------------------------------------
@@ -108,7 +115,6 @@ class Recorder:
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.url = inner.url
-        self.headers = inner.headers
         self.sinks: list[list[Exchange]] = []
         #: the server has answered something in the protocol during this run (it was reached)
         self.answered = False
@@ -197,7 +203,7 @@ T = TypeVar("T")
 def unreachable(exc: BaseException | None) -> bool:
     """A failure that says the server could not be reached (or was down: 5xx, 429), not how
     it behaves: connection errors, timeouts, transient HTTP statuses."""
-    return isinstance(exc, ServerError) and exc.transient
+    return exc is not None and is_transient(exc)
 
 
 class Lazy(Generic[T]):

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     from typer._click import exceptions as click_exc
 
     from mcptask.cli.app import _app_for, app
-    from mcptask.cli.argv_order import COMMON_OPTIONS, hoist, looks_like_task_id
+    from mcptask.cli.argv_order import hoist, looks_like_task_id
+    from mcptask.cli.options import COMMON_OPTIONS
 
     # mcptask uses pydantic for its own wire models only: scanning the installed packages for
     # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         return ExitCode.INTERRUPTED
-    return rv if isinstance(rv, int) else 0
+    return rv if isinstance(rv, int) else ExitCode.OK
 
 
 def run() -> None:

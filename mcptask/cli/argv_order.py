@@ -7,32 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-#: the options every command that reaches a target takes: name -> whether it takes a value
-COMMON_OPTIONS: dict[str, bool] = {
-    "--url": True,
-    "-u": True,
-    "--server": True,
-    "-s": True,
-    "--config": True,
-    "--stdio": True,
-    "--protocol": True,
-    "-p": True,
-    "--header": True,
-    "-H": True,
-    "--token-file": True,
-    "--session": True,
-    "--context-id": True,
-    "--output": True,
-    "-o": True,
-    "--jq": True,
-    "--trace": False,
-    "--login": False,
-    "--client-id": True,
-    "--client-secret-file": True,
-    "--client-key-file": True,
-    "--client-metadata-url": True,
-}
-
 #: a task id that begins with `-` (fastmcp-tasks makes url-safe random ids, 43 characters):
 #: one dash, then at least five id characters
 _DASHED_ID = re.compile(r"-[A-Za-z0-9_][A-Za-z0-9_-]{4,}")
@@ -45,7 +19,11 @@ def hoist(
     command word go right after it (after its subcommand for a command in `groups`: `auth
     login --url U`). Anything else before the command (`--help`, `--version`, an unknown
     option) leaves the line as it is, for Click to answer."""
-    options = COMMON_OPTIONS if options is None else options
+    if options is None:
+        # the global options' one table: the Typer parameters of `cli/options.py`
+        from mcptask.cli.options import COMMON_OPTIONS
+
+        options = COMMON_OPTIONS
     moved: list[str] = []
     i = 0
     while i < len(args):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -245,6 +245,22 @@ def _common_parameters() -> list[inspect.Parameter]:
 
 _COMMON = _common_parameters()
 _COMMON_NAMES = [p.name for p in _COMMON]
+
+
+def _flags(param: inspect.Parameter) -> list[str]:
+    """A common parameter's flags (`--url`, `-u`), as its `typer.Option` declares them."""
+    info = next(a for a in get_args(param.annotation)[1:] if isinstance(a, typer.models.OptionInfo))
+    declared = [info.default] if isinstance(info.default, str) else []
+    decls = [*declared, *(info.param_decls or ())]
+    return list(dict.fromkeys(d for d in decls if isinstance(d, str)))
+
+
+#: every common flag -> whether it takes a value: what `argv_order.hoist` may move before the
+#: command word, made from the parameters above (the one table of the global options; their
+#: names are `GlobalOptions`'s fields, which `with_target` fills)
+COMMON_OPTIONS: dict[str, bool] = {
+    flag: get_args(p.annotation)[0] is not bool for p in _COMMON for flag in _flags(p)
+}
 
 
 def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:

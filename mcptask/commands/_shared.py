@@ -66,32 +66,59 @@ ENDING_SIGNALS = (
 )
 
 
+class Ending:
+    """The watchers an ending signal ends. A watcher added after a signal came is ended at
+    once; a signal that comes before any watcher exists ends the command (`Interrupted`)."""
+
+    def __init__(self, watchers: tuple[Watcher, ...]) -> None:
+        import asyncio
+
+        self.watchers = list(watchers)
+        self.code: int | None = None
+        self._owner = asyncio.current_task()
+
+    def add(self, watcher: Watcher) -> None:
+        self.watchers.append(watcher)
+        if self.code is not None:
+            watcher.interrupt(self.code)
+
+    def __call__(self, code: int) -> None:
+        self.code = code
+        for watcher in self.watchers:
+            watcher.interrupt(code)
+        if not self.watchers and self._owner is not None:
+            self._owner.cancel()
+
+
 @contextlib.contextmanager
-def signals(*watchers: Watcher) -> Iterator[None]:
+def signals(*watchers: Watcher) -> Iterator[Ending]:
     """Ctrl-C (130), SIGTERM (143), SIGHUP (129: the terminal closed) and SIGQUIT (131) end
     the watch cleanly: every task of every watcher gets its end event. Installed before the
-    first event is printed, so no signal can skip the end lines."""
+    first event is printed (watchers made inside are `add`ed), so no signal can skip the end
+    lines."""
     import asyncio
     import signal
 
+    from mcptask.errors import Interrupted
+
     loop = asyncio.get_running_loop()
+    ending = Ending(watchers)
     installed = []
     for name, code in ENDING_SIGNALS:
         sig = getattr(signal, name, None)
         if sig is None:
             continue
         try:
-            loop.add_signal_handler(sig, _interrupt_all, watchers, code)
+            loop.add_signal_handler(sig, ending, code)
             installed.append(sig)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     try:
-        yield
+        yield ending
+    except asyncio.CancelledError:
+        if ending.code is None or ending.watchers:
+            raise
+        raise Interrupted(exit_code=ending.code) from None
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-
-
-def _interrupt_all(watchers: tuple[Watcher, ...], code: int) -> None:
-    for watcher in watchers:
-        watcher.interrupt(code)

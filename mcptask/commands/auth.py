@@ -183,12 +183,12 @@ async def _revoke(ctx: Context, creds: Credentials) -> bool:
 
 def _named_target(ctx: Context) -> bool:
     """Whether the command line, the environment or the config's default names a target."""
+    from mcptask.session.targets import NoTarget
+
     try:
         ctx.target  # noqa: B018 (resolving is the question)
-    except UsageError as exc:
-        if exc.message.startswith("no target"):
-            return False
-        raise
+    except NoTarget:
+        return False
     return True
 
 

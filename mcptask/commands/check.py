@@ -70,10 +70,9 @@ async def run_check(opts: CheckOptions, ctx: Context) -> int:
     )
     started = time.monotonic()
     proto = await ctx.endpoint.protocol()
-    transport = ctx.endpoint.rpc().transport
-    # the suites set every header themselves (some checks leave one out on purpose)
-    transport.headers.clear()
-    recorder = Recorder(transport)
+    # the suites set every header themselves (some checks leave one out on purpose): their
+    # client has none of the protocol's (those go with the protocol's own client)
+    recorder = Recorder(ctx.endpoint.rpc().transport)
     suite = make_suite(proto.name, RpcClient(recorder), recorder, suite_opts, proto)
     if _family(proto.name) == "a2a":
         for flag, value in (("--tool", opts.tool), ("--failing-tool", opts.failing_tool)):

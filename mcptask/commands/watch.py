@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcptask.commands._answering import inline_answers
-from mcptask.commands._shared import signals
+from mcptask.commands._shared import Ending, signals
 from mcptask.errors import ExitCode, UsageError
 from mcptask.model import TERMINAL, Task
 from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
@@ -76,10 +76,22 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     ctx.out.stdio = any(place.target.command is not None for place, _ in places)
     events = _events(opts, ctx)
     lock = asyncio.Lock()  # one inline form at a time, whichever server asks
+    with signals() as ending:  # before the first event (a task's status as created) is out
+        return await _watch(opts, ctx, places, events, lock, ending)
+
+
+async def _watch(
+    opts: WatchOptions,
+    ctx: Context,
+    places: list[tuple[Context, list[str]]],
+    events: NdjsonEvents | JsonEvents | LiveEvents,
+    lock: asyncio.Lock,
+    ending: Ending,
+) -> int:
     groups = []
     for place, ids in places:
         if ids:
-            groups.append(await _Group.start(opts, place, ids, events, lock))
+            groups.append(await _Group.start(opts, place, ids, events, lock, ending.add))
     watched = [w for g in groups for w in g.watcher.watched]
     if isinstance(events, LiveEvents):
         if len(groups) > 1:
@@ -91,7 +103,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         from mcptask.commands._webhook import push_receiver
 
         receiving = push_receiver(opts.receiver, groups, ctx)
-    with signals(*watchers), _reader_gone(ctx, watchers):
+    with _reader_gone(ctx, watchers):
         async with receiving:
             # the live view is left on every path, so the terminal never stays in live mode
             view = events if isinstance(events, LiveEvents) else contextlib.nullcontext()
@@ -147,6 +159,7 @@ class _Group:
         task_ids: list[str],
         events: NdjsonEvents | JsonEvents | LiveEvents,
         lock: asyncio.Lock,
+        on_watcher: Callable[[Watcher], None] = lambda _: None,
     ) -> _Group:
         from mcptask.scheduler.watcher import WatchConfig, Watcher
 
@@ -173,6 +186,7 @@ class _Group:
             clock=ctx.clock,
             sleep=ctx.sleep,
         )
+        on_watcher(self.watcher)  # a signal from now on ends its tasks
         refs = ctx.places.refs(task_ids)
         for ref in refs:
             self.watcher.add(ref, opts.initial.get(ref.task_id))

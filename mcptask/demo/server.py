@@ -702,6 +702,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> int:
     """Serve until Ctrl-C; print the URL first."""
+    from mcptask.errors import ExitCode
+
     p = argparse.ArgumentParser(prog="python -m mcptask.demo.server", description=__doc__)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -716,7 +718,7 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
-        return 1
+        return ExitCode.INTERNAL
     print(server.url, flush=True)
     try:
         while True:
@@ -725,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.stop()
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -16,13 +16,19 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mcptask.errors import ExitCode
 from mcptask.output.console import Output, result_renderable
 from mcptask.output.live import count_text
 from mcptask.protocols.base import LogMessage, Progress
 from mcptask.text.sanitize import one_line
 
 #: exit status by a plain call's outcome
-CALL_EXIT = {"completed": 0, "failed": 5, "error": 4, "interrupted": 130}
+CALL_EXIT = {
+    "completed": ExitCode.OK,
+    "failed": ExitCode.FAILED,
+    "error": ExitCode.SERVER,
+    "interrupted": ExitCode.INTERRUPTED,
+}
 
 
 def outcome_of(result: Any) -> str:
@@ -62,7 +68,7 @@ class CallEvents:
 
     def end(self, outcome: str, result: Any = None, error: dict[str, Any] | None = None) -> int:
         """Print the outcome; the exit status."""
-        code = CALL_EXIT.get(outcome, 1)
+        code = CALL_EXIT.get(outcome, ExitCode.INTERNAL)
         if error is None and outcome != "interrupted":
             self.out.line(result)
         return code
@@ -76,7 +82,7 @@ class NdjsonCallEvents(CallEvents):
         self.out.line(log.to_json())
 
     def end(self, outcome: str, result: Any = None, error: dict[str, Any] | None = None) -> int:
-        code = CALL_EXIT.get(outcome, 1)
+        code = CALL_EXIT.get(outcome, ExitCode.INTERNAL)
         line: dict[str, Any] = {"event": "end", "outcome": outcome, "exitCode": code}
         if error is not None:
             line["error"] = error
@@ -159,7 +165,7 @@ class LiveCallEvents(CallEvents):
         from mcptask.protocols.base import TaskResult
 
         self.__exit__()
-        code = CALL_EXIT.get(outcome, 1)
+        code = CALL_EXIT.get(outcome, ExitCode.INTERNAL)
         if outcome == "interrupted":
             return code
         placeholder = Task(taskId="-", status="completed", protocol="?", server="-", raw={})

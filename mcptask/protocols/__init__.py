@@ -10,7 +10,7 @@ from mcptask.errors import ServerError, UsageError
 from mcptask.protocols import registry
 
 if TYPE_CHECKING:
-    from mcptask.protocols.base import TaskProtocol
+    from mcptask.protocols.base import Found, TaskProtocol
     from mcptask.transports.rpc import RpcClient
 
 NAMES = registry.CHOICES
@@ -28,21 +28,22 @@ def create(name: str, rpc: RpcClient, server: str, **kwargs: Any) -> TaskProtoco
     return protocol_class(name)(rpc, server, **kwargs)
 
 
-async def detect(rpc: RpcClient, url: str) -> str:
+async def detect(rpc: RpcClient, url: str) -> Found:
     """Which protocol an endpoint speaks, in as few requests as possible (the caller
-    remembers the answer per endpoint). Each probe returns a protocol name or None, or
-    raises `Unrecognised` saying what it got instead of its protocol."""
-    from mcptask.protocols.base import Unrecognised
+    remembers the answer per endpoint). Each probe returns a protocol name (or a `Found`,
+    with the endpoint the server named) or None, or raises `Unrecognised` saying what it got
+    instead of its protocol."""
+    from mcptask.protocols.base import Found, Unrecognised
 
     unrecognised: list[Unrecognised] = []
     for module in registry.probe_modules():
         try:
-            found: str | None = await importlib.import_module(module).probe(rpc, url)
+            found: str | Found | None = await importlib.import_module(module).probe(rpc, url)
         except Unrecognised as exc:
             unrecognised.append(exc)
             continue
         if found is not None:
-            return found
+            return found if isinstance(found, Found) else Found(found)
     if any(u.decisive for u in unrecognised):
         # the 2025-11-25 fallback: an endpoint that refused the POST may be the deprecated
         # HTTP+SSE transport (a GET whose event stream names where to POST)
@@ -53,11 +54,11 @@ async def detect(rpc: RpcClient, url: str) -> str:
         legacy = await open_legacy(rpc.transport) if refused and not card else None
         if legacy is not None:
             rpc.transport = legacy
-            return registry.fallback().name
+            return Found(registry.fallback().name)
         raise not_a_task_server(url, unrecognised)
     # nothing recognised it (e.g. a stateless MCP server that answers 200 -32601 to the
     # 2026 probe): the fallback's own handshake will say clearly if that is wrong
-    return registry.fallback().name
+    return Found(registry.fallback().name)
 
 
 def not_a_task_server(url: str, seen: list[Any]) -> ServerError:

@@ -33,6 +33,7 @@ from mcptask.protocols.base import (
     Answered,
     CannotList,
     Created,
+    Found,
     InputRequest,
     PushConfig,
     Responder,
@@ -354,8 +355,9 @@ class A2ABase(TaskProtocol):
         session: str | None = None,
         context_id: str | None = None,
     ) -> None:
-        super().__init__(rpc, server, session=session, context_id=context_id)
-        rpc.transport.headers.update(self.headers)
+        super().__init__(
+            rpc.with_headers(self.headers), server, session=session, context_id=context_id
+        )
         self._ids = 0
 
     # -- encoding -------------------------------------------------------------------------------
@@ -638,7 +640,7 @@ class A2ABase(TaskProtocol):
         }
         current: dict[str, Any] | None = None
         await self._card_first()
-        stream = self.rpc.transport.send(message)
+        stream = self.rpc.transport.send(message, headers=self.rpc.merged(None))
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if incoming.get("error") is not None:
@@ -1010,11 +1012,11 @@ def _is_card_url(url: str) -> bool:
     return urlsplit(url).path.rstrip("/").endswith(_CARD_PATHS)
 
 
-async def probe(rpc: RpcClient, url: str) -> str | None:
+async def probe(rpc: RpcClient, url: str) -> Found | None:
     """Which A2A version the agent at `url` speaks, from its agent card; no card:
     `Unrecognised`. Each card read gives up at once on an answer that is not JSON and reads
-    at most CARD_LIMIT bytes. The endpoint the card names becomes the transport's URL (where
-    every request is posted)."""
+    at most CARD_LIMIT bytes. The endpoint the card names is where every request is to be
+    posted (`Found.post_to`)."""
     transport = rpc.transport
     if not isinstance(transport, FetchesUrls):
         return None
@@ -1055,10 +1057,6 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
         if found != "agno":
             endpoint = post_url(url, card_endpoint(card, found))
             if not _same_place(endpoint, transport.url):
-                if isinstance(transport, Traces):
-                    transport.trace(
-                        f"* the agent card names the endpoint {endpoint}: posting there"
-                    )
-                transport.url = endpoint
-        return found
+                return Found(found, post_to=endpoint)
+        return Found(found)
     raise Unrecognised("no agent card: " + "; ".join(tried))

@@ -124,7 +124,8 @@ class A2ARest(A2A10):
         the error JSON-RPC would have given. `headers` replace the usual ones (`check`)."""
         await self._card_first()
         verb, url, body = self._resource(method, params)
-        response = await self._transport().rest(verb, url, body=body, headers=headers)
+        given = headers if headers is not None else self.rpc.merged(None)
+        response = await self._transport().rest(verb, url, body=body, headers=given)
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         where = origin(self.rpc.transport.url)
         if not response.is_success:

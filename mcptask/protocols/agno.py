@@ -91,7 +91,7 @@ class Agno(TaskProtocol):
             raise self._error(exc, op, ref) from None
 
     def _error(self, exc: HttpStatusError, op: str, ref: TaskRef | None) -> Exception:
-        detail = exc.message.split(": ", 1)[1] if ": " in exc.message else ""
+        detail = exc.detail or ""
         if exc.status == 404 and ref is not None and "task not found" in detail.lower():
             return TaskNotFound(
                 f"task {ref.task_id}: not found in context {ref.context_id or self.context_id} "

@@ -44,6 +44,16 @@ def refuse_finished(task: Task, task_id: str) -> None:
 
 
 @dataclass
+class Found:
+    """What auto-detection concluded: the protocol, and the endpoint to post to when the
+    server named another one on its origin (an A2A agent card's `url`). The endpoint that
+    built the transport sets it there, once."""
+
+    name: str
+    post_to: str | None = None
+
+
+@dataclass
 class TaskRef:
     """How to reach a task: its id plus what the task book remembers (session, context)."""
 
@@ -84,9 +94,9 @@ class TaskResult:
     def exit_code(self) -> int:
         """The exit status of a command that prints this result: by the task's status, 4 when
         the result is `broken`."""
-        from mcptask.errors import OUTCOME_EXIT
+        from mcptask.errors import OUTCOME_EXIT, ExitCode
 
-        return 4 if self.broken else OUTCOME_EXIT.get(self.task.status, 0)
+        return ExitCode.SERVER if self.broken else OUTCOME_EXIT.get(self.task.status, ExitCode.OK)
 
 
 @dataclass
@@ -526,9 +536,6 @@ class TaskProtocol(ABC):
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         raise UsageError(f"`call` starts MCP tool calls; {self.name} starts tasks with `send`")
-
-    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        return None
 
     #: the protocol has tools (`tools`, plain calls)
     has_tools: ClassVar[bool] = False

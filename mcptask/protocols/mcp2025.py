@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 from mcptask import __version__
 from mcptask.errors import (
     AnswerLost,
+    ExitCode,
     HttpStatusError,
     McptaskError,
     NotApplicable,
@@ -24,6 +25,7 @@ from mcptask.errors import (
     TaskNotFound,
     TransportError,
     UsageError,
+    is_transient,
 )
 from mcptask.model import Task, normalize_status
 from mcptask.pacing import poll_seconds
@@ -51,7 +53,8 @@ from mcptask.protocols.base import (
     tool_from_wire,
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
-from mcptask.protocols.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.protocols.server_requests import ELICIT, ServerRequests
+from mcptask.protocols.wire import INVALID_PARAMS
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
     HasEventStream,
@@ -175,7 +178,6 @@ class SessionFeed(PushFeed):
         self.session = session
         self.last_event_id: str | None = None
         self.retry = 1.0
-        self.connects = 0
 
     async def run(self, deliver: Deliver, health: Health) -> None:
         import asyncio
@@ -187,9 +189,9 @@ class SessionFeed(PushFeed):
         failures = 0
         while True:
             try:
-                self.connects += 1
                 async for event in stream(
-                    headers={"Mcp-Session-Id": self.session}, last_event_id=self.last_event_id
+                    headers=self.proto.rpc.merged({"Mcp-Session-Id": self.session}),
+                    last_event_id=self.last_event_id,
                 ):
                     if event.event == "open":
                         health(True)
@@ -311,8 +313,12 @@ class Mcp2025(TaskProtocol):
         session: str | None = None,
         context_id: str | None = None,
     ) -> None:
-        super().__init__(rpc, server, session=session, context_id=context_id)
-        rpc.transport.headers["MCP-Protocol-Version"] = VERSION
+        super().__init__(
+            rpc.with_headers({"MCP-Protocol-Version": VERSION}),
+            server,
+            session=session,
+            context_id=context_id,
+        )
         self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
         #: questions read from the GET stream, by task (see `take_stream_message`)
         self._questions: dict[str, asyncio.Queue[Message]] = {}
@@ -390,7 +396,7 @@ class Mcp2025(TaskProtocol):
                 f"speak (it speaks {', '.join(SPOKEN_VERSIONS)})"
             )
         self.negotiated = version
-        self.rpc.transport.headers["MCP-Protocol-Version"] = version
+        self.rpc.headers["MCP-Protocol-Version"] = version  # this client's, merged per request
         transport = self.rpc.transport
         if isinstance(transport, Traces):
             where = f"session {session}" if session else "the session"
@@ -540,7 +546,7 @@ class Mcp2025(TaskProtocol):
         except RpcError as exc:
             if exc.code == INVALID_PARAMS and "not found" in exc.rpc_message.lower():
                 raise self._not_found(ref, exc) from None
-            if exc.transient or (exc.http_status or 0) >= 500:
+            if is_transient(exc):
                 raise  # a server in trouble (5xx, -32429): `watch` retries, others exit 4
             return TaskResult(task=task, error=exc.to_json())
         return TaskResult(task=task, payload=payload)
@@ -585,62 +591,45 @@ class Mcp2025(TaskProtocol):
         headers = {"Mcp-Session-Id": session} if session else {}
         done = Answered()
         asking = False
+        requests = ServerRequests(self.rpc, note=done.notes.append, headers=headers)
+        asked: list[InputRequest] = []
 
-        async def dismiss(req_id: Any) -> None:
-            with contextlib.suppress(McptaskError, OSError):
-                await asyncio.wait_for(
-                    self.rpc.respond(req_id, {"action": "cancel"}, headers=headers), 5.0
-                )
-
-        async def on_message(message: Message) -> None:
+        async def elicit(req_id: Any, params: dict[str, Any]) -> dict[str, Any] | None:
             nonlocal asking
-            if "id" not in message:
-                return  # a notification
-            req_id = message["id"]
-            method = str(message.get("method"))
-            params = message.get("params")
-            params = params if isinstance(params, dict) else {}
-            if method == "ping":
-                await self.rpc.respond(req_id, {}, headers=headers)
-                return
-            if method != "elicitation/create":
-                error = {
-                    "code": METHOD_NOT_FOUND,
-                    "message": f"{method} is not supported by mcptask",
-                }
-                await self.rpc.respond(req_id, error=error, headers=headers)
-                done.notes.append(
-                    f"the server sent a {method} request, which mcptask does not support: refused"
-                )
-                return
             related = related_task(params)
             if related is not None and related != ref.task_id:
                 done.notes.append(
                     f"skipped a question for task {related} that came on the stream of task "
                     f"{ref.task_id} (it cannot be delivered again)"
                 )
-                return
+                return None
             if str(req_id) in answered:
                 done.notes.append(f"skipped question {req_id}: answered before (stale)")
-                return
-            request = InputRequest(ref.task_id, method, params, key=str(req_id))
+                return None
+            request = InputRequest(ref.task_id, ELICIT, params, key=str(req_id))
+            asked.append(request)
             asking = True
-            asked_at = asyncio.get_running_loop().time()
             try:
                 response = await responder(request)
-            except BaseException as exc:  # a bad answer, Ctrl-C, the watch ending
-                await dismiss(req_id)
-                if isinstance(exc, McptaskError):
-                    exc.hint = (
-                        "the question was dismissed (cancel sent): an MCP 2025-11-25 question "
-                        "is delivered once"
-                    )
+            except McptaskError as exc:  # a bad answer: dismissed (`cancel` sent)
+                exc.hint = (
+                    "the question was dismissed (cancel sent): an MCP 2025-11-25 question "
+                    "is delivered once"
+                )
                 raise
             if response is None:
-                response = {"action": "cancel"}
                 done.dismissed = True
-            await self.rpc.respond(req_id, response, headers=headers)
-            done.sent.append((request, response))
+                return {"action": "cancel"}
+            return response
+
+        async def on_message(message: Message) -> None:
+            if "id" not in message:
+                return  # a notification
+            asked_at = asyncio.get_running_loop().time()
+            response = await requests.dispatch(message, elicit)
+            if response is None:
+                return
+            done.sent.append((asked[-1], response))
             took = asyncio.get_running_loop().time() - asked_at
             if took > ANSWER_PATIENCE:
                 done.notes.append(
@@ -685,7 +674,7 @@ class Mcp2025(TaskProtocol):
                         f"task {ref.task_id} waits for input, but the server delivered no "
                         f"question on tasks/result within {QUESTION_WAIT:g} s (an MCP "
                         "2025-11-25 question is delivered once: another client may have read it)",
-                        6,
+                        ExitCode.INPUT,
                     )
         finally:
             for job in (reader, stream, waiter):
@@ -736,7 +725,8 @@ class Mcp2025(TaskProtocol):
         if not isinstance(transport, HasEventStream) or not session:
             return
         with contextlib.suppress(McptaskError):
-            async for event in transport.event_stream(headers={"Mcp-Session-Id": session}):
+            headers = self.rpc.merged({"Mcp-Session-Id": session})
+            async for event in transport.event_stream(headers=headers):
                 if event.data.strip():
                     with contextlib.suppress(ValueError):
                         self.take_stream_message(json.loads(event.data))
@@ -835,9 +825,6 @@ class Mcp2025(TaskProtocol):
                 return self._tools
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
         return self._tools
-
-    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        return (await self.tool(tool)).inputSchema
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
         await self._session_for(None)  # a server without tasks says so first
@@ -958,7 +945,7 @@ class Mcp2025(TaskProtocol):
 
         async def listen() -> None:
             try:
-                async for event in stream(headers={"Mcp-Session-Id": session}):
+                async for event in stream(headers=self.rpc.merged({"Mcp-Session-Id": session})):
                     if event.event == "open":
                         opened.set()
                         continue

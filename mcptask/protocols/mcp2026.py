@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from mcptask import __version__
 from mcptask.errors import (
+    ExitCode,
     HttpStatusError,
     McptaskError,
     NotApplicable,
@@ -51,11 +52,11 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import (
     CANCELLED,
-    ELICIT,
     CallTalk,
     elicitation_answer,
     progress_token,
 )
+from mcptask.protocols.server_requests import ELICIT
 from mcptask.protocols.wire import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -279,7 +280,6 @@ class ListenFeed(PushFeed):
         super().__init__(set(task_ids))
         self.proto = proto
         self.wanted = set(task_ids)
-        self.listens = 0
 
     async def run(self, deliver: Deliver, health: Health) -> None:
         import asyncio
@@ -308,7 +308,6 @@ class ListenFeed(PushFeed):
         if isinstance(transport, HasNotifications):
             # over stdio, notifications come outside any request's stream
             transport.on_notification = inbox.put_nowait
-        self.listens += 1
         request = asyncio.ensure_future(self.proto.listen(sorted(self.wanted), on_message))
         accepted: set[str] | None = None
         try:
@@ -577,7 +576,7 @@ class Mcp2026(TaskProtocol):
                     f"task {ref.task_id} still waits for answers mcptask already sent "
                     f"({', '.join(str(k) for k in keys)}): the server has not taken them "
                     "(send one again with --key KEY)",
-                    6,
+                    ExitCode.INPUT,
                 )
         done = Answered()
         unanswerable = [r for r in chosen if not r.answerable]
@@ -620,9 +619,6 @@ class Mcp2026(TaskProtocol):
             tools = (tool_from_wire(d, default_support="optional") for d in pages)
             self._tools = [t for t in tools if t is not None]
         return self._tools
-
-    async def tool_schema(self, tool: str) -> dict[str, Any] | None:
-        return (await self.tool(tool)).inputSchema
 
     async def call_plain(
         self, tool: str, arguments: dict[str, Any], hooks: CallHooks
@@ -702,7 +698,7 @@ class Mcp2026(TaskProtocol):
             raise TaskEnded(
                 f"tool {tool!r} asks for input without creating a task (resultType "
                 "input_required): a call that is not a task answers it; leave out --task",
-                6,
+                ExitCode.INPUT,
             )
         if kind is None or kind == "complete":
             return Created(task=None, result=data)

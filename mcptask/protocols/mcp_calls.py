@@ -1,6 +1,7 @@
 """What both MCP versions share in a plain (non-task) `tools/call`: the progress token, the
-notifications that come while it runs (progress, logs), and the server's requests (elicitation
-answered through the caller's responder, pings, everything else refused)."""
+notifications that come while it runs (progress, logs), and the server's requests (through
+`server_requests`: elicitation answered by the caller's responder, pings, everything else
+refused)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,10 @@ from mcptask.protocols.base import (
     log_from,
     progress_from,
 )
+from mcptask.protocols.server_requests import DISMISS_GRACE, ELICIT, ServerRequests
 from mcptask.transports.rpc import Message, RpcClient
 
-ELICIT = "elicitation/create"
 CANCELLED = "notifications/cancelled"
-#: seconds a `notifications/cancelled` may take on the way out (Ctrl-C)
-CANCEL_GRACE = 2.0
 
 _tokens = itertools.count(1)
 #: tokens of two mcptask processes on one session must differ too
@@ -67,41 +66,16 @@ class CallTalk:
         self.token = token
         self.asker = asker
         self.headers = dict(headers or {})
-        #: server request ids already answered (a request seen on two streams is answered once)
-        self.answered: set[str] = set()
+        self.requests = ServerRequests(rpc, note=hooks.note, headers=self.headers)
 
     async def handle(self, message: Message) -> None:
-        method = message.get("method")
-        params = message.get("params")
         if "id" not in message:
-            self._notification(method, params)
+            self._notification(message.get("method"), message.get("params"))
             return
-        req_id = message["id"]
-        seen = f"{type(req_id).__name__}:{req_id}"
-        if seen in self.answered:
-            return
-        self.answered.add(seen)
-        if method == "ping":
-            await self._respond(req_id, {})
-            return
-        if method == ELICIT:
-            try:
-                answer = await elicitation_answer(
-                    self.hooks,
-                    params if isinstance(params, dict) else {},
-                    key=str(req_id),
-                    asker=self.asker,
-                )
-            except BaseException:  # an answer that does not fit, Ctrl-C: the server hears
-                await self._dismiss(req_id)
-                raise
-            await self._respond(req_id, answer)
-            return
-        self.hooks.note(
-            f"the server sent a {method} request, which mcptask does not support: refused"
-        )
-        error = {"code": -32601, "message": f"{method} is not supported by mcptask"}
-        await self.rpc.respond(req_id, error=error, headers=self.headers)
+        await self.requests.dispatch(message, self._elicit)
+
+    async def _elicit(self, req_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await elicitation_answer(self.hooks, params, key=str(req_id), asker=self.asker)
 
     def _notification(self, method: Any, params: Any) -> None:
         if method == PROGRESS_NOTIFICATION and isinstance(params, dict):
@@ -114,16 +88,6 @@ class CallTalk:
             log = log_from(params)
             if log is not None and self.hooks.on_log is not None:
                 self.hooks.on_log(log)
-
-    async def _respond(self, req_id: Any, result: Any) -> None:
-        await self.rpc.respond(req_id, result, headers=self.headers)
-
-    async def _dismiss(self, req_id: Any) -> None:
-        """`cancel` for a question that will not be answered, best effort, bounded."""
-        import asyncio
-
-        with contextlib.suppress(McptaskError, OSError, TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(self._respond(req_id, {"action": "cancel"}), CANCEL_GRACE)
 
     async def cancel(
         self,
@@ -141,4 +105,4 @@ class CallTalk:
             params["_meta"] = dict(params_meta)
         sent = {**self.headers, **(headers or {})}
         with contextlib.suppress(McptaskError, OSError, TimeoutError):
-            await asyncio.wait_for(self.rpc.notify(CANCELLED, params, headers=sent), CANCEL_GRACE)
+            await asyncio.wait_for(self.rpc.notify(CANCELLED, params, headers=sent), DISMISS_GRACE)

@@ -100,10 +100,6 @@ def build(pairs: list[str], args_json: str | None, schema: dict[str, Any] | None
     return out
 
 
-def needs_schema(pairs: list[str]) -> bool:
-    return any("=" in p and not (":=" in p and p.index(":=") < p.index("=")) for p in pairs)
-
-
 def _summary(props: dict[str, Any], required: list[str]) -> str:
     """`a* (number), b* (number), note (string)`: what the tool takes."""
     parts = []

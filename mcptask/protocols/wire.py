@@ -8,12 +8,10 @@ from typing import Any
 
 # -- JSON-RPC error codes ---------------------------------------------------------------------
 
-INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
-#: MCP servers that rate-limit polling
-TOO_MANY_REQUESTS = -32429
+#: MCP servers that rate-limit polling: `errors.TOO_MANY_REQUESTS` (the kernel reads it)
 
 #: A2A
 TASK_NOT_FOUND = -32001

@@ -39,10 +39,10 @@ from mcptask.errors import (
     HttpStatusError,
     McptaskError,
     ProtocolError,
-    RpcError,
     ServerError,
     TaskNotFound,
     UsageError,
+    is_transient,
 )
 from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task
 from mcptask.pacing import poll_seconds
@@ -90,7 +90,6 @@ class Watched:
     task: Task | None = None
     due: float = 0.0
     started: float = 0.0
-    polls: int = 0
     failures: int = 0
     last_error: str | None = None
     outcome: str | None = None
@@ -407,7 +406,6 @@ class Watcher:
             # the status is known: only the result is missing
             await self._finish(w, w.task, w.task.status in self.config.until)
             return
-        w.polls += 1
         try:
             task = await self.fetch(w.ref)
         except TaskNotFound as exc:
@@ -457,7 +455,7 @@ class Watcher:
         if task.status in TERMINAL:
             await self._finish(w, task, reached)
         elif reached:
-            self._end(w, task.status, 0)
+            self._end(w, task.status, ExitCode.OK)
         elif task.status == "input_required" and self.config.on_input is not None:
             self._ask(w)
         elif task.status in INTERRUPTED and self.config.stop_on_input:
@@ -470,7 +468,7 @@ class Watcher:
         """End a task seen terminal, with its result where there is one to fetch; `reached`:
         its status is one `until` names (exit 0, unless the result wanted cannot be had)."""
         wanted = self.config.want_result
-        by_state = 0 if reached else None
+        by_state = ExitCode.OK if reached else None
         if task.status not in ("completed", "failed") or not (wanted or self.config.keep_result):
             self._end(w, task.status, by_state)
             return
@@ -485,14 +483,14 @@ class Watcher:
                 self._failed(w, exc)
             else:
                 w.result_error = exc.message
-                self._end(w, task.status, 4)
+                self._end(w, task.status, ExitCode.SERVER)
             return
         w.result_pending = False
         w.failures = 0
         code = by_state
         if wanted and w.result.broken:
             w.result_error = w.result.error_message
-            code = 4
+            code = ExitCode.SERVER
         self._end(w, task.status, code)
 
     def _ask(self, w: Watched) -> None:
@@ -509,8 +507,11 @@ class Watcher:
         after: Task | None = None
         try:
             after = await self.config.on_input(w)
-        except Exception as exc:  # `on_input` reports its own failures: this is a safety net
-            w.last_error = str(exc)
+        except McptaskError as exc:  # expected: the task ends as an error that says why
+            w.last_error = exc.message
+            self._end(w, "error", exc.exit_code)
+        except Exception as exc:  # a bug: it ends the watch, as one in a poll does
+            self._errors.append(exc)
         finally:
             w.asking = False
         if not w.done:
@@ -530,7 +531,7 @@ class Watcher:
         if w.failures >= self.config.max_failures:
             self._end(w, "error", ExitCode.SERVER)
             return
-        retry_after = getattr(exc, "retry_after", None)
+        retry_after = exc.retry_after if isinstance(exc, ServerError) else None
         if retry_after is not None:
             delay = min(float(retry_after), MAX_BACKOFF * 5)
         else:
@@ -645,10 +646,6 @@ def _instant(stamp: str | None) -> datetime | None:
 
 
 def _retryable(exc: McptaskError) -> bool:
-    if isinstance(exc, RpcError):
-        return exc.code == -32429 or (exc.http_status is not None and exc.http_status >= 500)
-    if isinstance(exc, ProtocolError):
-        return True  # an answer that is not the protocol may be a proxy hiccup
-    if isinstance(exc, ServerError):
-        return exc.transient
-    return False
+    """Transient failures (`errors.is_transient`), and an answer that is not the protocol,
+    which may be a proxy's hiccup (retried only once the endpoint has spoken: `_poll`)."""
+    return is_transient(exc) or isinstance(exc, ProtocolError)

@@ -176,12 +176,11 @@ class Endpoint:
                     name = remembered
                     self._post_to(endpoint.get("postTo"))
             if name is None:
-                rpc = self.rpc()
-                typed = rpc.transport.url
-                name = await protocols.detect(rpc, self.key)
+                found = await protocols.detect(self.rpc(), self.key)
+                name = found.name
+                # the endpoint an agent card named, where every request goes
+                named = self._post_to(found.post_to, detected=True)
                 if self.remembers:
-                    # the endpoint an agent card named, where every request goes
-                    named = rpc.transport.url if rpc.transport.url != typed else None
                     self._book().set_endpoint(self.key, protocol=name, postTo=named)
             self._protocol = protocols.create(
                 name,
@@ -192,20 +191,26 @@ class Endpoint:
             )
         return self._protocol
 
-    def _post_to(self, url: Any) -> None:
-        """Post to the endpoint the agent card named when the protocol was detected (kept in
-        the task book), if it is on the target's origin (credentials never go elsewhere)."""
+    def _post_to(self, url: Any, *, detected: bool = False) -> str | None:
+        """Post to the endpoint the agent card named (when the protocol was detected, or as
+        the task book kept it), if it is on the target's origin (credentials never go
+        elsewhere): set once, here, where the transport is built. The URL, when it is set."""
         from mcptask.text.urls import origin
         from mcptask.transports.rpc import Traces
 
         transport = self.rpc().transport
         if not isinstance(url, str) or url == transport.url:
-            return
+            return None
         if origin(url).lower() != origin(transport.url).lower():
-            return
+            return None
         transport.url = url
         if isinstance(transport, Traces):
-            transport.trace(f"* posting to {url}, the endpoint the agent card named")
+            transport.trace(
+                f"* the agent card names the endpoint {url}: posting there"
+                if detected
+                else f"* posting to {url}, the endpoint the agent card named"
+            )
+        return url
 
     async def aclose(self) -> None:
         try:

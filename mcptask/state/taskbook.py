@@ -213,15 +213,6 @@ class TaskBook:
             if isinstance(t, dict) and isinstance(t.get("name"), str)
         ]
 
-    def forget(self, url: str, task_id: str) -> None:
-        """Drop a task from the endpoint, under every spelling of it (as `tasks` reads them)."""
-
-        def change(data: dict[str, Any]) -> None:
-            for key in _matching(data["endpoints"], url):
-                data["endpoints"][key].get("tasks", {}).pop(task_id, None)
-
-        self._update(change)
-
 
 def _matching(endpoints: dict[str, Any], url: str) -> list[str]:
     """The stored keys that name the endpoint at `url`: its own key first, then its other

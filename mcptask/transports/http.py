@@ -7,6 +7,7 @@ status), anything else that is not JSON-RPC `ProtocolError`/`HttpStatusError`.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import time
@@ -139,6 +140,27 @@ class HttpOptions:
     auth: BearerAuth | None = None
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether a failed connect was refused (nothing listens there): by the OS error beneath
+    httpx's (through `__cause__`, `__context__` and anyio's exception group of every address
+    tried), never by its words."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        cause = todo.pop()
+        if id(cause) in seen:
+            continue
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError) or (
+            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+        ):
+            return True
+        if isinstance(cause, BaseExceptionGroup):
+            todo.extend(cause.exceptions)
+        todo.extend(c for c in (cause.__cause__, cause.__context__) if c is not None)
+    return False
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -266,8 +288,6 @@ class HttpTransport:
         self._origin = origin(options.url)
         self._own_client = client is None
         self._client = client
-        #: headers sent on every request (protocol modules set these: version, session)
-        self.headers: dict[str, str] = {}
         #: the last `Mcp-Session-Id` the server gave (MCP 2025-11-25)
         self.session_id: str | None = None
         #: a `time.monotonic()` no request may outlast (`result --timeout`), or None
@@ -406,18 +426,12 @@ class HttpTransport:
         if isinstance(exc, httpx.TimeoutException):
             return TransportError(f"timed out waiting for {url} to answer")
         if isinstance(exc, httpx.ConnectError):
-            reason = str(exc) or "connection failed"
-            cause: BaseException | None = exc
-            while cause is not None:
-                if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
-                    reason = "connection refused"
-                    break
-                cause = cause.__cause__ or cause.__context__
+            reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
             return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {url}")
         detail = one_line(str(exc), 120) or type(exc).__name__
-        cause = exc
+        cause: BaseException | None = exc
         while cause is not None:
             if isinstance(cause, ConnectionResetError):
                 detail = "the connection was reset"
@@ -495,6 +509,7 @@ class HttpTransport:
             f"{where} answered HTTP {status} {response.reason_phrase}{text}",
             status=status,
             retry_after=retry_after,
+            detail=reason or None,
         )
 
     def _auth_message(self, status: int, reason: str, response: httpx.Response) -> str:
@@ -534,7 +549,6 @@ class HttpTransport:
         all_headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
-            **self.headers,
         }
         if headers:
             all_headers.update(headers)
@@ -742,7 +756,7 @@ class HttpTransport:
         `POST /tasks/{id}:subscribe`)."""
         from httpx_sse import EventSource, SSEError
 
-        all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **self.headers}
+        all_headers = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
         if headers:
             all_headers.update(headers)
         if last_event_id:
@@ -799,7 +813,7 @@ class HttpTransport:
         (a server that answers a card URL with an endless stream must not hold mcptask)."""
 
         def build() -> httpx.Request:
-            request = self.client.build_request("GET", path_or_url, headers=self.headers)
+            request = self.client.build_request("GET", path_or_url)
             if json_only:
                 request.headers["Accept"] = "application/json"
             return request
@@ -836,10 +850,10 @@ class HttpTransport:
         """One HTTP+JSON exchange (A2A's REST binding): `method` on `url` with an optional
         JSON `body`; the answer comes back read (capped like every answer), whatever its
         status: the caller reads the binding's error shape. Connection failures are mapped
-        like `send`'s. GETs are repeated once on a dead pooled connection. `headers`, when
-        given, replace the transport's own (`check` leaves out the version header)."""
-        given = self.headers if headers is None else headers
-        headers = {"Accept": "application/json", **given}
+        like `send`'s. GETs are repeated once on a dead pooled connection. `headers` are the
+        protocol's (its version header; `check` leaves it out); credentials are added as for
+        every request."""
+        headers = {"Accept": "application/json", **(headers or {})}
         content = None
         if body is not None:
             content = json.dumps(body, separators=(",", ":")).encode()

@@ -56,9 +56,6 @@ class LegacySseTransport:
         self._outer = http
         options = replace(http.options, blocking=False, many=False)
         self.http = HttpTransport(options)
-        #: shared with the transport it replaces: protocol modules set the version there
-        self.http.headers = http.headers
-        self.headers = http.headers
         self.url = http.url
         #: where messages are POSTed (the `endpoint` event's URL)
         self.endpoint: str | None = None
@@ -165,11 +162,11 @@ class LegacySseTransport:
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def _post(self, message: Message) -> None:
+    async def _post(self, message: Message, headers: Mapping[str, str] | None = None) -> None:
         if self._dead is not None:
             raise self._dead
         assert self.endpoint is not None
-        response = await self.http.rest("POST", self.endpoint, body=message)
+        response = await self.http.rest("POST", self.endpoint, body=message, headers=headers)
         if not response.is_success:
             body = one_line(response.content[:300].decode("utf-8", "replace"), 160)
             raise HttpStatusError(
@@ -191,14 +188,14 @@ class LegacySseTransport:
         if self.endpoint is None:
             raise TransportError(f"{urls.safe_url(self.url)}: the event stream is not open")
         if not ("method" in message and "id" in message):
-            await self._post(message)
+            await self._post(message, headers)
             return
         req_id = message["id"]
         method = message.get("method")
         queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()
         self._pending[req_id] = queue
         try:
-            await self._post(message)
+            await self._post(message, headers)
             wait = timeout if timeout is not None else self.http.options.read_timeout
             while True:
                 left = wait

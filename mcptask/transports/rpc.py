@@ -34,8 +34,6 @@ class Transport(Protocol):
     protocols test for those with `isinstance`, never with `getattr`."""
 
     url: str
-    #: headers sent with every message (protocol version and the like)
-    headers: dict[str, str]
 
     def send(
         self,
@@ -146,9 +144,26 @@ def error_from(obj: Any) -> RpcError:
 
 
 class RpcClient:
-    def __init__(self, transport: Transport) -> None:
+    """JSON-RPC over a transport. `headers` go with every message this client sends, merged
+    per message under the caller's own (as httpx merges a client's defaults): a protocol's
+    version header lives on its client (`with_headers`), never on the shared transport."""
+
+    def __init__(self, transport: Transport, *, headers: Mapping[str, str] | None = None) -> None:
         self.transport = transport
+        self.headers: dict[str, str] = dict(headers or {})
         self._ids = itertools.count(1)
+
+    def with_headers(self, headers: Mapping[str, str]) -> RpcClient:
+        """A client on the same transport (and the same request ids) that adds `headers`."""
+        other = RpcClient(self.transport, headers={**self.headers, **headers})
+        other._ids = self._ids
+        return other
+
+    def merged(self, headers: Mapping[str, str] | None) -> dict[str, str] | None:
+        """This client's headers under the caller's (None when there are none at all)."""
+        if not self.headers:
+            return dict(headers) if headers else None
+        return {**self.headers, **(headers or {})}
 
     @property
     def url(self) -> str:
@@ -176,7 +191,7 @@ class RpcClient:
         msg: Message = {"jsonrpc": "2.0", "id": req_id, "method": method}
         if params is not None:
             msg["params"] = dict(params)
-        stream = self.transport.send(msg, headers=headers, url=url, timeout=timeout)
+        stream = self.transport.send(msg, headers=self.merged(headers), url=url, timeout=timeout)
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if _is_response(incoming):
@@ -205,7 +220,7 @@ class RpcClient:
         msg: Message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             msg["params"] = dict(params)
-        stream = self.transport.send(msg, headers=headers)
+        stream = self.transport.send(msg, headers=self.merged(headers))
         async with aclosing(stream):  # type: ignore[type-var]
             async for _ in stream:
                 pass
@@ -225,7 +240,7 @@ class RpcClient:
             msg["error"] = error
         else:
             msg["result"] = result
-        stream = self.transport.send(msg, headers=headers)
+        stream = self.transport.send(msg, headers=self.merged(headers))
         async with aclosing(stream):  # type: ignore[type-var]
             async for _ in stream:
                 pass

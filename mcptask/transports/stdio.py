@@ -166,8 +166,6 @@ class StdioTransport:
             raise ValueError("StdioOptions.command is empty")
         self.options = options
         self.url = "stdio:" + " ".join(options.command)
-        #: unused over stdio (protocol modules set them for HTTP)
-        self.headers: dict[str, str] = {}
         self.session_id: str | None = None
         #: a `time.monotonic()` no request may outlast (`result --timeout`), or None
         self.deadline: float | None = None

@@ -153,6 +153,16 @@ def test_tools_list_and_echo(server: DemoServer) -> None:
     assert s.error("tools/call", {"name": "nope", "arguments": {}})["code"] == -32602
 
 
+def until(get: Any, done: Any, timeout: float = 20.0) -> Any:
+    """`get()` again until `done(value)`: a wait on the condition, not a sleep."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = get()
+        if done(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.02)
+
+
 def test_task_lifecycle_completed_and_failed(server: DemoServer) -> None:
     s = Session(server)
     started = time.monotonic()
@@ -165,8 +175,10 @@ def test_task_lifecycle_completed_and_failed(server: DemoServer) -> None:
     assert ISO_RE.match(task["createdAt"]) and ISO_RE.match(task["lastUpdatedAt"])
     tid = task["taskId"]
 
-    time.sleep(0.5)
-    mid = s.result("tasks/get", {"taskId": tid})
+    # wait for the task to move on (a condition, not a sleep)
+    mid = until(
+        lambda: s.result("tasks/get", {"taskId": tid}), lambda t: t["statusMessage"] != "Queued"
+    )
     assert mid["status"] == "working"
     assert mid["statusMessage"] in STEPS[1:]
     assert mid["lastUpdatedAt"] > mid["createdAt"] == task["createdAt"]
@@ -183,7 +195,11 @@ def test_task_lifecycle_completed_and_failed(server: DemoServer) -> None:
     finished = datetime.fromisoformat(done["lastUpdatedAt"])
     assert abs((finished - created).total_seconds() - 1.2) < 0.01
 
-    assert s.result("tasks/get", {"taskId": failing["taskId"]})["status"] == "failed"
+    ended = until(
+        lambda: s.result("tasks/get", {"taskId": failing["taskId"]}),
+        lambda t: t["status"] != "working",
+    )
+    assert ended["status"] == "failed"
     bad = s.result("tasks/result", {"taskId": failing["taskId"]})
     assert bad["isError"] is True and "failed" in bad["content"][0]["text"]
 
@@ -254,8 +270,8 @@ def test_expired_tasks_stop_existing(instant: DemoServer) -> None:
     params = {"name": "build-report", "arguments": {}, "task": {"ttl": 300}}
     tid = s.result("tools/call", params)["task"]["taskId"]
     assert s.result("tasks/get", {"taskId": tid})["status"] == "completed"
-    time.sleep(0.4)
-    assert s.error("tasks/get", {"taskId": tid}) == {"code": -32602, "message": "Task not found"}
+    gone = until(lambda: s.rpc("tasks/get", {"taskId": tid}), lambda answer: "error" in answer)
+    assert gone["error"] == {"code": -32602, "message": "Task not found"}
     assert s.result("tasks/list")["tasks"] == []
 
 

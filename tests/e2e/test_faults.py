@@ -586,7 +586,10 @@ def test_a_fatal_signal_stops_the_stdio_server_and_its_children(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
     marker = new_marker()
-    cmd = fake_cmd("--hang", "--ignore-eof", "--ignore-term", "--child", marker=marker)
+    hung = tmp_path / "hung"
+    cmd = fake_cmd(
+        "--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", "--child", marker=marker
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcptask", "list", "-o", "json", "--stdio", cmd],
         env=base_env(tmp_path),
@@ -596,7 +599,7 @@ def test_a_fatal_signal_stops_the_stdio_server_and_its_children(
         text=True,
     )
     wait_for(lambda: len(procs_with(marker)) >= 2)  # the server and its child
-    time.sleep(0.5)  # let it get to tasks/list
+    wait_for(hung.exists)  # the server has tasks/list
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=30)
     TALLY["cases"] += 1
@@ -667,8 +670,8 @@ def test_sighup_and_sigquit_end_a_watch_with_its_end_line(
     url = fault.url(get=[task(pollInterval=5000)])
     p = spawn(tmp_path, "watch", "t-1", "--url", url, *P, "-o", "ndjson")
     assert p.stdout is not None
+    # at once: the handlers are in place before the first line (issue 23, defect 2)
     assert json.loads(p.stdout.readline())["event"] == "status"
-    time.sleep(0.3)
     p.send_signal(sig)
     out, err = p.communicate(timeout=20)
     TALLY["cases"] += 1
@@ -691,8 +694,7 @@ def test_sighup_during_a_stdio_watch_ends_it_and_stops_the_server(
     assert p.stdout is not None
     first = p.stdout.readline()
     assert json.loads(first)["event"] == "status", first
-    time.sleep(0.3)
-    p.send_signal(signal.SIGHUP)
+    p.send_signal(signal.SIGHUP)  # at once: the handlers are in place before the first line
     rest, err = p.communicate(timeout=30)
     TALLY["cases"] += 1
     assert "Traceback" not in err
@@ -708,10 +710,13 @@ def test_sighup_while_listing_over_stdio_stops_the_server_and_its_children(
     marker = new_marker()
     # `watch --all` over stdio lists the server's tasks: this one never answers, so the watch
     # (and the server, and its child) run until the signal
-    cmd = fake_cmd("--hang", "--ignore-eof", "--ignore-term", "--child", marker=marker)
+    hung = tmp_path / "hung"
+    cmd = fake_cmd(
+        "--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", "--child", marker=marker
+    )
     p = spawn(tmp_path, "watch", "--all", "--stdio", cmd, "-o", "ndjson")
     wait_for(lambda: len(procs_with(marker)) >= 2)
-    time.sleep(0.5)
+    wait_for(hung.exists)  # the server has tasks/list
     p.send_signal(signal.SIGHUP)
     _out, err = p.communicate(timeout=30)
     TALLY["cases"] += 1

@@ -93,9 +93,12 @@ def test_409_falls_back_to_polling(run_cli: RunCli) -> None:
         tid = created.json()["taskId"]
         session = server.requests[0]["headers"].get("mcp-session-id") or _session_of(server, tid)
         # another client holds the session's only stream
+        held = len(server.stream_requests)
         holder = threading.Thread(target=_hold_stream, args=(server.url, session, 4.0), daemon=True)
         holder.start()
-        time.sleep(0.3)
+        deadline = time.monotonic() + 10
+        while len(server.stream_requests) == held and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the server holds the stream open (a condition, not a pause)
         r = run_cli("watch", tid, "--url", server.url, "-o", "ndjson")
         assert r.code == 0, r.stderr
         assert {ln["via"] for ln in statuses(r)} == {"poll"}

@@ -127,9 +127,7 @@ def test_stdio_interrupted_watch_ends_cleanly(
     first = proc.stdout.readline()
     assert json.loads(first)["event"] == "status", first
     assert procs_with(marker), "the server should be running while the task is watched"
-    # the first line is printed just before watch installs its signal handlers (a sub-ms
-    # window in commands.run_watch): signal a moment later, as a user would
-    time.sleep(0.3)
+    # at once: watch installs its signal handlers before the first line (issue 23, defect 2)
     proc.send_signal(sig)
     rest, err = proc.communicate(timeout=30)
     lines = [json.loads(x) for x in (first + rest).splitlines() if x.strip()]
@@ -144,10 +142,10 @@ def test_stdio_interrupted_request_stops_the_server(state_dir: Path, sig: int) -
     """Outside watch (a request that never gets an answer), Ctrl-C and SIGTERM still stop the
     server, even one that ignores its stdin closing and SIGTERM."""
     marker = new_marker()
-    cmd = fake_cmd("--hang", "--ignore-eof", "--ignore-term", marker=marker)
+    hung = state_dir / "hung"
+    cmd = fake_cmd("--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", marker=marker)
     proc = spawn_cli(state_dir, "list", "-o", "json", "--stdio", cmd)
-    wait_for(lambda: procs_with(marker))
-    time.sleep(0.5)  # let it get to tasks/list
+    wait_for(hung.exists)  # the server has tasks/list (and will never answer it)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=30)
     if sig == signal.SIGINT:

@@ -74,6 +74,8 @@ class Scripted:
     refuse_refresh: bool = False
     expiry: dict[str, float] = field(default_factory=dict)
     revoked: list[str] = field(default_factory=list)
+    #: seconds the server's clock runs ahead (tokens expire without waiting for them)
+    later: float = 0.0
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
@@ -110,7 +112,7 @@ class Scripted:
         self.tokens.append(token)
         self.refresh_tokens.append(refresh)
         self.granted[token] = scope
-        self.expiry[token] = time.time() + self.expires_in
+        self.expiry[token] = time.time() + self.later + self.expires_in
         return httpx.Response(
             200,
             json={
@@ -149,7 +151,7 @@ class Scripted:
             header = "Bearer"
         if self.challenge_scope:
             header += f', scope="{self.challenge_scope}"'
-        fresh = self.expiry.get(token, float("inf")) > time.time()
+        fresh = self.expiry.get(token, float("inf")) > time.time() + self.later
         if not self.tokens or token != self.tokens[-1] or not fresh:
             return httpx.Response(401, headers={"WWW-Authenticate": header})
         message = json.loads(request.content)
@@ -508,12 +510,22 @@ def call(transport: HttpTransport, method: str = "tools/list") -> Any:
 
 
 def provider_for(
-    script: Scripted, store: CredentialStore, *, can_login: bool = True
+    script: Scripted, store: CredentialStore, *, can_login: bool = True, later: float = 0.0
 ) -> OAuthProvider:
+    """`later`: the provider's clock runs that many seconds ahead (a token that expires in
+    one second has expired, without waiting for it)."""
+
     async def login(ch: challenge.Challenge | None, scope: str | None) -> Credentials:
         return await log_in(script, store, ch=ch, scope=scope)
 
-    return OAuthProvider(MCP, store, web_for(script), login=login, always_login=can_login)
+    return OAuthProvider(
+        MCP,
+        store,
+        web_for(script),
+        login=login,
+        always_login=can_login,
+        clock=lambda: time.time() + later,
+    )
 
 
 def test_without_credentials_the_error_names_the_login_command(store: CredentialStore) -> None:
@@ -537,9 +549,9 @@ def test_expired_token_is_refreshed_before_use_and_rotation_is_stored(
 ) -> None:
     script = Scripted(expires_in=1)
     login_with(script, store)
-    time.sleep(1.1)
+    script.later = 2.0  # a second later: the token has expired
     before = len(script.requests)
-    provider = provider_for(script, store, can_login=False)
+    provider = provider_for(script, store, can_login=False, later=2.0)
     assert call(transport_for(script, provider)) == {}
     stored = store.load(MCP)
     assert stored is not None
@@ -562,9 +574,9 @@ def test_a_401_with_a_stored_token_refreshes_it(store: CredentialStore) -> None:
 def test_refused_refresh_without_login_names_the_command(store: CredentialStore) -> None:
     script = Scripted(expires_in=1)
     login_with(script, store)
-    time.sleep(1.1)
+    script.later = 2.0  # a second later: the token has expired
     script.refuse_refresh = True
-    provider = provider_for(script, store, can_login=False)
+    provider = provider_for(script, store, can_login=False, later=2.0)
     with pytest.raises(AuthError, match="mcptask auth login --url"):
         call(transport_for(script, provider))
 
@@ -748,8 +760,8 @@ def test_client_credentials_step_up_asks_again_without_a_person(
 def test_concurrent_requests_refresh_once(store: CredentialStore) -> None:
     script = Scripted(expires_in=1)
     login_with(script, store)
-    time.sleep(1.1)
-    provider = provider_for(script, store, can_login=False)
+    script.later = 2.0  # a second later: the token has expired
+    provider = provider_for(script, store, can_login=False, later=2.0)
     transport = transport_for(script, provider)
 
     async def slowly(request: httpx.Request) -> httpx.Response:

@@ -5,7 +5,9 @@ registry, transport features reached through typed capabilities."""
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -101,17 +103,84 @@ def test_exit_codes_are_named() -> None:
 
 
 def test_no_bare_exit_numbers() -> None:
-    """Exit statuses are spelled `ExitCode.X` outside errors.py."""
+    """Exit statuses are spelled `ExitCode.X` outside errors.py, in every room (issue 23,
+    defect 7: the scheduler, the protocols, the plain-call view and `check` had numbers)."""
     bare = re.compile(
         r"(Exit\(\d+\)|TaskEnded\([^)]*,\s*\d+\)|exit_code\s*=\s*\d+|return [1-9]\d*$"
         r"|code = \d+$)"
     )
     offenders = []
-    for path in [*(PACKAGE / "commands").glob("*.py"), *(PACKAGE / "cli").glob("*.py")]:
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "errors.py":
+            continue
+        rel = path.relative_to(PACKAGE)
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if bare.search(line.strip()):
-                offenders.append(f"{path.name}:{n}: {line.strip()}")
+                offenders.append(f"{rel}:{n}: {line.strip()}")
+        offenders += [f"{rel}:{n}: {why} {value}" for n, why, value in _exit_numbers(path)]
     assert not offenders, offenders
+
+
+#: the words of outcomes (watch's, a plain call's, check's): a dict from them holds exit statuses
+OUTCOME_WORDS = frozenset(OUTCOME_EXIT) | {"completed", "error", "passed", "incomplete"}
+#: calls whose arguments (after the first, for the first two) are exit statuses
+EXIT_CALLS = ("_end", "TaskEnded", "Exit", "Interrupted", "interrupt", "exit")
+
+
+def _ints(node: ast.AST) -> list[ast.Constant]:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return [node]
+    if isinstance(node, ast.IfExp):
+        return _ints(node.body) + _ints(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return [c for v in node.values for c in _ints(v)]
+    return []
+
+
+def _exit_numbers(path: Path) -> list[tuple[int, str, int]]:
+    """Integer literals where an exit status goes: returned by run functions and `main`s,
+    passed to `_end`, `TaskEnded`, `Exit`..., given as `exit_code=`/`code=`, assigned to a
+    name that says exit or code, the default of an `*EXIT*.get`, values of a dict of
+    outcome words."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[ast.Constant] = []
+    why: dict[int, str] = {}
+
+    def add(nodes: list[ast.Constant], reason: str) -> None:
+        for node in nodes:
+            found.append(node)
+            why[id(node)] = reason
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            named = node.name.lstrip("_").startswith(("run", "main", "exit", "end", "finish"))
+            if named and node.returns is not None and ast.unparse(node.returns) == "int":
+                for r in ast.walk(node):
+                    if isinstance(r, ast.Return) and r.value is not None:
+                        add(_ints(r.value), "returned by " + node.name)
+        elif isinstance(node, ast.Call):
+            name = ast.unparse(node.func).rpartition(".")[2]
+            if name in EXIT_CALLS:
+                args = node.args[1:] if name in ("_end", "TaskEnded") else node.args
+                for a in args:
+                    add(_ints(a), f"{name}()")
+            if name == "get" and "EXIT" in ast.unparse(node.func) and len(node.args) > 1:
+                add(_ints(node.args[1]), "the default of *EXIT*.get")
+            for kw in node.keywords:
+                if kw.arg in ("exit_code", "code"):
+                    add(_ints(kw.value), f"{kw.arg}=")
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                name = ast.unparse(t).lower()
+                if "exit" in name or name.endswith(("code", "by_state")):
+                    add(_ints(node.value), f"{name} =")
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values, strict=True):
+                key = k.value if isinstance(k, ast.Constant) else None
+                if key in OUTCOME_WORDS or key == "exitCode":
+                    add(_ints(v), f"the value of {key!r}")
+    return [(n.lineno, why[id(n)], int(n.value)) for n in found]
 
 
 def test_protocol_names_live_in_the_registry() -> None:
@@ -138,11 +207,49 @@ def test_registry_rows_load() -> None:
 
 
 def test_protocols_reach_transport_features_through_capabilities() -> None:
-    """`getattr`/`hasattr` on a transport is what the typed capabilities in `rpc` replace."""
-    pattern = re.compile(r"(getattr|hasattr)\([^)]*transport")
-    for path in [*(PACKAGE / "protocols").glob("*.py"), *(PACKAGE / "check").glob("*.py")]:
-        text = path.read_text(encoding="utf-8")
-        assert not pattern.search(text), path
+    """`getattr`/`hasattr` on a transport (or its private parts) is what the typed
+    capabilities in `rpc` replace, in every room (`getattr(transport, "_trace")` was in the
+    context)."""
+    pattern = re.compile(r"(getattr|hasattr)\([^)]*(transport|\"_\w+\")")
+    offenders = [
+        f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
+        for path in PACKAGE.rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not offenders, offenders
+
+
+def test_the_schemas_name_the_registry_s_protocols() -> None:
+    """A list of protocol names in a schema (an enum, examples) is the registry's, whole and
+    in its order; a protocol-like word anywhere in the schemas is one the registry has."""
+    import json
+
+    names = list(registry.NAMES)
+    looks_like = re.compile(r"\b(mcp-\d{4}-\d\d-\d\d|a2a-\d+\.\d+|agno)\b")
+    schemas = sorted((PACKAGE / "schemas").glob("*.json"))
+    assert schemas
+
+    def walk(node: object, where: str) -> list[str]:
+        bad: list[str] = []
+        if isinstance(node, dict):
+            for k, v in node.items():
+                bad += walk(v, f"{where}/{k}")
+        elif isinstance(node, list):
+            if any(v in names for v in node):
+                listed = [v for v in node if v != "?"]
+                if listed != names:
+                    bad.append(f"{where}: {listed} is not the registry's {names}")
+            for i, v in enumerate(node):
+                bad += walk(v, f"{where}/{i}")
+        elif isinstance(node, str):
+            bad += [f"{where}: {w}" for w in looks_like.findall(node) if w not in names]
+        return bad
+
+    offenders: list[str] = []
+    for path in schemas:
+        offenders += walk(json.loads(path.read_text(encoding="utf-8")), path.name)
+    assert not offenders, offenders
 
 
 #: what each room of the package may import at run time (docs/architecture.md draws the same);
@@ -226,3 +333,102 @@ def test_each_room_imports_only_the_rooms_below_it() -> None:
                 continue
             offenders.append(f"{name} -> {target}")
     assert not offenders, offenders
+
+
+#: names the package defines for a framework to call (http.server, Click's help formatter,
+#: Typer's commands are decorated) or for the tests (`redact.release_all`)
+CALLED_FROM_OUTSIDE = frozenset(
+    {
+        "do_GET",
+        "do_POST",
+        "do_DELETE",
+        "log_message",
+        "format_commands",
+        "format_epilog",
+        "display_type_rich",
+        "_rich_display_name",
+        "_usage_display_name",
+        "release_all",
+    }
+)
+#: attributes set on objects of other libraries (a Rich console's hook, an httpx response's
+#: body, http.server's keep-alive, a function's signature for Typer)
+SET_FOR_OTHERS = frozenset(
+    {
+        "on_broken_pipe",
+        "_content",
+        "close_connection",
+        "__signature__",
+        "__wrapped__",
+        "__annotations__",
+        "__class__",
+    }
+)
+
+
+def test_no_dead_code() -> None:
+    """Issue 23, defect 9: every function is called, every constant read, every attribute that
+    is written is also read somewhere in the package (by name: a coarse net, but it catches
+    `tool_schema`, `TaskBook.forget`, `needs_schema`, unused constants and write-only
+    counters); the rate-limit code is spelled once."""
+    read: set[str] = set()  # names loaded, attributes read, words in strings (getattr, specs)
+    written: dict[str, str] = {}
+    defined: dict[str, str] = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = str(path.relative_to(PACKAGE))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for stmt in tree.body:  # module constants
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+            if isinstance(stmt, ast.AnnAssign):
+                targets = [stmt.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id.isupper():
+                    defined.setdefault(t.id, rel)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                if isinstance(node.ctx, ast.Load):
+                    read.add(node.attr)
+                else:
+                    written.setdefault(node.attr, rel)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            elif isinstance(node, ast.keyword) and node.arg:
+                read.add(node.arg)
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docs
+            ):
+                read.update(re.findall(r"[A-Za-z_]\w*", node.value))
+            elif (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and not node.decorator_list
+                and not node.name.startswith("__")
+            ):
+                defined.setdefault(node.name, rel)
+    dead = [
+        f"{where}: {name}"
+        for name, where in defined.items()
+        if name not in read and name not in CALLED_FROM_OUTSIDE
+    ]
+    dead += [
+        f"{where}: .{name} is written, never read"
+        for name, where in written.items()
+        if name not in read and name not in SET_FOR_OTHERS
+    ]
+    assert not dead, dead
+    literal = [
+        f"{p.relative_to(PACKAGE)}:{tok.start[0]}"
+        for p in PACKAGE.rglob("*.py")
+        for tok in tokenize.generate_tokens(io.StringIO(p.read_text(encoding="utf-8")).readline)
+        if tok.type == tokenize.NUMBER and tok.string == "32429"
+    ]
+    assert len(literal) == 1, literal  # errors.TOO_MANY_REQUESTS

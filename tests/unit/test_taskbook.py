@@ -199,16 +199,6 @@ def test_set_endpoint_keeps_fields_beside_the_tasks(book: TaskBook) -> None:
     assert set(ep["tasks"]) == {"t1"}
 
 
-def test_forget_removes_one_task(book: TaskBook) -> None:
-    book.record_many(URL, {"a": {"status": "working"}, "b": {"status": "working"}})
-    book.forget(URL, "a")
-    assert set(book.tasks(URL)) == {"b"}
-    book.forget(URL, "never-seen")
-    book.forget("https://elsewhere.example/mcp", "b")
-    assert set(book.tasks(URL)) == {"b"}
-    assert "https://elsewhere.example/mcp" not in book.all_endpoints()
-
-
 def test_the_loopback_spellings_of_an_endpoint_share_one_record(book: TaskBook) -> None:
     book.record("http://127.0.0.1:9/mcp", "t1", status="working", session="s1")
     book.record("http://localhost:9/mcp", "t2", status="working")
@@ -241,14 +231,6 @@ def test_an_endpoint_s_own_spelling_wins(book: TaskBook) -> None:
     assert {k: v["status"] for k, v in numeric.items()} == {"t1": "completed", "t2": "working"}
     assert book.endpoint("http://localhost:9/mcp")["protocol"] == "a2a"
     assert book.endpoint("http://[::1]:9/mcp")["protocol"] == "mcp-2025-11-25"  # sorted first
-
-
-def test_forget_reaches_every_spelling(book: TaskBook) -> None:
-    _two_spellings(book)
-    book.forget("http://[::1]:9/mcp", "t1")
-    for spelling in ("http://localhost:9/mcp", "http://127.0.0.1:9/mcp"):
-        assert book.lookup(spelling, "t1") is None
-    assert book.lookup("http://localhost:9/mcp", "t2") is not None
 
 
 def test_find_an_id_on_every_endpoint_that_knows_it(book: TaskBook) -> None:

@@ -457,3 +457,34 @@ def test_stale_pushes_are_ignored() -> None:
 
     asyncio.run(scenario())
     assert [u[2] for u in rec.updates] == ["drafting", "finalizing"]
+
+
+def test_a_bug_in_the_inline_answer_ends_the_watch_like_a_poll_error() -> None:
+    """Issue 23, defect 3: what `on_input` raised was kept in `last_error` and never shown;
+    the task just ended `input_required`. A bug propagates, as one in a poll does."""
+    clock = FakeClock()
+    script = Script(clock, {"a": [task("a", "input_required")]})
+
+    async def broken(w: Watched) -> Task | None:
+        raise KeyError("a bug")
+
+    w = make(script, clock, Recorder(), on_input=broken)
+    w.add(TaskRef("a"))
+    with pytest.raises(KeyError, match="a bug"):
+        run(w)
+
+
+def test_an_expected_failure_of_the_inline_answer_is_shown() -> None:
+    """An mcptask error from `on_input` ends the task as an error that says why (exit 4)."""
+    clock = FakeClock()
+    script = Script(clock, {"a": [task("a", "input_required")]})
+
+    async def refused(w: Watched) -> Task | None:
+        raise TransportError("the answer could not be sent")
+
+    rec = Recorder()
+    w = make(script, clock, rec, on_input=refused)
+    watched = w.add(TaskRef("a"))
+    assert run(w) == 4
+    assert rec.ends == [("a", "error", 4)]
+    assert watched.last_error == "the answer could not be sent"

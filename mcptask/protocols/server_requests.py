@@ -1,0 +1,82 @@
+"""The one dispatcher for requests an MCP server sends while mcptask waits on it (a plain call's
+streams, `answer`'s `tasks/result` stream): `ping` is answered, `elicitation/create` goes to
+the caller's `elicit`, every other method is refused with METHOD_NOT_FOUND and a note. Each
+request id is answered once; a question that will not be answered (the person dismissed it,
+the answer did not fit, Ctrl-C) gets `cancel`, bounded by DISMISS_GRACE."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcptask.errors import McptaskError
+from mcptask.protocols.wire import METHOD_NOT_FOUND
+from mcptask.transports.rpc import Message, RpcClient
+
+ELICIT = "elicitation/create"
+PING = "ping"
+#: seconds an answer that dismisses a question (or a cancellation) may take on the way out
+DISMISS_GRACE = 2.0
+
+#: answers one `elicitation/create` (its id, its params): the answer to send, or None to send
+#: nothing (a question that is not this caller's to answer); what it raises dismisses it
+Elicit = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+
+
+class ServerRequests:
+    """Answers the server's requests on one session (`headers` go with every answer)."""
+
+    def __init__(
+        self,
+        rpc: RpcClient,
+        *,
+        note: Callable[[str], None],
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.rpc = rpc
+        self.note = note
+        self.headers = dict(headers or {})
+        #: request ids already answered (a request seen on two streams is answered once)
+        self.answered: set[str] = set()
+
+    async def dispatch(self, message: Message, elicit: Elicit) -> dict[str, Any] | None:
+        """Answer one request from the server (a message with an `id` and a `method`). The
+        answer sent to an elicitation, else None."""
+        req_id = message["id"]
+        seen = f"{type(req_id).__name__}:{req_id}"
+        if seen in self.answered:
+            return None
+        self.answered.add(seen)
+        method = str(message.get("method"))
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == PING:
+            await self.respond(req_id, {})
+            return None
+        if method != ELICIT:
+            self.note(
+                f"the server sent a {method} request, which mcptask does not support: refused"
+            )
+            error = {"code": METHOD_NOT_FOUND, "message": f"{method} is not supported by mcptask"}
+            await self.rpc.respond(req_id, error=error, headers=self.headers)
+            return None
+        try:
+            answer = await elicit(req_id, params)
+        except BaseException:  # an answer that does not fit, Ctrl-C: the server hears
+            await self.dismiss(req_id)
+            raise
+        if answer is None:
+            return None
+        await self.respond(req_id, answer)
+        return answer
+
+    async def respond(self, req_id: Any, result: Any) -> None:
+        await self.rpc.respond(req_id, result, headers=self.headers)
+
+    async def dismiss(self, req_id: Any) -> None:
+        """`cancel` for a question that will not be answered: best effort, bounded."""
+        import asyncio
+
+        with contextlib.suppress(McptaskError, OSError, TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(self.respond(req_id, {"action": "cancel"}), DISMISS_GRACE)
