@@ -8,6 +8,7 @@ import asyncio
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,7 +20,7 @@ from mcptask.errors import TransportError
 from mcptask.session.context import MANY_TASKS
 from mcptask.transports.http import HttpOptions, HttpTransport
 
-from conftest import RunCli, assert_one_line_error
+from conftest import CliResult, RunCli, assert_one_line_error
 from servers.fault_server import (
     SESSION,
     FaultHandler,
@@ -83,11 +84,37 @@ def test_a_small_watch_keeps_the_default_transport(run_cli: RunCli) -> None:
 
 
 def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> None:
-    with DemoServer(task_seconds=1.5) as server:
+    # the tasks run until the watch has listed them and begun polling, however long the
+    # process takes to start; then they end
+    with DemoServer(task_seconds=600) as server:
         sid, ids = create_tasks(server.url, MANY_TASKS)
-        r = run_cli(
-            "watch", "--all", "--url", server.url, "--session", sid, *P, "-o", "json", "--trace"
+        runs: list[CliResult] = []
+        watch = threading.Thread(
+            target=lambda: runs.append(
+                run_cli(
+                    "watch",
+                    "--all",
+                    "--url",
+                    server.url,
+                    "--session",
+                    sid,
+                    *P,
+                    "-o",
+                    "json",
+                    "--trace",
+                )
+            )
         )
+        watch.start()
+        deadline = time.monotonic() + 60
+        while watch.is_alive() and time.monotonic() < deadline:
+            if any(q["message"].get("method") == "tasks/get" for q in list(server.requests)):
+                break
+            time.sleep(0.05)
+        server.task_seconds = 0
+        watch.join(timeout=90)
+    assert runs, "the watch did not end"
+    r = runs[0]
     assert r.code == 0, r.stderr[-2000:]
     assert {t["taskId"] for t in r.json()["tasks"]} == set(ids)
     # listed with httpx's own transport, watched with aiohttp's
