@@ -597,9 +597,10 @@ class HttpTransport:
     # A watch of 1,000 tasks sends the same POST to the same URL with the same headers again and
     # again. Through `AsyncClient.send` each costs a URL parse and merge, a header merge, the
     # auth and redirect machinery, the request hook and the cookie jar (bench/README.md). Polls
-    # (safe requests to the endpoint's own URL, no OAuth, no cookie set) on the aiohttp pool
-    # skip all that: URL and headers are made once (`_lean_request`), the request goes straight
-    # to the pool's transport, and an answer that redirects is sent again the usual way.
+    # and result fetches (reads to the endpoint's own URL while no cookie is set) on the aiohttp
+    # pool skip all that: URL and headers are made once (`_lean_request`), the request goes
+    # straight to the pool's transport; an answer that redirects, or refuses while OAuth is in
+    # play, is sent again the usual way (the client follows; OAuth renews).
 
     def _can_go_lean(self, message: Message, target: str) -> bool:
         o = self.options
@@ -607,7 +608,7 @@ class HttpTransport:
             self._pool is not None
             and o.many
             and target == self.url
-            and _is_safe(message)
+            and (_is_safe(message) or message.get("method") == "tasks/result")
             and self._client is not None
             and not self._client.cookies
         )
