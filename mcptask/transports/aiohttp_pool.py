@@ -187,10 +187,12 @@ class ManyTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:
-            if not isinstance(request.stream, httpx.ByteStream):
-                response = await self.inner.handle_async_request(request)  # a streamed body
+            try:
+                content = request.content
+            except httpx.RequestNotRead:  # a streamed body (a redirect's new request, say)
+                response = await self.inner.handle_async_request(request)
             else:
-                response = await self._send(request)
+                response = await self._send(request, content)
         except Exception as exc:
             mapped = map_error(exc, reading=False)
             if mapped is None:
@@ -200,7 +202,7 @@ class ManyTransport(httpx.AsyncBaseTransport):
         response.stream = _MappedStream(response.stream)
         return response
 
-    async def _send(self, request: httpx.Request) -> httpx.Response:
+    async def _send(self, request: httpx.Request, content: bytes) -> httpx.Response:
         """`AiohttpTransport.handle_async_request` for a request whose body is in memory."""
         inner = self.inner
         if not isinstance(inner.client, aiohttp.ClientSession):
@@ -209,7 +211,7 @@ class ManyTransport(httpx.AsyncBaseTransport):
             request.method,
             self._url(request.url),
             headers=request.headers.multi_items(),
-            data=request.content or None,
+            data=content or None,
             allow_redirects=False,
             auto_decompress=False,
             compress=False,

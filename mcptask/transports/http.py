@@ -8,6 +8,7 @@ status), anything else that is not JSON-RPC `ProtocolError`/`HttpStatusError`.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -284,6 +285,8 @@ class HttpTransport:
         #: the URL and headers of a poll, parsed and merged once (see `_lean_request`)
         self._lean: tuple[tuple[Any, ...], httpx.URL, httpx.Headers] | None = None
         self._lean_timeout: Any = None
+        #: the endpoint redirected a lean request: its requests go through the client from now on
+        self._lean_off = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -605,12 +608,13 @@ class HttpTransport:
     def _can_go_lean(self, message: Message, target: str) -> bool:
         o = self.options
         return (
-            self._pool is not None
-            and o.many
+            o.many
+            and not self._lean_off
+            and self.client is not None  # made now if not yet: it makes the pool
+            and self._pool is not None
             and target == self.url
             and (_is_safe(message) or message.get("method") == "tasks/result")
-            and self._client is not None
-            and not self._client.cookies
+            and not self.client.cookies
         )
 
     def _lean_request(self, content: bytes, extra: Mapping[str, str] | None) -> httpx.Request:
@@ -631,6 +635,7 @@ class HttpTransport:
             _check_header_values(extra)
             headers = headers.copy()
             headers.update(extra)
+            headers.update(self.options.headers)  # `-H` wins, as the request hook makes it
         request = httpx.Request("POST", url, headers=headers, content=content)
         if self._lean_timeout is not None:
             request.extensions["timeout"] = self._lean_timeout
@@ -648,6 +653,7 @@ class HttpTransport:
         if response.is_redirect or (auth is not None and response.status_code in (401, 403)):
             # the client follows a redirect (and its origin rules); OAuth answers a refusal
             await response.aclose()
+            self._lean_off = self._lean_off or response.is_redirect
             return await self._send(request)
         response.request = request
         return response
@@ -880,11 +886,15 @@ class HttpTransport:
         return response
 
 
+#: a character an HTTP header value cannot carry (visible ASCII, space and tab can be sent)
+_NOT_VISIBLE = re.compile(r"[^\t\x20-\x7e]")
+
+
 def _check_header_values(headers: Mapping[str, str]) -> None:
     """One line saying which header cannot be sent (a session id from a hand-edited task book,
     say): HTTP header values are visible ASCII."""
     for name, value in headers.items():
-        if any(c < " " or c > "~" for c in value.replace("\t", " ")):
+        if _NOT_VISIBLE.search(value):
             raise ProtocolError(
                 f"cannot send the {name} header: its value has a control or non-ASCII "
                 "character (the value is not shown)"
