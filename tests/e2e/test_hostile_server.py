@@ -192,14 +192,15 @@ def test_a_hung_server_cannot_hold_a_watch_past_its_timeout(cli: Cli, fault: Fau
     assert r.seconds < 3
 
 
-def test_connect_timeout(run_cli: RunCli) -> None:
+def test_connect_timeout(cli: Cli) -> None:
+    # in this process (no start-up to wait for on a busy machine): the 0.5 s given, not the
+    # default
     with listen_backlog_full() as url:
-        started = time.monotonic()
-        r = run_cli("get", TASK_ID, "--url", url, *P, env={"MCPTASK_CONNECT_TIMEOUT": "0.5"})
+        r = cli("get", TASK_ID, "--url", url, *P, env={"MCPTASK_CONNECT_TIMEOUT": "0.5"})
         assert r.code == 4, r.stderr
         assert_one_line_error(r)
         assert "timed out connecting to" in r.stderr
-        assert time.monotonic() - started < 5
+        assert r.seconds < DEFAULT_CONNECT_TIMEOUT
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1"])
