@@ -200,7 +200,8 @@ def test_call_detects_2026_then_watch_and_result(run_cli: RunCli, proxy4: Record
     assert (end["outcome"], end["exitCode"]) == ("completed", 0)
     statuses = [line for line in watched.lines() if line.get("event") == "status"]
     assert statuses[-1]["status"] == "completed"
-    assert any((s["statusMessage"] or "").startswith("step ") for s in statuses), statuses
+    if any(s["status"] == "working" for s in statuses):  # (a busy machine may start it late)
+        assert any((s["statusMessage"] or "").startswith("step ") for s in statuses), statuses
     # fastmcp-tasks stamps lastUpdatedAt on every read: only status/message changes are lines
     shown = [(s["status"], s["statusMessage"]) for s in statuses]
     assert all(a != b for a, b in pairwise(shown)), shown
