@@ -1,6 +1,7 @@
 """The least possible `get` on mcptask's stack: a Typer app with one command that makes one httpx
 request (MCP `tasks/get` with the session header), validates the answer with one pydantic
-model and prints it as JSON. `bench/startup.py` times `mcptask get` against this.
+model and prints it as JSON. `bench/startup.py` times `mcptask get` against this. The answer may
+be JSON or an event stream (as server-everything sends every answer).
 
     python bench/floor_get.py TASK_ID --url URL --session SID
 """
@@ -40,7 +41,14 @@ def get(
     }
     response = httpx.post(url, json=message, headers=headers)
     response.raise_for_status()
-    task = Task.model_validate(response.json()["result"])
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        # server-everything answers every request as an event stream: the answer is the data
+        # of the event that carries the response
+        events = [line[5:].strip() for line in response.text.splitlines() if line[:5] == "data:"]
+        answer = next(json.loads(e) for e in events if e and '"result"' in e)
+    else:
+        answer = response.json()
+    task = Task.model_validate(answer["result"])
     print(json.dumps(task.model_dump()))
 
 

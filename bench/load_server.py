@@ -1,11 +1,19 @@
-"""A fast local MCP 2025-11-25 task server for the benchmarks (standard library only).
+"""A fast local MCP task server for the benchmarks (standard library only): MCP 2025-11-25 and
+MCP 2026-07-28 with the tasks extension, on the same port.
 
-It speaks just enough MCP for mcptask: `initialize` (tasks capability, `Mcp-Session-Id`),
+MCP 2025-11-25: just enough for mcptask: `initialize` (tasks capability, `Mcp-Session-Id`),
 notifications (202), `tools/list`, `tools/call` with `task` (creates a task), `tasks/get`,
 `tasks/result`, `tasks/list`, `tasks/cancel`. A task is `working` until its terminal time, then
 `completed`; its state is computed when asked, so no timer runs per task. Requests without a
-session (such as mcptask's `server/discover` probe) get HTTP 400 with a JSON-RPC error, as a
-2025-11-25 server answers.
+session (such as mcptask's `server/discover` probe without the 2026 header) get HTTP 400 with a
+JSON-RPC error, as a 2025-11-25 server answers.
+
+MCP 2026-07-28 (a request with the header `MCP-Protocol-Version: 2026-07-28`): no sessions;
+`server/discover` (the tasks extension), `tools/list`, `tools/call` (answers a task,
+`resultType: "task"`), `tasks/get` (`resultType: "complete"`, `ttlMs`, `pollIntervalMs`, the
+result inline once completed), `tasks/cancel` and `tasks/update` (empty acks); `tasks/result`,
+`tasks/list` and `subscriptions/listen` are 404 -32601, an unknown task 400 -32602, as
+fastmcp 4.1.4 answers. Tasks made with `/admin/create` are reachable in both versions.
 
 HTTP/1.1 keep-alive on a raw `asyncio.Protocol` with minimal parsing, one process: it uses a
 few tens of microseconds of CPU per request (see `--self-test`), so it is not what limits a
@@ -43,6 +51,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 VERSION = "2025-11-25"
+VERSION_2026 = "2026-07-28"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MCP_PATH = "/mcp"
 PAGE_SIZE = 100
 TOOL = "sleep"
@@ -59,7 +69,14 @@ INIT_RESULT = {
     "capabilities": {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
     "serverInfo": {"name": "mcptask-bench-load", "version": "1"},
 }
-REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 411: "Length Required"}
+REASONS = {
+    200: "OK",
+    202: "Accepted",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    411: "Length Required",
+}
 Json = dict[str, Any]
 
 
@@ -83,6 +100,25 @@ class Task:
     observed_at: float | None = None
     created_iso: str = ""
     ended_iso: str = ""
+
+    def to_json_2026(self, now: float) -> Json:
+        """The task as MCP 2026-07-28 sends it (`tasks/get`, `tools/call`)."""
+        old = self.to_json(now)
+        out: Json = {
+            "taskId": self.task_id,
+            "status": old["status"],
+            "statusMessage": old["statusMessage"],
+            "createdAt": old["createdAt"],
+            "lastUpdatedAt": old["lastUpdatedAt"],
+            "ttlMs": self.ttl,
+            "pollIntervalMs": self.poll_ms,
+        }
+        if old["status"] == "completed":
+            out["result"] = {
+                "content": [{"type": "text", "text": f"slept until {self.terminal_at:.3f}"}],
+                "isError": False,
+            }
+        return out
 
     def status(self, now: float) -> str:
         if self.cancelled_at is not None:
@@ -110,9 +146,15 @@ class Task:
 
 
 class RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, http_status: int = 200) -> None:
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.http_status = code, message, http_status
+
+
+#: the session of tasks made over MCP 2026-07-28 (which has none)
+NO_SESSION = ""
+#: stands for the session of a 2026-07-28 request (a value no session id takes)
+NEW_PROTOCOL = "\x00" + VERSION_2026
 
 
 class State:
@@ -212,6 +254,46 @@ class State:
             return t.to_json(arrived)
         raise RpcError(-32601, f"Method not found: {method}")
 
+    def dispatch_2026(self, method: str, params: Json, arrived: float) -> Json:
+        """MCP 2026-07-28: no sessions; every result carries `resultType`."""
+        if method == "tasks/get":
+            t = self.tasks.get(str(params.get("taskId")))
+            if t is None:
+                raise RpcError(-32602, "Task not found", 400)
+            t.gets.append(arrived)
+            answer = t.to_json_2026(arrived)
+            if t.observed_at is None and answer["status"] != "working":
+                t.observed_at = arrived
+            return {"resultType": "complete", **answer}
+        if method in ("tasks/cancel", "tasks/update"):
+            t = self.tasks.get(str(params.get("taskId")))
+            if t is None:
+                raise RpcError(-32602, "Task not found", 400)
+            if method == "tasks/cancel" and t.status(arrived) == "working":
+                t.cancelled_at = arrived
+            return {"resultType": "complete"}
+        if method == "server/discover":
+            return {
+                "resultType": "complete",
+                "supportedVersions": [VERSION_2026],
+                "capabilities": {"tools": {}, "extensions": {TASKS_EXTENSION: {}}},
+                "serverInfo": INIT_RESULT["serverInfo"],
+            }
+        if method == "ping":
+            return {"resultType": "complete"}
+        if method == "tools/list":
+            return {"resultType": "complete", "tools": TOOLS}
+        if method == "tools/call":
+            if params.get("name") != TOOL:
+                raise RpcError(-32602, f"Unknown tool: {params.get('name')}", 400)
+            args = params.get("arguments") or {}
+            seconds = args.get("seconds", self.duration) if isinstance(args, dict) else None
+            if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+                raise RpcError(-32602, "Invalid arguments: seconds must be a number", 400)
+            (tid,) = self.create(NO_SESSION, 1, float(seconds), self.poll_ms, 0.0)
+            return {"resultType": "task", **self.tasks[tid].to_json_2026(arrived)}
+        raise RpcError(-32601, f"Method not found: {method}", 404)
+
     def result_json(self, t: Task) -> Json:
         return {
             "content": [{"type": "text", "text": f"slept until {t.terminal_at:.3f}"}],
@@ -269,6 +351,7 @@ class Conn(asyncio.Protocol):
                 self.send(response(400, b"", close=True), close=True)
                 return
             length, sid, close, chunked = 0, None, False, False
+            version: bytes | None = None
             for line in lines[1:]:
                 name, _, value = line.partition(b":")
                 name = name.strip().lower()
@@ -276,6 +359,8 @@ class Conn(asyncio.Protocol):
                     length = int(value)
                 elif name == b"mcp-session-id":
                     sid = value.strip().decode("latin-1")
+                elif name == b"mcp-protocol-version":
+                    version = value.strip()
                 elif name == b"connection":
                     close = value.strip().lower() == b"close"
                 elif name == b"transfer-encoding":
@@ -288,6 +373,8 @@ class Conn(asyncio.Protocol):
                 return
             body = bytes(buf[i + 4 : end])
             del buf[:end]
+            if version == VERSION_2026.encode():
+                sid = NEW_PROTOCOL  # no sessions in 2026-07-28
             item = (method, path, sid, body, arrived, close)
             if self.busy:
                 self.queue.append(item)
@@ -323,6 +410,9 @@ class Conn(asyncio.Protocol):
         rpc_method = msg.get("method")
         msg_id = msg.get("id")
         st.methods[str(rpc_method)] = st.methods.get(str(rpc_method), 0) + 1
+        if sid == NEW_PROTOCOL:
+            self.handle_2026(msg, arrived, close)
+            return
         extra = ""
         if rpc_method == "initialize" and "id" in msg:
             sid = st.new_session()
@@ -356,6 +446,28 @@ class Conn(asyncio.Protocol):
         except RpcError as exc:
             data = rpc_error(exc.code, exc.message, msg_id)
         self.send(response(200, data, extra, close), close)
+
+    def handle_2026(self, msg: Json, arrived: float, close: bool) -> None:
+        rpc_method, msg_id = msg.get("method"), msg.get("id")
+        if "id" not in msg or rpc_method is None:  # a notification or a response
+            self.send(response(202, b"", close=close), close)
+            return
+        params = msg.get("params") or {}
+        if not isinstance(params, dict) or not isinstance(rpc_method, str):
+            self.send(
+                response(400, rpc_error(-32602, "Invalid params", msg_id), close=close), close
+            )
+            return
+        try:
+            out = {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "result": self.state.dispatch_2026(rpc_method, params, arrived),
+            }
+            status, data = 200, json.dumps(out, separators=(",", ":")).encode()
+        except RpcError as exc:
+            status, data = exc.http_status, rpc_error(exc.code, exc.message, msg_id)
+        self.send(response(status, data, close=close), close)
 
     def result(self, sid: str, params: Json, msg_id: Any, close: bool) -> None:
         """`tasks/result` blocks until the task is terminal (the spec's behaviour)."""

@@ -30,6 +30,7 @@ the task book (as after `mcptask call`): this shows what reading and writing a l
 (its wall and CPU are reported too).
 
     python bench/watch_scale.py [--tasks 1,200,1000] [--duration 10] [--poll-interval-ms 1000]
+                                [--protocol mcp-2025-11-25|mcp-2026-07-28]
                                 [--warm-book] [--pretty] [--mcptask PATH] [--json]
 """
 
@@ -146,7 +147,10 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
         )
         server.restart(made["session"])  # the tasks' clocks start with the watch
     cmd = [args.mcptask, "watch", *made["ids"], "-o", "pretty" if args.pretty else "ndjson"]
-    cmd += ["--url", server.url, "--session", made["session"], *args.extra]
+    if args.protocol == "mcp-2026-07-28":
+        cmd += ["--url", server.url, "-p", args.protocol, *args.extra]  # no sessions there
+    else:
+        cmd += ["--url", server.url, "--session", made["session"], *args.extra]
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     server_cpu0 = server.cpu_seconds()
     started = time.monotonic()
@@ -325,7 +329,8 @@ def table(results: list[Json], args: argparse.Namespace) -> str:
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     out = [
-        f"mcptask watch{' (live view)' if getattr(args, 'pretty', False) else ''}: "
+        f"mcptask watch{' (live view)' if getattr(args, 'pretty', False) else ''}, "
+        f"{getattr(args, 'protocol', 'mcp-2025-11-25')}: "
         f"{args.duration:g} s tasks, pollInterval {args.poll_interval_ms} ms, "
         f"ends spread over {results[0]['staggerS']:g} s ({os.cpu_count()} cores)"
     ]
@@ -345,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stagger", type=float, default=None, help="spread ends (default 1 interval)")
     p.add_argument("--mcptask", default=default_mcptask(), help="the mcptask console script")
     p.add_argument(
+        "--protocol",
+        choices=["mcp-2025-11-25", "mcp-2026-07-28"],
+        default="mcp-2025-11-25",
+        help="the MCP version the watch speaks to the load server (2026: `-p`, no session)",
+    )
+    p.add_argument(
         "--warm-book",
         action="store_true",
         help="first `mcptask list` the session, so every task is in the task book",
@@ -357,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more watch arguments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)
+    if args.warm_book and args.protocol == "mcp-2026-07-28":
+        p.error("--warm-book lists the tasks: MCP 2026-07-28 has no tasks/list")
     counts = [int(x) for x in args.tasks.split(",") if x.strip()]
     results = []
     with LoadServer(duration=args.duration, poll_ms=args.poll_interval_ms) as server:

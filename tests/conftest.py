@@ -87,3 +87,56 @@ def assert_one_line_error(result: CliResult) -> None:
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("mcptask: error: "), result.stderr
+
+
+class VirtualTime:
+    """A clock that moves only when the command sleeps: a watch's back-off (1 + 2 + 4 + 8 s
+    before it gives up) takes no real time. Requests still run on the real clock."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio
+
+        self.slept.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+def watch_in_virtual_time(
+    task_ids: list[str], url: str, protocol: str, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, Any, VirtualTime]:
+    """`mcptask watch IDS --url URL -p PROTOCOL -o json` in this process on a `VirtualTime`:
+    returns the exit status, the JSON printed and the clock (its `slept` are the waits)."""
+    import asyncio
+    import io
+
+    from mcptask.commands.watch import WatchOptions, run_watch
+    from mcptask.output.console import Output
+    from mcptask.session.context import Context
+    from mcptask.session.targets import GlobalOptions
+    from mcptask.session.terminal import Environment
+
+    for name in [k for k in os.environ if k.startswith("MCPTASK_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MCPTASK_STATE_DIR", str(state_dir))
+    monkeypatch.setenv("MCPTASK_CONFIG", str(state_dir / "no-config.toml"))
+    time = VirtualTime()
+    stdout, stderr = io.StringIO(), io.StringIO()
+    out = Output(mode="json", stdout=stdout, stderr=stderr)
+    g = GlobalOptions(url=url, protocol=protocol, output="json")
+    ctx = Context(g, out, clock=time.clock, sleep=time.sleep, env=Environment())
+
+    async def main() -> int:
+        try:
+            return await run_watch(WatchOptions(list(task_ids)), ctx)
+        finally:
+            await ctx.aclose()
+
+    code = asyncio.run(main())
+    return code, json.loads(stdout.getvalue()), time

@@ -166,7 +166,10 @@ class CredentialStore:
 
     def load(self, server: str) -> Credentials | None:
         key = endpoint_key(server)
-        if self.backend == "keyring":
+        # the keyring is asked only for an endpoint the index says it holds: credentials in
+        # the file (or none) never import it (keyring, its backends and their D-Bus and crypto
+        # libraries: about 100 modules, a third more CPU for a `get`; bench/startup.py)
+        if key in self._read(self.index) and self.backend == "keyring":
             raw = self._keyring_get(key)
             if raw is not None:
                 try:

@@ -20,6 +20,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"mcptask {__version__}\n")
         return ExitCode.OK
 
+    if "_MCPTASK_COMPLETE" in os.environ:
+        # TAB on a task id: answered from the task book before Typer is imported
+        quick = _quick_completion()
+        if quick is not None:
+            text, code = quick
+            if text is not None:
+                sys.stdout.write(text + "\n")
+            return code
+
     import typer
     from typer._click import exceptions as click_exc
 
@@ -60,6 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         return ExitCode.INTERRUPTED
     return rv if isinstance(rv, int) else ExitCode.OK
+
+
+def _quick_completion() -> tuple[str | None, int] | None:
+    from mcptask.cli.quick_complete import answer
+
+    try:
+        return answer()
+    except Exception:  # whatever went wrong, Typer's completion answers instead
+        return None
 
 
 def run() -> None:

@@ -51,10 +51,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    # a plain bool (not `bool | None`): Typer then needs no pydantic adapter to read it, and
+    # `mcptask COMMAND --help` imports no pydantic (bench/startup.py)
     version: Annotated[
-        bool | None,
+        bool,
         typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
-    ] = None,
+    ] = False,
 ) -> None:
     """(`mcptask --help` says what mcptask is: help_data.ROOT)"""
 
@@ -650,14 +652,28 @@ def _app_for(args: list[str]) -> typer.Typer:
     for info in app.registered_commands:
         name = info.name or (info.callback.__name__ if info.callback else "")
         if name.replace("_", "-") == args[0]:
-            one = typer.Typer(
-                name="mcptask",
-                add_completion=False,
-                context_settings=app.info.context_settings,
-                rich_markup_mode=None,
-                pretty_exceptions_enable=False,
-            )
-            one.registered_callback = app.registered_callback
+            one = _one_command_app()
             one.registered_commands = [info]
             return one
+    # a command with subcommands (`auth`): that group alone (Typer's own completion options,
+    # which the whole app has, would each need a pydantic adapter to be read)
+    for group in app.registered_groups:
+        typer_instance = group.typer_instance
+        if (group.name or (typer_instance.info.name if typer_instance else "")) == args[0]:
+            one = _one_command_app()
+            one.registered_groups = [group]
+            return one
     return app
+
+
+def _one_command_app() -> typer.Typer:
+    one = typer.Typer(
+        name="mcptask",
+        cls=GroupedHelp,
+        add_completion=False,
+        context_settings=app.info.context_settings,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+    one.registered_callback = app.registered_callback
+    return one

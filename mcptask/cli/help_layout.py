@@ -26,6 +26,21 @@ class WordArgument(TyperArgument):
         return name + ("..." if self.nargs != 1 else "")
 
 
+class _HelpFlag(TyperOption):
+    """`-h/--help` read as the flag it is. Typer reads a flag left out (None) through a pydantic
+    adapter: the group's own help flag made every `mcptask COMMAND --help` import pydantic
+    (half its start-up; bench/startup.py)."""
+
+    def process_value(self, ctx: Context, value: Any) -> Any:
+        return super().process_value(ctx, bool(value))
+
+
+def _flag_help(option: TyperOption | None) -> TyperOption | None:
+    if type(option) is TyperOption:
+        option.__class__ = _HelpFlag
+    return option
+
+
 def write_examples(epilog: str | None, formatter: HelpFormatter) -> None:
     """The `Examples:` section, its lines as they are (Click would rewrap and indent them)."""
     if epilog:
@@ -40,6 +55,9 @@ class HelpfulCommand(TyperCommand):
 
     def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
         write_examples(self.epilog, formatter)
+
+    def get_help_option(self, ctx: Context) -> TyperOption | None:
+        return _flag_help(super().get_help_option(ctx))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -70,6 +88,9 @@ class HelpfulGroup(TyperGroup):
     def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
         write_examples(self.epilog, formatter)
 
+    def get_help_option(self, ctx: Context) -> TyperOption | None:
+        return _flag_help(super().get_help_option(ctx))
+
 
 #: the group of a command `help_data` does not know
 OTHER = "Other commands"
@@ -80,6 +101,9 @@ class GroupedHelp(TyperGroup):
 
     def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
         write_examples(self.epilog, formatter)
+
+    def get_help_option(self, ctx: Context) -> TyperOption | None:
+        return _flag_help(super().get_help_option(ctx))
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         groups: dict[str, list[tuple[str, str]]] = {g: [] for g in (*GROUPS, OTHER)}

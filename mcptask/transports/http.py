@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -299,6 +300,13 @@ class HttpTransport:
         #: the OAuth access token for the next request (`HttpOptions.auth`)
         self._bearer: str | None = None
         redact.hold(self._secrets)
+        #: the aiohttp pool's transport (`HttpOptions.many`): polls go to it directly
+        self._pool: httpx.AsyncBaseTransport | None = None
+        #: the URL and headers of a poll, parsed and merged once (see `_lean_request`)
+        self._lean: tuple[str | None, httpx.URL, httpx.Headers] | None = None
+        self._lean_timeout: Any = None
+        #: the endpoint redirected a lean request: its requests go through the client from now on
+        self._lean_off = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -316,7 +324,7 @@ class HttpTransport:
                     ManyTransport,  # imports aiohttp: only when used
                 )
 
-                transport = ManyTransport(verify=verify)
+                transport = self._pool = ManyTransport(verify=verify)
                 self._trace("* HTTP: aiohttp connection pool (many tasks)")
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
@@ -524,13 +532,7 @@ class HttpTransport:
     def _build(self, method: str, url: str, **kwargs: Any) -> httpx.Request:
         """The request, or one line saying which header cannot be sent (a session id from a
         hand-edited task book, say): HTTP header values are visible ASCII."""
-        headers: Mapping[str, str] = kwargs.get("headers") or {}
-        for name, value in headers.items():
-            if any(c < " " or c > "~" for c in value.replace("\t", " ")):
-                raise ProtocolError(
-                    f"cannot send the {name} header: its value has a control or non-ASCII "
-                    "character (the value is not shown)"
-                )
+        _check_header_values(kwargs.get("headers") or {})
         return self.client.build_request(method, url, **kwargs)
 
     # -- the one operation --------------------------------------------------------------------
@@ -553,9 +555,13 @@ class HttpTransport:
         if headers:
             all_headers.update(headers)
         content = json.dumps(message, separators=(",", ":")).encode()
+        lean = self._can_go_lean(message, target)
 
         def build() -> httpx.Request:
-            request = self._build("POST", target, content=content, headers=all_headers)
+            if lean:
+                request = self._lean_request(content, headers)
+            else:
+                request = self._build("POST", target, content=content, headers=all_headers)
             if timeout is not None:
                 request.extensions["timeout"] = httpx.Timeout(
                     timeout, connect=min(timeout, self.options.connect_timeout)
@@ -566,7 +572,7 @@ class HttpTransport:
         self._trace_request(request, message)
         started = time.monotonic()
         try:
-            response = await self._send_safely(request, build, _is_safe(message))
+            response = await self._send_safely(request, build, _is_safe(message), lean=lean)
         except httpx.TransportError as exc:
             raise self._connect_error(exc, target) from None
         state = _StreamState(message.get("id") if "method" in message else None)
@@ -589,19 +595,87 @@ class HttpTransport:
                 yield msg
 
     async def _send_safely(
-        self, request: httpx.Request, build: Callable[[], httpx.Request], safe: bool
+        self,
+        request: httpx.Request,
+        build: Callable[[], httpx.Request],
+        safe: bool,
+        *,
+        lean: bool = False,
     ) -> httpx.Response:
         """Send; a request that is safe to repeat is sent once more when the connection dies
         before any answer (a pooled keep-alive connection the server has dropped: "Server
         disconnected without sending a response", a reset). The failed connection leaves the
         pool, so the second try goes out on a fresh one."""
+        send = self._send_lean if lean else self._send
         try:
-            return await self._send(request)
+            return await send(request)
         except DEAD_CONNECTION as exc:
             if not safe:
                 raise
             self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
-            return await self._send(build())
+            return await send(build())
+
+    # -- lean requests: the polls of a large watch ---------------------------------------------
+    #
+    # A watch of 1,000 tasks sends the same POST to the same URL with the same headers again and
+    # again. Through `AsyncClient.send` each costs a URL parse and merge, a header merge, the
+    # auth and redirect machinery, the request hook and the cookie jar (bench/README.md). Polls
+    # and result fetches (reads to the endpoint's own URL while no cookie is set) on the aiohttp
+    # pool skip all that: URL and headers are made once (`_lean_request`), the request goes
+    # straight to the pool's transport; an answer that redirects, or refuses while OAuth is in
+    # play, is sent again the usual way (the client follows; OAuth renews).
+
+    def _can_go_lean(self, message: Message, target: str) -> bool:
+        o = self.options
+        return (
+            o.many
+            and not self._lean_off
+            and self.client is not None  # made now if not yet: it makes the pool
+            and self._pool is not None
+            and target == self.url
+            and (_is_safe(message) or message.get("method") == "tasks/result")
+            and not self.client.cookies
+        )
+
+    def _lean_request(self, content: bytes, extra: Mapping[str, str] | None) -> httpx.Request:
+        key = self.options.token or self._bearer
+        if self._lean is None or self._lean[0] != key:
+            base = {
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            }
+            made = self._build("POST", self.url, headers=base)
+            self.apply_credentials(made)
+            made.headers.pop("Content-Length", None)  # each request sets its own
+            self._lean = (key, made.url, made.headers)
+            self._lean_timeout = made.extensions.get("timeout")
+        _, url, headers = self._lean
+        if extra:
+            _check_header_values(extra)
+            headers = headers.copy()
+            headers.update(extra)
+            headers.update(self.options.headers)  # `-H` wins, as the request hook makes it
+        request = httpx.Request("POST", url, headers=headers, content=content)
+        if self._lean_timeout is not None:
+            request.extensions["timeout"] = self._lean_timeout
+        return request
+
+    async def _send_lean(self, request: httpx.Request) -> httpx.Response:
+        assert self._pool is not None
+        auth = self.options.auth
+        if auth is not None and not self.options.token:
+            bearer = await auth.bearer()
+            if bearer != self._bearer:  # a new token: the request is made again with it
+                self._bearer = bearer
+                self.apply_credentials(request)
+        response = await self._pool.handle_async_request(request)
+        if response.is_redirect or (auth is not None and response.status_code in (401, 403)):
+            # the client follows a redirect (and its origin rules); OAuth answers a refusal
+            await response.aclose()
+            self._lean_off = self._lean_off or response.is_redirect
+            return await self._send(request)
+        response.request = request
+        return response
 
     def _time_left(self, timeout: float | None) -> float | None:
         """A request's timeout under `deadline`: what is left of it, when that is sooner."""
@@ -922,6 +996,21 @@ def body_excerpt(parsed: Any, body: bytes, ctype: str) -> str:
     if kind and not (kind.startswith("text/") or kind in ("application/xhtml+xml", "")):
         return ""  # not text: nothing to show
     return one_line(text, 160)
+
+
+#: a character an HTTP header value cannot carry (visible ASCII, space and tab can be sent)
+_NOT_VISIBLE = re.compile(r"[^\t\x20-\x7e]")
+
+
+def _check_header_values(headers: Mapping[str, str]) -> None:
+    """One line saying which header cannot be sent (a session id from a hand-edited task book,
+    say): HTTP header values are visible ASCII."""
+    for name, value in headers.items():
+        if _NOT_VISIBLE.search(value):
+            raise ProtocolError(
+                f"cannot send the {name} header: its value has a control or non-ASCII "
+                "character (the value is not shown)"
+            )
 
 
 def _not_json(response: httpx.Response) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcptask.demo.server import DemoServer
 
-from conftest import RunCli, assert_one_line_error
+from conftest import RunCli, assert_one_line_error, watch_in_virtual_time
 from servers.common import free_port
 
 
@@ -85,16 +86,21 @@ def test_server_without_tasks_capability_names_what_it_advertises(
     assert "prompts, tools" in r.stderr
 
 
-def test_connection_refused(run_cli: RunCli) -> None:
+def test_connection_refused(
+    run_cli: RunCli, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
-    for args in (["get", "abc"], ["watch", "abc", "-o", "json"], ["list"], ["call", "x"]):
+    # watch retries transient failures with backoff (1 + 2 + 4 + 8 s, on a virtual clock
+    # here), then ends the task with outcome error
+    code, summary, clock = watch_in_virtual_time(
+        ["abc"], url, "mcp-2025-11-25", state_dir, monkeypatch
+    )
+    assert code == 4, summary
+    assert summary["tasks"][0]["outcome"] == "error"
+    assert "connection refused" in summary["tasks"][0]["error"]
+    assert len(clock.slept) >= 4 and clock.now >= 0.75 * (1 + 2 + 4 + 8)  # it backed off
+    for args in (["get", "abc"], ["list"], ["call", "x"]):
         r = run_cli(*args, "--url", url, "-p", "mcp-2025-11-25")
-        if args[0] == "watch":
-            # watch retries transient failures, then ends the task with outcome error
-            assert r.code == 4, r.stderr
-            assert r.json()["tasks"][0]["outcome"] == "error"
-            assert "connection refused" in r.json()["tasks"][0]["error"]
-            continue
         assert r.code == 4, (args, r.stderr)
         assert_one_line_error(r)
         assert "connection refused" in r.stderr

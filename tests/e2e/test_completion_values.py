@@ -4,6 +4,8 @@ one quick `tools/list` of server-everything, then kept."""
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 from pathlib import Path
 
@@ -81,3 +83,144 @@ def test_tool_names_complete_for_call(
     assert complete(run_cli, f"mcptask call --url {url} simulate") == ["simulate-research-query"]
     # an unreachable target offers nothing, quickly
     assert complete(run_cli, "mcptask call --url http://127.0.0.1:9/mcp ") == []
+
+
+# -- TAB on a task id, answered before Typer (mcptask/cli/quick_complete.py) -------------------
+
+
+def test_the_quick_path_knows_each_task_id_commands_parameters() -> None:
+    """`TASK_ID_COMMANDS` says what the Typer app says: which commands take task ids, how
+    many, and which of their options take a value."""
+    from typer.main import get_command
+
+    from mcptask.cli.app import _app_for, app
+    from mcptask.cli.argv_order import COMMON_OPTIONS
+    from mcptask.cli.quick_complete import TASK_ID_COMMANDS
+
+    common = set(COMMON_OPTIONS)
+    with_ids = set()
+    for info in app.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        group = get_command(_app_for([name]))
+        command = group.commands[name]  # type: ignore[attr-defined]
+        values: set[str] = set()
+        flags: set[str] = set()
+        ids: int | None = 0
+        for p in command.params:
+            if p.param_type_name == "argument":
+                if p.name in ("task_id", "task_ids"):
+                    ids = None if p.nargs == -1 else p.nargs
+                continue
+            names = set(p.opts) | set(p.secondary_opts)
+            (flags if p.is_flag else values).update(names - common)
+        if ids != 0:
+            with_ids.add(name)
+            spec = TASK_ID_COMMANDS[name]
+            assert (spec.ids, set(spec.values), set(spec.flags)) == (ids, values, flags), name
+    assert with_ids == set(TASK_ID_COMMANDS)
+
+
+LINES = [
+    "mcptask get ",
+    "mcptask get a",
+    "mcptask watch alpha-222 ",
+    "mcptask watch --interval 2 --result b",
+    "mcptask result --url http://127.0.0.1:3001/mcp ",
+    "mcptask get -o json --trace ",
+    "mcptask get -o ",
+    "mcptask get --url ",
+    "mcptask get -",
+    "mcptask get alpha-111 ",
+    "mcptask cancel -- ",
+    "mcptask answer --text 'hi there' al",
+    "mcptask list ",
+    "mcptask ",
+    "mcptask get --nope ",
+    "mcptask get 'unclosed ",
+]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish-get-args", "fish-is-args"])
+def test_the_quick_path_answers_as_typer_does(
+    shell: str, state_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcptask.cli import main, quick_complete
+
+    def rec(status: str, seen: str) -> dict[str, str]:
+        return {"status": status, "firstSeenAt": seen, "lastSeenAt": seen}
+
+    local = "http://127.0.0.1:3001/mcp"
+    data = {
+        "version": 1,
+        "endpoints": {
+            local: {
+                "tasks": {
+                    "alpha-111": rec("working", "2026-01-01T10:00:00Z"),
+                    "alpha-222": rec("completed", "2026-01-01T12:00:00Z"),
+                }
+            },
+            "http://127.0.0.1:3002/": {"tasks": {"beta-333": rec("failed", "2026-01-01T11:00")}},
+        },
+    }
+    (state_dir / "tasks.json").write_text(json.dumps(data))
+    for name in [k for k in os.environ if k.startswith("MCPTASK_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MCPTASK_STATE_DIR", str(state_dir))
+    monkeypatch.setenv("MCPTASK_CONFIG", str(state_dir / "no-config.toml"))
+    name, _, action = shell.partition("-")
+    monkeypatch.setenv("_MCPTASK_COMPLETE", f"complete_{name}")
+    if action:
+        monkeypatch.setenv("_TYPER_COMPLETE_FISH_ACTION", action)
+    answered = 0
+    for line in LINES:
+        if name == "bash":
+            words = shlex.split(line.replace("'unclosed ", "unclosed")) + (
+                [""] if line.endswith(" ") else []
+            )
+            monkeypatch.setenv("COMP_WORDS", line)
+            monkeypatch.setenv("COMP_CWORD", str(len(words) - 1))
+        else:
+            monkeypatch.setenv("_TYPER_COMPLETE_ARGS", line)
+        quick = quick_complete.answer()
+        answered += quick is not None
+
+        def typer_says() -> tuple[str, int]:
+            with monkeypatch.context() as m:
+                m.setattr(quick_complete, "answer", lambda *a, **k: None)
+                try:
+                    code = main([])
+                except SystemExit as exc:  # fish is-args exits from inside Typer
+                    code = int(exc.code or 0)
+            return capsys.readouterr().out, code
+
+        capsys.readouterr()
+        expected = typer_says()
+        if quick is not None:
+            text, code = quick
+            assert ((text + "\n") if text is not None else "", code) == expected, line
+        # and through main, whichever path answers
+        try:
+            code = main([])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        assert (capsys.readouterr().out, code) == expected, line
+    assert answered >= 6  # the task-id lines were answered quickly
+
+
+def test_task_id_candidates_are_capped_most_recent_first(run_cli: RunCli, state_dir: Path) -> None:
+    from mcptask.cli.quick_complete import MAX_CANDIDATES
+
+    url = "http://127.0.0.1:3001/mcp"
+    tasks = {
+        f"t{i:04d}": {
+            "status": "working",
+            "lastSeenAt": f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z",
+        }
+        for i in range(MAX_CANDIDATES + 50)
+    }
+    data = {"version": 1, "endpoints": {url: {"tasks": tasks}}}
+    (state_dir / "tasks.json").write_text(json.dumps(data))
+    offered = complete(run_cli, "mcptask watch ")
+    newest = sorted(tasks, reverse=True)
+    assert offered == newest[:MAX_CANDIDATES]
+    assert complete(run_cli, "mcptask get t000") == [f"t000{i}" for i in range(9, -1, -1)]

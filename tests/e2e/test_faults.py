@@ -32,6 +32,7 @@ from mcptask.scheduler.watcher import WatchConfig, Watcher
 from mcptask.text import redact
 from mcptask.text import sanitize as textsafe
 
+from conftest import watch_in_virtual_time
 from servers.fault_server import (
     FaultServer,
     Run,
@@ -568,13 +569,16 @@ def test_aiohttp_connect_errors_are_worded_as_httpx_words_them(code: int) -> Non
     TALLY["cases"] += 1
 
 
-def test_a_watch_of_many_tasks_on_a_refused_port_says_connection_refused(tmp_path: Path) -> None:
+def test_a_watch_of_many_tasks_on_a_refused_port_says_connection_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ids = [f"t-{i}" for i in range(50)]
-    r = case(
-        cli("watch", *ids, "--url", "http://127.0.0.1:9/mcp", *P, "-o", "json", state=tmp_path)
-    )
-    assert r.code == 4
-    errors = {t["error"] for t in r.json()["tasks"]}
+    # in this process, on a virtual clock: the backoff before it gives up takes no real time
+    url = "http://127.0.0.1:9/mcp"
+    code, summary, _ = watch_in_virtual_time(ids, url, P[1], tmp_path, monkeypatch)
+    TALLY["cases"] += 1
+    assert code == 4
+    errors = {t["error"] for t in summary["tasks"]}
     assert errors == {"cannot connect to http://127.0.0.1:9: connection refused"}, errors
 
 

@@ -192,14 +192,15 @@ def test_a_hung_server_cannot_hold_a_watch_past_its_timeout(cli: Cli, fault: Fau
     assert r.seconds < 3
 
 
-def test_connect_timeout(run_cli: RunCli) -> None:
+def test_connect_timeout(cli: Cli) -> None:
+    # in this process (no start-up to wait for on a busy machine): the 0.5 s given, not the
+    # default
     with listen_backlog_full() as url:
-        started = time.monotonic()
-        r = run_cli("get", TASK_ID, "--url", url, *P, env={"MCPTASK_CONNECT_TIMEOUT": "0.5"})
+        r = cli("get", TASK_ID, "--url", url, *P, env={"MCPTASK_CONNECT_TIMEOUT": "0.5"})
         assert r.code == 4, r.stderr
         assert_one_line_error(r)
         assert "timed out connecting to" in r.stderr
-        assert time.monotonic() - started < 5
+        assert r.seconds < DEFAULT_CONNECT_TIMEOUT
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1"])
@@ -295,19 +296,21 @@ HINTS: dict[str, object] = {
 
 def test_poll_interval_hints_are_clamped(cli: Cli, fault: FaultServer) -> None:
     url = fault.url(get=tasks(**{k: [task(pollInterval=h, ttl=h)] for k, h in HINTS.items()}))
-    r = cli("watch", *HINTS, "--url", url, *P, "--timeout", "1.6", "-o", "json")
+    # long enough for two polls 1 s apart even when the first answer comes late (busy machine)
+    r = cli("watch", *HINTS, "--url", url, *P, "--timeout", "3", "-o", "json")
     assert r.code == 7, r.stderr
     assert {ln["taskId"]: ln["outcome"] for ln in r.json()["tasks"]} == dict.fromkeys(
         HINTS, "timeout"
     )
     for tid in ("zero", "negative", "very-negative"):
         between = gaps(fault, url, tid)
-        assert 2 <= len(between) <= 1.6 / MIN_INTERVAL, (tid, between)
+        assert 2 <= len(between) <= 3 / MIN_INTERVAL, (tid, between)
         assert min(between) >= MIN_INTERVAL - 0.02, (tid, between)
     for tid in ("big", "huge"):  # the next poll is MAX_INTERVAL away
         assert len(fault.seen(url, "tasks/get", tid)) == 1, tid
     for tid in ("huge-float", "text"):  # not an integer: the default, 1 s
-        assert len(fault.seen(url, "tasks/get", tid)) == 2, tid
+        between = gaps(fault, url, tid)
+        assert between and min(between) >= 1 - 0.02, (tid, between)
     assert MAX_INTERVAL <= 300
     # a huge ttl / pollInterval can be shown
     for tid in HINTS:

@@ -8,6 +8,7 @@ import asyncio
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,12 +20,13 @@ from mcptask.errors import TransportError
 from mcptask.session.endpoint import MANY_TASKS
 from mcptask.transports.http import HttpOptions, HttpTransport
 
-from conftest import RunCli, assert_one_line_error
+from conftest import CliResult, RunCli, assert_one_line_error
 from servers.fault_server import (
     SESSION,
     FaultHandler,
     FaultServer,
     Json,
+    redirect,
     reset,
     reset_at_once,
     short_body,
@@ -83,11 +85,37 @@ def test_a_small_watch_keeps_the_default_transport(run_cli: RunCli) -> None:
 
 
 def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> None:
-    with DemoServer(task_seconds=1.5) as server:
+    # the tasks run until the watch has listed them and begun polling, however long the
+    # process takes to start; then they end
+    with DemoServer(task_seconds=600) as server:
         sid, ids = create_tasks(server.url, MANY_TASKS)
-        r = run_cli(
-            "watch", "--all", "--url", server.url, "--session", sid, *P, "-o", "json", "--trace"
+        runs: list[CliResult] = []
+        watch = threading.Thread(
+            target=lambda: runs.append(
+                run_cli(
+                    "watch",
+                    "--all",
+                    "--url",
+                    server.url,
+                    "--session",
+                    sid,
+                    *P,
+                    "-o",
+                    "json",
+                    "--trace",
+                )
+            )
         )
+        watch.start()
+        deadline = time.monotonic() + 60
+        while watch.is_alive() and time.monotonic() < deadline:
+            if any(q["message"].get("method") == "tasks/get" for q in list(server.requests)):
+                break
+            time.sleep(0.05)
+        server.task_seconds = 0
+        watch.join(timeout=90)
+    assert runs, "the watch did not end"
+    r = runs[0]
     assert r.code == 0, r.stderr[-2000:]
     assert {t["taskId"] for t in r.json()["tasks"]} == set(ids)
     # listed with httpx's own transport, watched with aiohttp's
@@ -275,3 +303,101 @@ def test_one_shot_commands_do_not_import_aiohttp(run_cli: RunCli) -> None:
     assert "import time:" in got.stderr
     assert "httpx" in got.stderr  # the check does see imports
     assert "aiohttp" not in got.stderr
+
+
+# -- the polls of a large watch go straight to the pool (transports/http.py, lean requests) ----
+
+
+def create_tasks_2026(url: str, n: int) -> list[str]:
+    """`n` build-report tasks on a 2026-07-28 demo server (raw JSON-RPC): their ids."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+    }
+    ids = []
+    with httpx.Client(timeout=10) as c:
+        for i in range(n):
+            head = {
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": "build-report",
+            }
+            params = {"name": "build-report", "arguments": {"topic": f"t{i}"}, "_meta": meta}
+            call = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}
+            ids.append(c.post(url, json=call, headers=head).json()["result"]["taskId"])
+    return ids
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_the_polls_of_a_large_watch_carry_every_header(run_cli: RunCli, version: str) -> None:
+    """Polls sent the lean way (URL and headers made once) carry what any request carries:
+    the token, `-H` headers, the session or the per-request 2026 headers (`Mcp-Name` is each
+    poll's own task)."""
+    with DemoServer(task_seconds=1.5, protocol=version) as server:
+        if version == "2025-11-25":
+            sid, ids = create_tasks(server.url, MANY_TASKS)
+            target = ["--session", sid, *P]
+        else:
+            ids, target = create_tasks_2026(server.url, MANY_TASKS), ["-p", "mcp-2026-07-28"]
+        first = len(server.requests)
+        r = run_cli(
+            "watch",
+            *ids,
+            "--url",
+            server.url,
+            *target,
+            "-H",
+            "X-Team: kelp",
+            "-o",
+            "json",
+            "--trace",
+            env={"MCPTASK_TOKEN": "tok-123"},
+        )
+        polls = [q for q in server.requests[first:] if q["message"].get("method") == "tasks/get"]
+    assert r.code == 0, r.stderr[-2000:]
+    assert AIOHTTP_LINE in r.stderr
+    assert {t["outcome"] for t in r.json()["tasks"]} == {"completed"}
+    assert {q["message"]["params"]["taskId"] for q in polls} == set(ids)
+    for q in polls:
+        h = q["headers"]
+        assert h["authorization"] == "Bearer tok-123" and h["x-team"] == "kelp", h
+        assert h["content-type"] == "application/json" and h["user-agent"] == "mcptask", h
+        assert h["mcp-protocol-version"] == version, h
+        if version == "2025-11-25":
+            assert h["mcp-session-id"] == sid, h
+        else:
+            assert h["mcp-method"] == "tasks/get", h
+            assert h["mcp-name"] == q["message"]["params"]["taskId"], h
+    assert "tok-123" not in r.stderr  # the trace shows the lean requests redacted too
+
+
+def test_a_lean_poll_that_is_redirected_is_followed_by_the_client(fault: FaultServer) -> None:
+    """A poll answered with a redirect goes again through httpx's client, which follows it
+    (and strips the credentials for another origin); the endpoint's later requests all go
+    that way."""
+    from mcptask.transports.rpc import RpcClient
+
+    with FaultServer() as other:
+        elsewhere = other.url(get=[task(statusMessage="elsewhere")])
+        url = fault.url(get=[task(statusMessage="here"), redirect(elsewhere)])
+
+        async def go() -> tuple[Any, Any, HttpTransport]:
+            transport = HttpTransport(HttpOptions(url=url, token="tok-1", many=True))
+            transport.headers["Mcp-Session-Id"] = SESSION
+            rpc = RpcClient(transport)
+            try:
+                first = await rpc.request("tasks/get", {"taskId": "t-1"})
+                assert transport._lean is not None  # the lean way
+                second = await rpc.request("tasks/get", {"taskId": "t-1"})
+                return first, second, transport
+            finally:
+                await rpc.aclose()
+
+        first, second, transport = asyncio.run(go())
+        assert first["statusMessage"] == "here" and second["statusMessage"] == "elsewhere"
+        assert transport._lean_off
+        (there,) = other.seen(elsewhere)
+        assert "authorization" not in there.headers and "mcp-session-id" not in there.headers

@@ -191,7 +191,7 @@ def test_no_wait_fails_fast_on_a_running_task(
     run_cli: RunCli, fastmcp3_server: ServerProcess
 ) -> None:
     url = fastmcp3_server.url
-    task = create(run_cli, url, "slow_echo", "text=x", "seconds=3")
+    task = create(run_cli, url, "slow_echo", "text=x", "seconds=60")
     r = run_cli("result", task["taskId"], "--no-wait", "--url", url, "-o", "json")
     assert r.code == 11
     assert_one_line_error(r)

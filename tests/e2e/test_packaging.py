@@ -252,7 +252,8 @@ def test_no_task_book_completes_nothing_and_creates_nothing(
 
 @pytest.mark.usefixtures("book")
 def test_completion_stays_light(state_dir: Path) -> None:
-    """Completion runs the program on every TAB: it must not import the HTTP stack."""
+    """Completion runs the program on every TAB: it must not import the HTTP stack, nor (on a
+    task id) even Typer or pydantic."""
     code = (
         "import sys\n"
         "from mcptask.cli import main\n"
@@ -260,7 +261,7 @@ def test_completion_stays_light(state_dir: Path) -> None:
         "    main([])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'httpcore', 'anyio'))\n"  # noqa: E501
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'httpcore', 'anyio', 'typer', 'pydantic'))\n"  # noqa: E501
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
     env = clean_env(

@@ -20,10 +20,15 @@ def ok(r: CliResult, *codes: int) -> CliResult:
 
 def test_get_with_jq_prints_the_status(run_cli: RunCli, fastmcp3_server: ServerProcess) -> None:
     url = ("--url", fastmcp3_server.url)
+    # a task that outlives any start-up, however busy the machine, for the status...
+    slow = ok(run_cli("call", "slow_echo", "text=hi", "seconds=120", *url, "--jq", ".taskId"))
+    slow_id = slow.stdout.strip()
+    assert slow_id and '"' not in slow_id  # a string prints as plain text
+    assert ok(run_cli("get", slow_id, *url, "--jq", ".status")).stdout == "working\n"
+    ok(run_cli("cancel", slow_id, *url))
+    # ...and a short one to follow to its end
     tid = ok(run_cli("call", "slow_echo", "text=hi", "seconds=1", *url, "--jq", ".taskId")).stdout
     tid = tid.strip()
-    assert tid and '"' not in tid  # a string prints as plain text
-    assert ok(run_cli("get", tid, *url, "--jq", ".status")).stdout == "working\n"
     # on every line of a stream
     r = ok(run_cli("watch", tid, *url, "--jq", 'select(.event == "end") | .outcome'))
     assert r.stdout == "completed\n"

@@ -191,6 +191,74 @@ class ServerProcess:
                 self.proc.wait(timeout=5)
 
 
+def _listening_inodes(port: int) -> set[str] | None:
+    """The socket inodes listening on 127.0.0.1/any address at `port` (Linux), else None."""
+    found: set[str] = set()
+    seen_table = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        seen_table = True
+        for line in lines:
+            fields = line.split()
+            if (
+                len(fields) > 9
+                and fields[3] == "0A"
+                and int(fields[1].rsplit(":", 1)[1], 16) == port
+            ):
+                found.add(fields[9])
+    return found if seen_table else None
+
+
+def _family(root: int) -> set[int]:
+    """`root` and every process descended from it (Linux)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    family = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in family and pid not in family:
+                family.add(pid)
+                grew = True
+    return family
+
+
+def _ours(pid: int, port: int) -> bool:
+    """Whether the process `pid` (or a child of it) is what listens on `port`: with pytest-xdist
+    and other test runs on the machine, a port `free_port()` gave can be taken by another
+    server meanwhile, and an open port alone would make its server pass for ours. True where
+    /proc cannot tell."""
+    inodes = _listening_inodes(port)
+    if inodes is None:
+        return True
+    for member in _family(pid):
+        try:
+            fds = os.listdir(f"/proc/{member}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink(f"/proc/{member}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:[") and link[8:-1] in inodes:
+                return True
+    return False
+
+
 def _port_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
@@ -235,7 +303,7 @@ def start_server(
         if proc.poll() is not None:
             problem = f"server exited with code {proc.returncode} before listening on port {port}"
             break
-        if _port_open(port):
+        if _port_open(port) and _ours(proc.pid, port):
             return server
         if time.monotonic() > deadline:
             problem = f"server did not listen on port {port} within {timeout:g} s"

@@ -889,3 +889,62 @@ def test_hostile_authorization_server_answers_are_one_line_errors(store: Credent
     with pytest.raises(AuthError, match="refused the authorization code: HTTP 502"):
         asyncio.run(run())
     assert store.load(MCP) is None
+
+
+# -- which store is asked --------------------------------------------------------------------------
+
+
+def test_the_keyring_is_asked_only_for_endpoints_its_index_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Credentials in the file (or none at all) never load the keyring (about 100 modules);
+    an endpoint the index lists is read from the keyring."""
+    import json
+
+    from mcptask.auth import store as store_mod
+    from mcptask.auth.client import Client
+
+    kept: dict[str, str] = {}
+    probes: list[str] = []
+
+    class FakeKeyring:
+        def get_password(self, service: str, key: str) -> str | None:
+            return kept.get(key)
+
+        def set_password(self, service: str, key: str, value: str) -> None:
+            kept[key] = value
+
+    def usable() -> FakeKeyring:
+        probes.append("probe")
+        return FakeKeyring()
+
+    monkeypatch.delenv("MCPTASK_KEYRING", raising=False)
+    monkeypatch.setattr(store_mod, "_usable_keyring", usable)
+    folder = tmp_path / "state"
+    folder.mkdir()
+
+    def creds(server: str, token: str) -> Credentials:
+        return Credentials(
+            server=server,
+            issuer="https://as.example",
+            token_endpoint="https://as.example/token",
+            resource=server,
+            client=Client("c"),
+            access_token=token,
+        )
+
+    in_file = "http://127.0.0.1:1/mcp"
+    data = {"version": 1, "servers": {in_file: creds(in_file, "file-token").to_json()}}
+    (folder / "credentials.json").write_text(json.dumps(data))
+    loaded = CredentialStore(folder).load(in_file)
+    assert loaded is not None and loaded.access_token == "file-token"
+    assert CredentialStore(folder).load("http://127.0.0.1:2/mcp") is None
+    assert probes == []  # neither looked for a keyring
+
+    in_keyring = "http://127.0.0.1:3/mcp"
+    CredentialStore(folder).save(creds(in_keyring, "keyring-token"))  # the index names it now
+    assert in_keyring in json.loads((folder / "auth.json").read_text())["servers"]
+    probes.clear()
+    loaded = CredentialStore(folder).load(in_keyring)
+    assert loaded is not None and loaded.access_token == "keyring-token"
+    assert probes == ["probe"]

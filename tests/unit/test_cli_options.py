@@ -106,3 +106,10 @@ def test_typer_is_bounded_in_pyproject() -> None:
     low, high = (tuple(int(x) for x in v.split(".")) for v in spec.groups())
     have = tuple(int(x) for x in typer.__version__.split(".")[:2])
     assert low[:2] <= have < high[:2]
+
+
+def test_the_quick_completion_s_copy_of_the_table_is_the_table() -> None:
+    """A TAB on a task id is answered before Typer is imported, from its own copy."""
+    from mcptask.cli import quick_complete
+
+    assert quick_complete.COMMON_OPTIONS == COMMON_OPTIONS

@@ -362,6 +362,8 @@ SET_FOR_OTHERS = frozenset(
         "__wrapped__",
         "__annotations__",
         "__class__",
+        "whitespace_split",  # shlex's settings (quick completion splits the line as bash does)
+        "commenters",
     }
 )
 
