@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.discovery import ServerAuth
-from mcptask.auth.web import Web
+from mcptask.auth.web import Web, said
 from mcptask.errors import AuthError, UsageError
-from mcptask.text.sanitize import one_line
 
 CLIENT_NAME = "mcptask"
 METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
@@ -184,9 +183,9 @@ async def register(web: Web, auth: ServerAuth, redirect_uri: str) -> Client:
 def _oauth_error(doc: dict[str, Any] | None, text: str) -> str:
     if doc is not None and isinstance(doc.get("error"), str):
         desc = doc.get("error_description")
-        detail = f" ({one_line(str(desc), 160)})" if isinstance(desc, str) and desc else ""
-        return f": {one_line(doc['error'], 60)}{detail}"
-    snippet = one_line(text, 120)
+        detail = f" ({said(str(desc), 160)})" if isinstance(desc, str) and desc else ""
+        return f": {said(doc['error'], 60)}{detail}"
+    snippet = said(text, 120)
     return f": {snippet}" if snippet else ""
 
 

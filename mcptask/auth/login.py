@@ -78,6 +78,18 @@ async def probe(web: Web, server_url: str) -> tuple[Challenge | None, bool]:
     if answer.status in (401, 403):
         header = answer.headers.get("www-authenticate", "")
         return challenges.parse([header] if header else []), True
+    location = answer.headers.get("location")
+    if answer.status in (301, 302, 303, 307, 308) and location:
+        from urllib.parse import urljoin
+
+        from mcptask.auth.web import where
+
+        target = urljoin(server_url, location)
+        if where(target).lower() != where(server_url).lower():
+            raise AuthError(
+                f"{where(server_url)} redirects to {where(target)}: a login never follows a "
+                "redirect to another origin; log in with that server's address as the target"
+            )
     return None, False
 
 

@@ -89,8 +89,10 @@ class Credentials:
         text = {k: data.get(k) for k in names}
         if client is None or not all(isinstance(v, str) for v in text.values()):
             return None
-        expires = data.get("expiresAt")
-        obtained = data.get("obtainedAt")
+        if not all("!" <= c <= "~" for c in data["accessToken"]) or not data["accessToken"]:
+            return None  # a token no header can carry (a hand-edited or damaged entry)
+        expires = _stamp(data.get("expiresAt"))
+        obtained = _stamp(data.get("obtainedAt"))
         return cls(
             server=data["server"],
             issuer=data["issuer"],
@@ -99,11 +101,11 @@ class Credentials:
             client=client,
             access_token=data["accessToken"],
             token_type=_str(data.get("tokenType")) or "Bearer",
-            expires_at=float(expires) if isinstance(expires, int | float) else None,
+            expires_at=expires,
             refresh_token=_str(data.get("refreshToken")),
             scope=_str(data.get("scope")),
             grant=_str(data.get("grant")) or "authorization_code",
-            obtained_at=float(obtained) if isinstance(obtained, int | float) else time.time(),
+            obtained_at=obtained if obtained is not None else time.time(),
             revocation_endpoint=_str(data.get("revocationEndpoint")),
         )
 
@@ -121,6 +123,22 @@ class Credentials:
             "refreshable": self.renewable,
             "obtainedAt": _iso(self.obtained_at),
         }
+
+
+#: the latest time a stored stamp may name (year 9999): `_iso` can write it
+MAX_STAMP = 253402300799.0
+
+
+def _stamp(value: Any) -> float | None:
+    """A stored time (seconds since 1970): finite and within years 1970-9999, else None."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and not 0 <= value <= MAX_STAMP:
+        return None
+    stamp = float(value)
+    return stamp if math.isfinite(stamp) and 0 <= stamp <= MAX_STAMP else None
 
 
 def _str(value: Any) -> str | None:

@@ -244,6 +244,12 @@ async def run_token(opts: TokenOptions, ctx: Context) -> int:
             f"the access token for {shown_url(url)} has expired and could not be renewed: "
             f"run `{login_command(settings.target_args)}`"
         )
+    if not all("!" <= c <= "~" for c in token):
+        # server text: on a terminal an escape could act; in a header it would inject
+        raise AuthError(
+            f"the access token for {shown_url(url)} has a space, a control or a non-ASCII "
+            f"character (it is not shown): run `{login_command(settings.target_args)}`"
+        )
     ctx.out.stdout.write(token + "\n")
     ctx.out.stdout.flush()
     return ExitCode.OK

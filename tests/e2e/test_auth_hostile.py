@@ -1,0 +1,187 @@
+"""Issue 26: OAuth against a scripted hostile authorization server (tests/servers/hostile_auth.py)
+over the real wire, the real CLI in a subprocess, `$BROWSER` = tests/servers/browser.sh: refusals
+that echo the request (item 2), tokens no header can carry (3), a 401 from where a redirect led
+(4), numbers no clock can hold and a server that refuses every renewed token (10)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+import pytest
+
+from conftest import CliResult, RunCli, assert_one_line_error
+from servers.conformance import BROWSER
+from servers.hostile_auth import HostileAuth
+
+pytestmark = pytest.mark.timeout(120)
+
+ENV = {"BROWSER": str(BROWSER), "MCPTASK_KEYRING": "off", "MCPTASK_LOGIN_TIMEOUT": "30"}
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileAuth]:
+    with HostileAuth() as server:
+        yield server
+
+
+def everything(r: CliResult) -> str:
+    return r.stdout + r.stderr
+
+
+def no_traceback(r: CliResult) -> None:
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+def ends_in_one_error(r: CliResult) -> None:
+    """A login's notes (where to authorize), then one error line."""
+    no_traceback(r)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert lines and lines[-1].startswith("mcptask: error: "), r.stderr
+    assert len([ln for ln in lines if "error" in ln]) == 1, r.stderr
+
+
+def sent_secrets(server: HostileAuth) -> list[str]:
+    """Every secret mcptask sent to the token endpoint: the form's secret fields and what the
+    Basic header encodes (and prefixes of them, as a truncated echo would show)."""
+    out: list[str] = []
+    for seen in server.requests_to("/token"):
+        for key, value in parse_qsl(seen.body):
+            if key in (
+                "client_secret",
+                "code",
+                "code_verifier",
+                "client_assertion",
+                "refresh_token",
+            ):
+                out.append(value)
+        auth = seen.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            out.append(auth[6:])
+            out.append(base64.b64decode(auth[6:]).decode().partition(":")[2])
+    return [s for s in out if s]
+
+
+def assert_nothing_leaked(server: HostileAuth, *results: CliResult) -> None:
+    secrets = sent_secrets(server)
+    assert secrets, "the token endpoint was asked"
+    for r in results:
+        text = everything(r)
+        for secret in secrets:
+            assert secret not in text and secret[:12] not in text, (secret, text)
+
+
+def test_a_refusal_echoing_the_client_secret_shows_none_of_it(
+    run_cli: RunCli, hostile: HostileAuth, tmp_path: Path
+) -> None:
+    hostile.quirks.echo = True
+    secret_file = tmp_path / "secret"
+    secret_file.write_text("s3cr3t+/=value-9d1c\n")
+    args = ["--client-id", "cid", "--client-secret-file", str(secret_file), "--url", hostile.url]
+    for extra in ([], ["--trace"]):
+        r = run_cli("auth", "login", "--client-credentials", *args, *extra, env=ENV)
+        assert r.code == 3, r.stderr
+        no_traceback(r)
+        if not extra:
+            assert_one_line_error(r)
+        assert "invalid_client" in r.stderr
+        assert_nothing_leaked(hostile, r)
+        assert "s3cr3t" not in everything(r)
+
+
+def test_a_refusal_echoing_the_code_and_verifier_shows_none_of_them(
+    run_cli: RunCli, hostile: HostileAuth
+) -> None:
+    hostile.quirks.echo = True
+    for extra in ([], ["--trace"]):
+        r = run_cli("auth", "login", "--url", hostile.url, *extra, env=ENV)
+        assert r.code == 3, r.stderr
+        no_traceback(r)
+        assert "refused the authorization code: invalid_client" in r.stderr
+        assert_nothing_leaked(hostile, r)
+        # the client secret the registration gave is held too
+        registered = [c["secret"] for c in hostile.state.clients.values()]
+        assert not [s for s in registered if s in everything(r)]
+
+
+def test_an_access_token_with_cr_lf_is_refused_unshown(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path
+) -> None:
+    hostile.quirks.token = "tok-evil\r\nX-Injected: yes"
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 3, r.stderr
+    ends_in_one_error(r)
+    assert "access token that has a space, a control or a non-ASCII character" in r.stderr
+    assert "tok-evil" not in r.stderr and "X-Injected" not in r.stderr
+    r = run_cli("tools", "--url", hostile.url, "--login", env=ENV)
+    assert r.code == 3, r.stderr
+    no_traceback(r)
+    assert "tok-evil" not in everything(r) and "X-Injected" not in everything(r)
+    assert not [s for s in hostile.seen if "X-Injected" in s.headers]
+    assert not (state_dir / "credentials.json").exists()
+
+
+def test_a_stored_token_no_header_can_carry_is_never_sent_nor_printed(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path
+) -> None:
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 0, r.stderr
+    path = state_dir / "credentials.json"
+    data = json.loads(path.read_text())
+    (entry,) = data["servers"].values()
+    entry["accessToken"] = "tok\x1b]0;pwned\x07\r\nX-Injected: 1"
+    path.write_text(json.dumps(data))
+    r = run_cli("auth", "token", "--url", hostile.url, env=ENV)
+    assert r.code == 3, r.stderr
+    assert_one_line_error(r)
+    assert "\x1b" not in everything(r) and "X-Injected" not in everything(r)
+    assert not [s for s in hostile.seen if "X-Injected" in s.headers]
+
+
+def test_a_401_from_where_a_redirect_led_never_logs_in_there(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path
+) -> None:
+    with HostileAuth() as b:
+        hostile.quirks.redirect_to = b.base
+        b.quirks.resource = hostile.url  # B's metadata claims to speak for A
+        r = run_cli("tools", "--url", hostile.url, "--login", env=ENV)
+        assert r.code == 3, r.stderr
+        assert_one_line_error(r)
+        assert f"where {hostile.base} redirected" in r.stderr
+        r2 = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+        assert r2.code == 3, r2.stderr
+        assert_one_line_error(r2)
+        assert "never follows a redirect to another origin" in r2.stderr
+        for path in ("/register", "/authorize", "/token"):
+            assert not b.requests_to(path), path
+        assert not (state_dir / "credentials.json").exists()
+
+
+@pytest.mark.parametrize("expires_in", ["1e999", "NaN", "-Infinity", '"soon"', "1" + "0" * 400])
+def test_numbers_no_clock_can_hold_mean_no_expiry(
+    run_cli: RunCli, hostile: HostileAuth, expires_in: str
+) -> None:
+    hostile.quirks.expires_in = expires_in
+    r = run_cli("auth", "login", "--url", hostile.url, "-o", "json", env=ENV)
+    assert r.code == 0, r.stderr
+    assert r.json()["expiresAt"] is None
+    status = run_cli("auth", "status", "-o", "json", env=ENV)
+    assert status.code == 0, status.stderr
+    json.loads(status.stdout, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
+    tools = run_cli("tools", "--url", hostile.url, "-o", "json", env=ENV)
+    assert tools.code == 0, tools.stderr
+
+
+def test_a_server_refusing_every_renewed_token_ends_in_exit_3_with_its_reason(
+    run_cli: RunCli, hostile: HostileAuth
+) -> None:
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 0, r.stderr
+    hostile.quirks.refuse_tokens = True
+    r = run_cli("tools", "--url", hostile.url, "-o", "json", env=ENV)
+    assert r.code == 3, r.stderr
+    assert_one_line_error(r)
+    assert "invalid_token" in r.stderr and "StreamClosed" not in r.stderr
