@@ -216,16 +216,52 @@ async def client_credentials(
     )
 
 
+def revocation_methods(client: Client, listed: list[str] | None) -> list[str]:
+    """How to authenticate at the revocation endpoint, in order: the methods its metadata
+    lists (`revocation_endpoint_auth_methods_supported`) that this client can use, the
+    client's token-endpoint method first among them; without a list, the token endpoint's
+    method. Then, for a client with a secret, the other of Basic and form as a second try."""
+    can = ["none"]
+    if client.client_secret:
+        can = ["client_secret_basic", "client_secret_post"]
+    if client.key_file:
+        can = ["private_key_jwt", *can]
+    ours = client.auth_method if client.auth_method in can else can[0]
+    if listed:
+        usable = [m for m in listed if m in can]
+        order = ([ours] if ours in usable else []) + [m for m in usable if m != ours]
+    else:
+        order = [ours]
+    if client.client_secret:
+        order += [m for m in ("client_secret_basic", "client_secret_post") if m not in order]
+    return order[:3] or [ours]
+
+
 async def revoke(
-    web: Web, endpoint: str, issuer: str, client: Client, token: str, hint: str
+    web: Web,
+    endpoint: str,
+    issuer: str,
+    client: Client,
+    token: str,
+    hint: str,
+    listed: list[str] | None = None,
 ) -> bool:
-    """Ask the authorization server to revoke a token (RFC 7009); True when it says done."""
+    """Ask the authorization server to revoke a token (RFC 7009); True when it says done.
+    Refused with 400/401 (a server that lists one method and reads another), it is asked
+    again with the next method."""
+    from dataclasses import replace
+
     from authlib.common.urls import add_params_to_qs
 
-    body = add_params_to_qs("", [("token", token), ("token_type_hint", hint)])
-    headers, body = authenticate(client, issuer, {}, body)
-    answer = await web.post_form(endpoint, body, headers)
-    return answer.ok
+    for method in revocation_methods(client, listed):
+        body = add_params_to_qs("", [("token", token), ("token_type_hint", hint)])
+        headers, body = authenticate(replace(client, auth_method=method), issuer, {}, body)
+        answer = await web.post_form(endpoint, body, headers)
+        if answer.ok:
+            return True
+        if answer.status not in (400, 401):
+            return False
+    return False
 
 
 async def refresh(

@@ -176,12 +176,18 @@ async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
         client = clients.pre_registered(opts.client, auth) or clients.metadata_document(
             opts.client, auth
         )
+        scope = select_scope(run.wanted, run.challenge, auth, offline=True)
         if client is None:
-            if reuse is not None and reuse.redirect_uri == lb.redirect_uri:
+            if (
+                reuse is not None
+                and reuse.redirect_uri == lb.redirect_uri
+                and _covers(reuse.scope, scope)
+            ):
                 client = reuse
             else:
-                client = await clients.register(web, auth, lb.redirect_uri)
-        scope = select_scope(run.wanted, run.challenge, auth, offline=True)
+                client = await clients.register(web, auth, lb.redirect_uri, scope)
+            if run.wanted is None:
+                scope = _within(scope, client.scope)
 
         async def open_url(url: str) -> None:
             _offer(url, lb.redirect_uri, opts, io)
@@ -196,6 +202,23 @@ async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
             wait=lambda: lb.wait(login_timeout()),
         )
     return run.finish(client, tokens, scope, "authorization_code")
+
+
+def _covers(registered: str | None, scope: str | None) -> bool:
+    """A client registered for `registered` may ask for `scope` (unknown: assume so)."""
+    if registered is None or not scope:
+        return True
+    return set(scope.split()) <= set(registered.split())
+
+
+def _within(scope: str | None, registered: str | None) -> str | None:
+    """The scopes to ask for, within what the registration granted (where it said): those
+    of `scope` it covers, else the granted ones."""
+    if registered is None or _covers(registered, scope):
+        return scope
+    assert scope is not None
+    kept = [s for s in scope.split() if s in registered.split()]
+    return " ".join(kept) if kept else registered
 
 
 def _stored_registration(previous: Credentials | None, auth: ServerAuth) -> Client | None:
@@ -245,6 +268,7 @@ def _credentials(
         scope=tokens.scope if tokens.scope is not None else scope,
         grant=grant,
         revocation_endpoint=auth.endpoint("revocation_endpoint"),
+        revocation_methods=auth.supported("revocation_endpoint_auth_methods_supported"),
     )
 
 

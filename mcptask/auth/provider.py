@@ -24,7 +24,7 @@ from typing import Any
 from mcptask.auth import challenge as challenges
 from mcptask.auth import flows
 from mcptask.auth.challenge import Challenge
-from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.store import Credentials, CredentialStore, RenewalLock
 from mcptask.auth.web import Web
 from mcptask.errors import AuthError
 
@@ -183,12 +183,19 @@ class OAuthProvider:
             return True
         if scope is not None:
             creds.scope = scope
-        # another mcptask process may have rotated the refresh token: read the store again
+        async with RenewalLock(self.store, self.server):  # one renewal at a time, everywhere
+            return await self._renew_locked(creds, sent, scope)
+
+    async def _renew_locked(self, creds: Credentials, sent: str, scope: str | None) -> bool:
+        # another mcptask process may have renewed (and rotated the refresh token) meanwhile
         stored = self.store.load(self.server)
-        if stored is not None and stored.access_token != sent and not stored.expired():
-            self._creds = stored
-            self._remember(stored)
-            return True
+        if stored is not None and stored.access_token != sent:
+            if not stored.expired() and scope is None:
+                self._creds = stored
+                self._remember(stored)
+                return True
+            if stored.refresh_token and stored.obtained_at >= creds.obtained_at:
+                creds.refresh_token = stored.refresh_token  # the newest, not the spent one
         try:
             tokens = await self._ask_again(creds)
         except AuthError:

@@ -44,6 +44,9 @@ class Credentials:
     obtained_at: float = field(default_factory=time.time)
     #: the authorization server's token revocation endpoint (RFC 7009), for `auth logout`
     revocation_endpoint: str | None = None
+    #: how the revocation endpoint authenticates clients (its metadata's
+    #: `revocation_endpoint_auth_methods_supported`), where it said
+    revocation_methods: list[str] | None = None
 
     def expired(self, now: float | None = None) -> bool:
         if self.expires_at is None:
@@ -75,6 +78,7 @@ class Credentials:
             ("refreshToken", self.refresh_token),
             ("scope", self.scope),
             ("revocationEndpoint", self.revocation_endpoint),
+            ("revocationMethods", self.revocation_methods),
         ):
             if value is not None:
                 out[key] = value
@@ -107,6 +111,7 @@ class Credentials:
             grant=_str(data.get("grant")) or "authorization_code",
             obtained_at=obtained if obtained is not None else time.time(),
             revocation_endpoint=_str(data.get("revocationEndpoint")),
+            revocation_methods=_strs(data.get("revocationMethods")),
         )
 
     def summary(self) -> dict[str, Any]:
@@ -139,6 +144,12 @@ def _stamp(value: Any) -> float | None:
         return None
     stamp = float(value)
     return stamp if math.isfinite(stamp) and 0 <= stamp <= MAX_STAMP else None
+
+
+def _strs(value: Any) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    return [v for v in value if isinstance(v, str)][:20]
 
 
 def _str(value: Any) -> str | None:
@@ -267,6 +278,77 @@ class CredentialStore:
             servers = self._read(path)
             change(servers)
             write_private(path, json.dumps({"version": 1, "servers": servers}))
+
+
+# -- one renewal at a time, across processes -----------------------------------------------------
+
+#: seconds a renewal waits for another process's renewal of the same credentials
+RENEW_WAIT = 30.0
+
+
+class RenewalLock:
+    """`async with RenewalLock(store, server):` one renewal of a server's credentials at a
+    time across mcptask processes (an exclusive lock on a file beside the credentials, one per
+    endpoint). The waiter then finds the other's fresh token in the store. Waiting is bounded
+    (RENEW_WAIT); a lock that cannot be made (a read-only state directory, a directory in its
+    place) is no lock at all rather than an error: the renewal still runs."""
+
+    def __init__(self, store: CredentialStore, server: str) -> None:
+        import hashlib
+
+        digest = hashlib.sha256(endpoint_key(server).encode()).hexdigest()[:16]
+        self.path = store.directory / f"credentials-{digest}.renew.lock"
+        self._fd: int | None = None
+
+    async def __aenter__(self) -> None:
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return
+        deadline = time.monotonic() + RENEW_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    await _pause(0.05)
+                    continue
+            except OSError:
+                pass
+            else:
+                self._fd = fd
+                return
+            os.close(fd)  # waited long enough (or no locking here): renew unlocked
+            return
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+async def _pause(seconds: float) -> None:
+    """Sleep without holding up an event loop's other work, or plainly where the command runs
+    without one."""
+    import sys
+
+    if "asyncio" in sys.modules:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            await asyncio.sleep(seconds)
+            return
+    time.sleep(seconds)
 
 
 def _usable_keyring() -> Any:

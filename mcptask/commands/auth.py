@@ -173,7 +173,15 @@ async def _revoke(ctx: Context, creds: Credentials) -> bool:
     )
     web = session.web(_io(ctx))
     try:
-        return await revoke(web, creds.revocation_endpoint, creds.issuer, creds.client, token, hint)
+        return await revoke(
+            web,
+            creds.revocation_endpoint,
+            creds.issuer,
+            creds.client,
+            token,
+            hint,
+            creds.revocation_methods,
+        )
     except McptaskError as exc:
         ctx.out.note(f"could not revoke the tokens: {exc.message}")
         return False

@@ -185,3 +185,47 @@ def test_a_server_refusing_every_renewed_token_ends_in_exit_3_with_its_reason(
     assert r.code == 3, r.stderr
     assert_one_line_error(r)
     assert "invalid_token" in r.stderr and "StreamClosed" not in r.stderr
+
+
+def test_logout_revokes_with_the_listed_method_then_the_other(
+    run_cli: RunCli, hostile: HostileAuth
+) -> None:
+    """The server lists `client_secret_basic` (and the token endpoint settled on it) but its
+    revocation endpoint reads the secret from the form only: the second try revokes."""
+    hostile.quirks.registered_method = "client_secret_basic"
+    hostile.quirks.revocation_methods = ["client_secret_basic", "client_secret_post"]
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 0, r.stderr
+    (refresh,) = hostile.state.refresh
+    out = run_cli("auth", "logout", "--url", hostile.url, env=ENV)
+    assert out.code == 0, out.stderr
+    assert "the authorization server revoked them" in out.stderr
+    assert hostile.state.revoked == [refresh]
+    tries = hostile.requests_to("/revoke")
+    assert [t.headers.get("Authorization", "")[:6] for t in tries] == ["Basic ", ""]
+
+
+def test_processes_renewing_at_once_take_turns_and_share_the_result(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path
+) -> None:
+    """A rotating server (a refresh token dies with its first use) that takes a while to
+    renew, and four processes with the expired token at once: one renews, the others wait
+    for it and use its token (none is told to log in again)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    hostile.quirks.expires_in = "1"
+    hostile.quirks.refresh_delay = 1.0
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 0, r.stderr
+    (entry,) = json.loads((state_dir / "credentials.json").read_text())["servers"].values()
+    while time.time() < entry["expiresAt"] + 0.2:  # the condition: the token has expired
+        time.sleep(0.1)
+
+    def tools(_: int) -> CliResult:
+        return run_cli("tools", "--url", hostile.url, "-o", "json", env=ENV)
+
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(tools, range(4)))
+    assert [x.code for x in runs] == [0, 0, 0, 0], [x.stderr for x in runs]
+    assert hostile.state.refreshes == 1

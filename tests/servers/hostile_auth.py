@@ -25,6 +25,7 @@ import base64
 import json
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,6 +51,10 @@ class Quirks:
     registered_scope: str | None = None
     scopes_supported: list[str] | None = None
     revocation_methods: list[str] | None = None
+    #: seconds the token endpoint takes to answer a refresh (processes renewing at once)
+    refresh_delay: float = 0.0
+    #: the token endpoint auth method registration settles
+    registered_method: str = "client_secret_post"
     #: 307 from /mcp and the well-known URLs to this origin
     redirect_to: str | None = None
     #: the resource the protected-resource metadata claims (default: this server's /mcp)
@@ -60,9 +65,11 @@ class Quirks:
 class State:
     clients: dict[str, dict[str, Any]] = field(default_factory=dict)
     codes: dict[str, dict[str, str]] = field(default_factory=dict)
-    tokens: set[str] = field(default_factory=set)
+    #: access tokens it issued -> when each expires (a refresh spends the older ones)
+    tokens: dict[str, float] = field(default_factory=dict)
     refresh: set[str] = field(default_factory=set)
     revoked: list[str] = field(default_factory=list)
+    refreshes: int = 0
 
 
 class HostileAuth:
@@ -122,7 +129,13 @@ class HostileAuth:
     def issue(self, refresh: bool = True) -> dict[str, Any]:
         q = self.quirks
         token = q.token or "at-" + secrets.token_urlsafe(12)
-        self.state.tokens.add(token)
+        try:
+            lifetime = float(q.expires_in) if q.expires_in is not None else 3600.0
+        except ValueError:
+            lifetime = 3600.0
+        if not 0 < lifetime < 10**9:
+            lifetime = 3600.0
+        self.state.tokens[token] = time.time() + lifetime
         body: dict[str, Any] = {"access_token": token, "token_type": "Bearer"}
         if refresh:
             rt = "rt-" + secrets.token_urlsafe(12)
@@ -204,7 +217,8 @@ class _Handler(BaseHTTPRequestHandler):
         o = self.owner
         auth = self.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ")
-        if self.command != "POST" or o.quirks.refuse_tokens or token not in o.state.tokens:
+        valid = o.state.tokens.get(token, 0.0) > time.time()
+        if self.command != "POST" or o.quirks.refuse_tokens or not valid:
             if self.command != "POST":
                 self._send(405, b"", "text/plain")
                 return
@@ -259,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
             "client_id": cid,
             "client_secret": secret,
             "redirect_uris": doc.get("redirect_uris", []),
-            "token_endpoint_auth_method": "client_secret_post",
+            "token_endpoint_auth_method": o.quirks.registered_method,
             "grant_types": ["authorization_code", "refresh_token"],
         }
         if scope:
@@ -300,7 +314,11 @@ class _Handler(BaseHTTPRequestHandler):
             if q.refuse_refresh or form.get("refresh_token") not in o.state.refresh:
                 self._json({"error": "invalid_grant", "error_description": "refresh refused"}, 400)
                 return
-            o.state.refresh.discard(form["refresh_token"])
+            o.state.refresh.discard(form["refresh_token"])  # rotation: the old one is spent
+            o.state.tokens.clear()  # and the access tokens issued before
+            o.state.refreshes += 1
+            if q.refresh_delay:
+                time.sleep(q.refresh_delay)
         answer = self.owner.issue(refresh=grant != "client_credentials")
         if q.expires_in is not None:
             text = json.dumps(answer)[:-1] + f', "expires_in": {q.expires_in}}}'
