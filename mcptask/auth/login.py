@@ -13,7 +13,7 @@ from mcptask.auth import discovery, flows
 from mcptask.auth.challenge import Challenge
 from mcptask.auth.client import Client, ClientOptions
 from mcptask.auth.discovery import ServerAuth
-from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.store import CannotKeep, Credentials, CredentialStore
 from mcptask.auth.web import Web
 from mcptask.errors import AuthError, UsageError
 
@@ -144,7 +144,10 @@ class _Run:
     ) -> Credentials:
         """Store what the grant gave and return it."""
         creds = _credentials(self.server_url, self.auth, client, tokens, scope, grant)
-        self.store.save(creds)
+        try:
+            self.store.save(creds)
+        except CannotKeep as exc:
+            raise CannotKeep.after_login(exc, creds.server, self.store.directory) from None
         return creds
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from mcptask.auth import challenge as challenges
 from mcptask.auth import flows
 from mcptask.auth.challenge import Challenge
-from mcptask.auth.store import Credentials, CredentialStore, RenewalLock
+from mcptask.auth.store import CannotKeep, Credentials, CredentialStore, RenewalLock
 from mcptask.auth.web import Web
 from mcptask.errors import AuthError
 
@@ -206,8 +206,11 @@ class OAuthProvider:
         creds.refresh_token = tokens.refresh_token or creds.refresh_token
         if tokens.scope:
             creds.scope = tokens.scope
-        self.store.save(creds)
         self._remember(creds)
+        try:
+            self.store.save(creds)
+        except CannotKeep as exc:  # this run goes on with the new token; later ones log in
+            self.store.note(f"the renewed token cannot be kept ({exc.message})")
         return True
 
     async def _ask_again(self, creds: Credentials) -> flows.Tokens:

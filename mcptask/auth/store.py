@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.client import Client
+from mcptask.errors import UsageError
 from mcptask.state.endpoints import endpoint_key
 from mcptask.state.files import locked, state_dir, write_private
 
@@ -172,6 +173,9 @@ class CredentialStore:
         self._keyring: Any = None
         self._backend: str | None = None
 
+    def note(self, message: str) -> None:
+        self._note(message)
+
     @property
     def file(self) -> Path:
         return self.directory / "credentials.json"
@@ -213,9 +217,19 @@ class CredentialStore:
     # -- writing ------------------------------------------------------------------------------
 
     def save(self, creds: Credentials) -> None:
+        """Keep the credentials: in the keyring (and the endpoint in the index), else in the
+        0600 file. `CannotKeep` when neither can hold them."""
         key = endpoint_key(creds.server)
         if self.backend == "keyring" and self._keyring_set(key, json.dumps(creds.to_json())):
-            self._change(self.index, lambda data: data.__setitem__(key, {"issuer": creds.issuer}))
+            try:
+                self._change(
+                    self.index, lambda data: data.__setitem__(key, {"issuer": creds.issuer})
+                )
+            except CannotKeep as exc:
+                self._note(
+                    f"the credentials are in the OS keyring, but {exc.where} cannot be "
+                    f"written ({exc.why}): each run finds them only after the server asks"
+                )
             return
         first = not self.file.exists()
         self._change(self.file, lambda data: data.__setitem__(key, creds.to_json()))
@@ -266,18 +280,43 @@ class CredentialStore:
     # -- files ---------------------------------------------------------------------------------
 
     def _read(self, path: Path) -> dict[str, Any]:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        servers = data.get("servers") if isinstance(data, dict) else None
-        return servers if isinstance(servers, dict) else {}
+        from mcptask.auth.files import read_servers
+
+        return read_servers(path, self._note)
 
     def _change(self, path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
-        with locked(path):
-            servers = self._read(path)
-            change(servers)
-            write_private(path, json.dumps({"version": 1, "servers": servers}))
+        """Change a store file under its lock; `CannotKeep` (saying what and where) when it
+        cannot be written."""
+        try:
+            with locked(path):
+                servers = self._read(path)
+                change(servers)
+                write_private(path, json.dumps({"version": 1, "servers": servers}))
+        except OSError as exc:
+            raise CannotKeep(path, exc) from None
+
+
+class CannotKeep(UsageError):
+    """A store file cannot be written (a read-only or full state directory, a directory where
+    the file or its lock should be): says what and where."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.where = str(exc.filename or path)
+        if isinstance(exc, IsADirectoryError):
+            self.why = "it is a directory"
+        else:
+            self.why = exc.strerror or type(exc).__name__
+        super().__init__(f"cannot write {self.where}: {self.why}")
+
+    @classmethod
+    def after_login(cls, exc: CannotKeep, server: str, directory: Path) -> UsageError:
+        """The error of a login whose credentials could not be kept: what, where, and how to
+        try again (the tokens are not kept anywhere, nor shown)."""
+        return UsageError(
+            f"the login to {server} succeeded, but its credentials cannot be kept: cannot "
+            f"write {exc.where} ({exc.why}); make {directory} writable (or set "
+            "MCPTASK_STATE_DIR to a writable directory, or use an OS keyring) and log in again"
+        )
 
 
 # -- one renewal at a time, across processes -----------------------------------------------------

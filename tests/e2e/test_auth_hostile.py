@@ -229,3 +229,58 @@ def test_processes_renewing_at_once_take_turns_and_share_the_result(
         runs = list(pool.map(tools, range(4)))
     assert [x.code for x in runs] == [0, 0, 0, 0], [x.stderr for x in runs]
     assert hostile.state.refreshes == 1
+
+
+def test_a_login_that_cannot_keep_its_tokens_says_what_where_and_how_to_retry(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path, tmp_path: Path
+) -> None:
+    (state_dir / "credentials.json.lock").mkdir()  # a directory where the lock goes
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 2, r.stderr
+    ends_in_one_error(r)
+    last = r.stderr.splitlines()[-1]
+    assert "the login to" in last and "credentials.json.lock (it is a directory)" in last
+    assert "log in again" in last and "cannot write the output" not in r.stderr
+    assert_no_token_shown(hostile, r)
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    env = {**ENV, "MCPTASK_STATE_DIR": str(blocked / "state")}  # under a file: cannot exist
+    r = run_cli("auth", "login", "--url", hostile.url, env=env)
+    assert r.code == 2, r.stderr
+    ends_in_one_error(r)
+    assert f"cannot write {blocked}" in r.stderr and "MCPTASK_STATE_DIR" in r.stderr
+    assert_no_token_shown(hostile, r)
+
+
+def assert_no_token_shown(server: HostileAuth, r: CliResult) -> None:
+    issued = [*server.state.tokens, *server.state.refresh]
+    assert issued and not [t for t in issued if t in everything(r)]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "damaged", "deep", "directory"])
+def test_odd_credential_files_never_block_nor_crash(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path, tmp_path: Path, kind: str
+) -> None:
+    import os
+
+    path = state_dir / "credentials.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink":
+        (tmp_path / "elsewhere.json").write_text('{"servers": {}}')
+        path.symlink_to(tmp_path / "elsewhere.json")
+    elif kind == "damaged":
+        path.write_text('{"servers": {"x": ')
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        path.mkdir()
+    for args in (["auth", "status", "-o", "json"], ["tools", "--url", hostile.url]):
+        r = run_cli(*args, env=ENV, timeout=30)
+        no_traceback(r)
+        assert r.code in (0, 3), r.stderr
+    if kind in ("damaged", "deep"):
+        assert not path.exists() and list(state_dir.glob("credentials.json.damaged-*"))
+        r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+        assert r.code == 0, r.stderr
