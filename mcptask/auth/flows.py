@@ -30,7 +30,8 @@ class Tokens:
 
 
 OpenUrl = Callable[[str], Awaitable[None]]
-WaitResponse = Callable[[], Awaitable[dict[str, str]]]
+#: waits for the authorization response carrying the given `state`
+WaitResponse = Callable[[str], Awaitable[dict[str, str]]]
 
 
 #: the longest lifetime believed of a token (`expires_in`): ten years
@@ -185,7 +186,7 @@ async def authorization_code(
         resource=auth.resource,
     )
     await open_url(url)
-    code = check_response(await wait(), state, auth)
+    code = check_response(await wait(state), state, auth)
     return await token_request(
         web,
         auth.token_endpoint,

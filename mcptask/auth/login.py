@@ -202,7 +202,7 @@ async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
             redirect_uri=lb.redirect_uri,
             scope=scope,
             open_url=open_url,
-            wait=lambda: lb.wait(login_timeout()),
+            wait=lambda state: lb.wait(login_timeout(), state),
         )
     return run.finish(client, tokens, scope, "authorization_code")
 

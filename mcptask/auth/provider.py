@@ -277,11 +277,25 @@ async def run_apart(make: Callable[[], Awaitable[Credentials]]) -> Credentials:
 
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
-    thread.join()
+    await _joined(thread)
     if "error" in box:
         raise box["error"]
     result: Credentials = box["value"]
     return result
+
+
+async def _joined(thread: threading.Thread) -> None:
+    """Wait for the thread: inside an event loop without holding it up (a watch's other
+    endpoints go on polling during a login), plainly where the command runs without one."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        thread.join()
+        return
+    while thread.is_alive():  # cancellable (Ctrl-C), unlike a join in an executor
+        await asyncio.sleep(0.05)
 
 
 async def _call(make: Callable[[], Awaitable[Credentials]]) -> Credentials:

@@ -190,7 +190,10 @@ class CredentialStore:
         if self._backend is None:
             self._backend = "file"
             if os.environ.get(ENV_KEYRING, "").strip().lower() not in ("off", "0", "no", "false"):
-                self._keyring = _usable_keyring()
+                try:
+                    self._keyring = keyring_call(_usable_keyring)
+                except KeyringTimeout as exc:
+                    self._fall_back(exc)
                 if self._keyring is not None:
                     self._backend = "keyring"
         return self._backend
@@ -251,31 +254,34 @@ class CredentialStore:
 
     def _keyring_get(self, key: str) -> str | None:
         try:
-            value = self._keyring.get_password(SERVICE, key)
-        except Exception:  # any backend failure (D-Bus gone, locked): the file instead
-            self._fall_back()
+            value = keyring_call(self._keyring.get_password, SERVICE, key)
+        except Exception as exc:  # any backend failure (D-Bus gone, locked): the file instead
+            self._fall_back(exc)
             return None
         return value if isinstance(value, str) else None
 
     def _keyring_set(self, key: str, value: str) -> bool:
         try:
-            self._keyring.set_password(SERVICE, key, value)
-        except Exception:
-            self._fall_back()
+            keyring_call(self._keyring.set_password, SERVICE, key, value)
+        except Exception as exc:
+            self._fall_back(exc)
             return False
         return True
 
     def _keyring_delete(self, key: str) -> bool:
         try:
-            if self._keyring.get_password(SERVICE, key) is None:
+            if keyring_call(self._keyring.get_password, SERVICE, key) is None:
                 return False
-            self._keyring.delete_password(SERVICE, key)
-        except Exception:
+            keyring_call(self._keyring.delete_password, SERVICE, key)
+        except Exception as exc:
+            self._fall_back(exc)
             return False
         return True
 
-    def _fall_back(self) -> None:
+    def _fall_back(self, exc: Exception | None = None) -> None:
         self._backend = "file"
+        if isinstance(exc, KeyringTimeout):
+            self._note(f"{exc}; using the credentials file in {self.directory} instead")
 
     # -- files ---------------------------------------------------------------------------------
 
@@ -388,6 +394,52 @@ async def _pause(seconds: float) -> None:
             await asyncio.sleep(seconds)
             return
     time.sleep(seconds)
+
+
+# -- the keyring's deadline --------------------------------------------------------------------
+
+#: seconds a keyring call may take (`MCPTASK_KEYRING_TIMEOUT`, 0.1-60) before the file is used
+KEYRING_TIMEOUT = 5.0
+
+
+class KeyringTimeout(Exception):
+    pass
+
+
+def keyring_timeout() -> float:
+    import math
+
+    raw = os.environ.get("MCPTASK_KEYRING_TIMEOUT", "").strip()
+    try:
+        value = float(raw) if raw else KEYRING_TIMEOUT
+    except ValueError:
+        return KEYRING_TIMEOUT
+    return min(max(value, 0.1), 60.0) if math.isfinite(value) else KEYRING_TIMEOUT
+
+
+def keyring_call(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` (a keyring call) with a deadline: a backend that blocks (a locked or hung
+    Secret Service, a prompt nobody answers) raises `KeyringTimeout` after `keyring_timeout()`
+    seconds; the call goes on in a daemon thread that dies with the process."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="mcptask-keyring")
+    thread.start()
+    seconds = keyring_timeout()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise KeyringTimeout(f"the OS keyring did not answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _usable_keyring() -> Any:

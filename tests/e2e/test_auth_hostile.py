@@ -284,3 +284,78 @@ def test_odd_credential_files_never_block_nor_crash(
         assert not path.exists() and list(state_dir.glob("credentials.json.damaged-*"))
         r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
         assert r.code == 0, r.stderr
+
+
+def test_a_keyring_that_never_answers_has_a_deadline(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path
+) -> None:
+    from servers.common import REPO
+
+    env = {
+        **ENV,
+        "MCPTASK_KEYRING": "",
+        "PYTHON_KEYRING_BACKEND": "blocking_keyring.BlockingKeyring",
+        "PYTHONPATH": str(REPO / "tests" / "servers"),
+        "MCPTASK_KEYRING_TIMEOUT": "0.5",
+    }
+    r = run_cli("auth", "login", "--url", hostile.url, env=env, timeout=60)
+    assert r.code == 0, r.stderr
+    assert "the OS keyring did not answer within 0.5 s" in r.stderr
+    assert (state_dir / "credentials.json").exists()
+    r = run_cli("tools", "--url", hostile.url, "-o", "json", env=env, timeout=60)
+    assert r.code == 0, r.stderr
+    assert "noop" in r.stdout
+
+
+def test_forged_requests_to_the_loopback_get_400_and_the_login_goes_on(
+    hostile: HostileAuth, state_dir: Path
+) -> None:
+    import re
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+    from urllib.parse import parse_qs, urlsplit
+
+    from conftest import clean_env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", "auth", "login", "--url", hostile.url, "--no-browser"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=clean_env(state_dir, {"MCPTASK_KEYRING": "off"}),
+        text=True,
+    )
+    assert proc.stderr is not None
+    authorize = ""
+    for line in proc.stderr:
+        if line.strip().startswith("http"):
+            authorize = line.strip()
+            break
+    redirect = parse_qs(urlsplit(authorize).query)["redirect_uri"][0]
+    port = urlsplit(redirect).port
+    assert port is not None
+
+    def raw(request: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(request)
+            s.shutdown(socket.SHUT_WR)
+            return s.recv(200)
+
+    assert raw(b"GET /callback?" + b"a" * 200_000 + b" HTTP/1.1\r\n\r\n").startswith(
+        b"HTTP/1.1 400"
+    )
+    assert raw(b"GET /callback HTTP/1.1\r\n" + b"X: y\r\n" * 500 + b"\r\n").startswith(
+        b"HTTP/1.1 400"
+    )
+    assert raw(b"\xff\xfe garbage\r\n\r\n").startswith(b"HTTP/1.1 400")
+    forged = b"GET /callback?code=forged&state=not-this-one HTTP/1.1\r\n\r\n"
+    assert raw(forged).startswith(b"HTTP/1.1 400")
+    # the real redirect: the authorization server sends the browser back to the listener
+    with urllib.request.urlopen(authorize, timeout=10) as answer:
+        assert answer.status == 200
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "logged in" in err
+    assert not re.search(r"code=forged", err)
