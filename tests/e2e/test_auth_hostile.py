@@ -359,3 +359,26 @@ def test_forged_requests_to_the_loopback_get_400_and_the_login_goes_on(
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "logged in" in err
     assert not re.search(r"code=forged", err)
+
+
+def test_stored_numbers_no_clock_can_hold_are_read_as_none(
+    run_cli: RunCli, hostile: HostileAuth, state_dir: Path
+) -> None:
+    r = run_cli("auth", "login", "--url", hostile.url, env=ENV)
+    assert r.code == 0, r.stderr
+    path = state_dir / "credentials.json"
+    text = path.read_text()
+    data = json.loads(text)
+    (key,) = data["servers"]
+    entry = data["servers"][key]
+    entry["expiresAt"], entry["obtainedAt"] = "@EXPIRES@", "@OBTAINED@"
+    text = json.dumps(data).replace('"@EXPIRES@"', "1" + "0" * 400)
+    path.write_text(text.replace('"@OBTAINED@"', "NaN"))
+    for args in (["auth", "status", "-o", "json"], ["auth", "status", "--url", hostile.url]):
+        r = run_cli(*args, env=ENV)
+        assert r.code == 0, r.stderr
+        no_traceback(r)
+    r = run_cli("auth", "status", "-o", "json", env=ENV)
+    (summary,) = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(c))["servers"]
+    assert summary["expiresAt"] is None
+    assert run_cli("tools", "--url", hostile.url, env=ENV).code == 0
