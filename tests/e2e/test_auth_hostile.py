@@ -92,6 +92,31 @@ def test_a_refusal_echoing_the_client_secret_shows_none_of_it(
         assert "s3cr3t" not in everything(r)
 
 
+def test_a_refusal_echoing_the_jwt_assertion_shows_none_of_it(
+    run_cli: RunCli, hostile: HostileAuth, tmp_path: Path
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = tmp_path / "key.pem"
+    pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    hostile.quirks.echo = True
+    args = ["--client-id", "cid", "--client-key-file", str(pem), "--url", hostile.url]
+    r = run_cli("auth", "login", "--client-credentials", *args, env=ENV)
+    assert r.code == 3, r.stderr
+    assert_one_line_error(r)
+    assert_nothing_leaked(hostile, r)
+    (sent,) = hostile.requests_to("/token")
+    assert "client_assertion=" in sent.body
+
+
 def test_a_refusal_echoing_the_code_and_verifier_shows_none_of_them(
     run_cli: RunCli, hostile: HostileAuth
 ) -> None:
