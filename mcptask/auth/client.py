@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.discovery import ServerAuth
-from mcptask.auth.web import Web
+from mcptask.auth.web import Web, said
 from mcptask.errors import AuthError, UsageError
-from mcptask.text.sanitize import one_line
 
 CLIENT_NAME = "mcptask"
 METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
@@ -35,6 +34,8 @@ class Client:
     source: str = "registered"
     #: the redirect URI a dynamically registered client was registered with
     redirect_uri: str | None = None
+    #: the scopes the registration granted (RFC 7591 `scope`), where it said
+    scope: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -141,9 +142,12 @@ def metadata_document(opts: ClientOptions, auth: ServerAuth) -> Client | None:
     )
 
 
-async def register(web: Web, auth: ServerAuth, redirect_uri: str) -> Client:
+async def register(
+    web: Web, auth: ServerAuth, redirect_uri: str, scope: str | None = None
+) -> Client:
     """Dynamic client registration (RFC 7591) as a native public client where the server
-    allows it (`none`), else with a secret."""
+    allows it (`none`), else with a secret; with the scopes the login will ask for (a server
+    that gives a client default scopes otherwise refuses any other later)."""
     endpoint = auth.endpoint("registration_endpoint")
     if endpoint is None:
         raise AuthError(
@@ -151,9 +155,15 @@ async def register(web: Web, auth: ServerAuth, redirect_uri: str) -> Client:
             "give --client-id (and --client-secret-file) of a client registered there"
         )
     supported = auth.supported("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
-    wanted = next(
-        (m for m in ("none", "client_secret_basic", "client_secret_post") if m in supported),
-        "client_secret_basic",
+    # a public client where allowed; else the first secret method the server lists (its
+    # preference: the MCP SDK lists the form first, and its revocation endpoint reads it)
+    wanted = (
+        "none"
+        if "none" in supported
+        else next(
+            (m for m in supported if m in ("client_secret_basic", "client_secret_post")),
+            "client_secret_basic",
+        )
     )
     body = {
         "client_name": CLIENT_NAME,
@@ -163,13 +173,15 @@ async def register(web: Web, auth: ServerAuth, redirect_uri: str) -> Client:
         "token_endpoint_auth_method": wanted,
         "application_type": "native",
     }
+    if scope:
+        body["scope"] = scope
     answer = await web.post_json(endpoint, body)
     doc = answer.json_object()
     if not answer.ok or doc is None or not isinstance(doc.get("client_id"), str):
-        raise AuthError(
-            f"client registration at {endpoint} failed: HTTP {answer.status}"
-            + _oauth_error(doc, answer.text)
-        )
+        why = _oauth_error(doc, answer.text)
+        if scope and "scope" in why.lower():
+            why += f"; it was asked for {said(scope, 120)}: choose the scopes with --scope"
+        raise AuthError(f"client registration at {endpoint} failed: HTTP {answer.status}{why}")
     secret = doc.get("client_secret") if isinstance(doc.get("client_secret"), str) else None
     registered = doc.get("token_endpoint_auth_method")
     method = choose_method(
@@ -178,15 +190,22 @@ async def register(web: Web, auth: ServerAuth, redirect_uri: str) -> Client:
         key=False,
         registered=registered if isinstance(registered, str) else None,
     )
-    return Client(doc["client_id"], secret or None, method, redirect_uri=redirect_uri)
+    granted = doc.get("scope")
+    return Client(
+        doc["client_id"],
+        secret or None,
+        method,
+        redirect_uri=redirect_uri,
+        scope=granted if isinstance(granted, str) and granted.strip() else None,
+    )
 
 
 def _oauth_error(doc: dict[str, Any] | None, text: str) -> str:
     if doc is not None and isinstance(doc.get("error"), str):
         desc = doc.get("error_description")
-        detail = f" ({one_line(str(desc), 160)})" if isinstance(desc, str) and desc else ""
-        return f": {one_line(doc['error'], 60)}{detail}"
-    snippet = one_line(text, 120)
+        detail = f" ({said(str(desc), 160)})" if isinstance(desc, str) and desc else ""
+        return f": {said(doc['error'], 60)}{detail}"
+    snippet = said(text, 120)
     return f": {snippet}" if snippet else ""
 
 

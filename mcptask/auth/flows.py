@@ -16,9 +16,8 @@ from typing import Any
 
 from mcptask.auth.client import Client, authenticate
 from mcptask.auth.discovery import ServerAuth
-from mcptask.auth.web import Web
+from mcptask.auth.web import Web, said
 from mcptask.errors import AuthError
-from mcptask.text.sanitize import one_line
 
 
 @dataclass
@@ -31,19 +30,49 @@ class Tokens:
 
 
 OpenUrl = Callable[[str], Awaitable[None]]
-WaitResponse = Callable[[], Awaitable[dict[str, str]]]
+#: waits for the authorization response carrying the given `state`
+WaitResponse = Callable[[str], Awaitable[dict[str, str]]]
+
+
+#: the longest lifetime believed of a token (`expires_in`): ten years
+MAX_EXPIRES_IN = 10 * 365 * 86400.0
 
 
 def _refusal(what: str, status: int, doc: dict[str, Any] | None, text: str) -> AuthError:
     detail = f"HTTP {status}"
     if doc is not None and isinstance(doc.get("error"), str):
-        detail = one_line(doc["error"], 60)
+        detail = said(doc["error"], 60)
         desc = doc.get("error_description")
         if isinstance(desc, str) and desc:
-            detail += f" ({one_line(desc, 160)})"
+            detail += f" ({said(desc, 160)})"
+        if doc["error"] == "invalid_scope":
+            detail += "; choose the scopes with --scope"
     elif text.strip():
-        detail += f": {one_line(text, 120)}"
+        detail += f": {said(text, 120)}"
     return AuthError(f"the authorization server refused the {what}: {detail}")
+
+
+def visible_ascii(token: str) -> bool:
+    """A token that can go in an HTTP header as it is (RFC 6750's b64token is a subset):
+    visible ASCII, no space, no control character."""
+    return bool(token) and all("!" <= c <= "~" for c in token)
+
+
+def expires_at(value: Any, now: float) -> float | None:
+    """`expires_in` as a time: a finite number of seconds (or digits in a string), bounded to
+    0 .. ten years; anything else (NaN, infinity, 10**400, words) means no expiry given."""
+    import math
+
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 15:
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and abs(value) > 10**15:
+        return None
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        return None
+    return now + min(max(seconds, 0.0), MAX_EXPIRES_IN)
 
 
 async def token_request(
@@ -67,25 +96,27 @@ async def token_request(
     token = doc.get("access_token")
     if not isinstance(token, str) or not token:
         raise AuthError(f"the authorization server answered the {what} without an access token")
+    if not visible_ascii(token):
+        raise AuthError(
+            f"the authorization server answered the {what} with an access token that has a "
+            "space, a control or a non-ASCII character (RFC 6750): refusing it (it is not shown)"
+        )
     token_type = doc.get("token_type")
     if isinstance(token_type, str) and token_type.lower() not in ("bearer", ""):
         raise AuthError(
-            f"the authorization server issued a {one_line(token_type, 30)!r} token; "
+            f"the authorization server issued a {said(token_type, 30)!r} token; "
             "mcptask sends bearer tokens only"
         )
-    expires_in = doc.get("expires_in")
-    if isinstance(expires_in, str) and expires_in.isdigit():
-        expires_in = int(expires_in)
-    expires_at = (
-        time.time() + float(expires_in)
-        if isinstance(expires_in, int | float) and not isinstance(expires_in, bool)
-        else None
-    )
     refresh = doc.get("refresh_token")
+    if isinstance(refresh, str) and refresh and not visible_ascii(refresh):
+        raise AuthError(
+            f"the authorization server answered the {what} with a refresh token that has a "
+            "space, a control or a non-ASCII character: refusing it (it is not shown)"
+        )
     scope = doc.get("scope")
     return Tokens(
         access_token=token,
-        expires_at=expires_at,
+        expires_at=expires_at(doc.get("expires_in"), time.time()),
         refresh_token=refresh if isinstance(refresh, str) and refresh else None,
         scope=scope if isinstance(scope, str) else params.get("scope"),
     )
@@ -101,7 +132,7 @@ def check_response(params: dict[str, str], state: str, auth: ServerAuth) -> str:
     if iss is not None and iss != auth.metadata.get("issuer", auth.issuer):
         raise AuthError(
             "the authorization response came from another issuer "
-            f"({one_line(iss, 120)}, expected {auth.metadata.get('issuer', auth.issuer)}): "
+            f"({said(iss, 120)}, expected {auth.metadata.get('issuer', auth.issuer)}): "
             "refusing it"
         )
     if iss is None and advertised:
@@ -113,8 +144,10 @@ def check_response(params: dict[str, str], state: str, auth: ServerAuth) -> str:
         raise AuthError("the authorization response does not carry this login's state: refusing it")
     if "error" in params:
         desc = params.get("error_description")
-        detail = f" ({one_line(desc, 160)})" if desc else ""
-        raise AuthError(f"authorization refused: {one_line(params['error'], 60)}{detail}")
+        detail = f" ({said(desc, 160)})" if desc else ""
+        if params["error"] == "invalid_scope":
+            detail += "; choose the scopes with --scope"
+        raise AuthError(f"authorization refused: {said(params['error'], 60)}{detail}")
     code = params.get("code")
     if not code:
         raise AuthError("the authorization response carries no code")
@@ -153,7 +186,7 @@ async def authorization_code(
         resource=auth.resource,
     )
     await open_url(url)
-    code = check_response(await wait(), state, auth)
+    code = check_response(await wait(state), state, auth)
     return await token_request(
         web,
         auth.token_endpoint,
@@ -184,16 +217,52 @@ async def client_credentials(
     )
 
 
+def revocation_methods(client: Client, listed: list[str] | None) -> list[str]:
+    """How to authenticate at the revocation endpoint, in order: the methods its metadata
+    lists (`revocation_endpoint_auth_methods_supported`) that this client can use, the
+    client's token-endpoint method first among them; without a list, the token endpoint's
+    method. Then, for a client with a secret, the other of Basic and form as a second try."""
+    can = ["none"]
+    if client.client_secret:
+        can = ["client_secret_basic", "client_secret_post"]
+    if client.key_file:
+        can = ["private_key_jwt", *can]
+    ours = client.auth_method if client.auth_method in can else can[0]
+    if listed:
+        usable = [m for m in listed if m in can]
+        order = ([ours] if ours in usable else []) + [m for m in usable if m != ours]
+    else:
+        order = [ours]
+    if client.client_secret:
+        order += [m for m in ("client_secret_basic", "client_secret_post") if m not in order]
+    return order[:3] or [ours]
+
+
 async def revoke(
-    web: Web, endpoint: str, issuer: str, client: Client, token: str, hint: str
+    web: Web,
+    endpoint: str,
+    issuer: str,
+    client: Client,
+    token: str,
+    hint: str,
+    listed: list[str] | None = None,
 ) -> bool:
-    """Ask the authorization server to revoke a token (RFC 7009); True when it says done."""
+    """Ask the authorization server to revoke a token (RFC 7009); True when it says done.
+    Refused with 400/401 (a server that lists one method and reads another), it is asked
+    again with the next method."""
+    from dataclasses import replace
+
     from authlib.common.urls import add_params_to_qs
 
-    body = add_params_to_qs("", [("token", token), ("token_type_hint", hint)])
-    headers, body = authenticate(client, issuer, {}, body)
-    answer = await web.post_form(endpoint, body, headers)
-    return answer.ok
+    for method in revocation_methods(client, listed):
+        body = add_params_to_qs("", [("token", token), ("token_type_hint", hint)])
+        headers, body = authenticate(replace(client, auth_method=method), issuer, {}, body)
+        answer = await web.post_form(endpoint, body, headers)
+        if answer.ok:
+            return True
+        if answer.status not in (400, 401):
+            return False
+    return False
 
 
 async def refresh(

@@ -18,13 +18,18 @@ STORE_FILES = ("credentials.json", "auth.json")
 
 def stored(server: str, directory: Path | None = None) -> bool:
     """Credentials are stored for `server` (without reading any secret)."""
+    from mcptask.auth.files import read_bytes
+
     key = endpoint_key(server)
     folder = directory or state_dir()
     for name in STORE_FILES:
-        try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        raw = read_bytes(folder / name)  # never blocks on a FIFO, never follows a link
+        if raw is None:
             continue
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return True  # damaged: the store reads it, says so and sets it aside
         servers = data.get("servers") if isinstance(data, dict) else None
         if isinstance(servers, dict) and key in servers:
             return True

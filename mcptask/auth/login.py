@@ -13,7 +13,7 @@ from mcptask.auth import discovery, flows
 from mcptask.auth.challenge import Challenge
 from mcptask.auth.client import Client, ClientOptions
 from mcptask.auth.discovery import ServerAuth
-from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.store import CannotKeep, Credentials, CredentialStore
 from mcptask.auth.web import Web
 from mcptask.errors import AuthError, UsageError
 
@@ -78,6 +78,18 @@ async def probe(web: Web, server_url: str) -> tuple[Challenge | None, bool]:
     if answer.status in (401, 403):
         header = answer.headers.get("www-authenticate", "")
         return challenges.parse([header] if header else []), True
+    location = answer.headers.get("location")
+    if answer.status in (301, 302, 303, 307, 308) and location:
+        from urllib.parse import urljoin
+
+        from mcptask.auth.web import where
+
+        target = urljoin(server_url, location)
+        if where(target).lower() != where(server_url).lower():
+            raise AuthError(
+                f"{where(server_url)} redirects to {where(target)}: a login never follows a "
+                "redirect to another origin; log in with that server's address as the target"
+            )
     return None, False
 
 
@@ -132,7 +144,10 @@ class _Run:
     ) -> Credentials:
         """Store what the grant gave and return it."""
         creds = _credentials(self.server_url, self.auth, client, tokens, scope, grant)
-        self.store.save(creds)
+        try:
+            self.store.save(creds)
+        except CannotKeep as exc:
+            raise CannotKeep.after_login(exc, creds.server, self.store.directory) from None
         return creds
 
 
@@ -164,12 +179,18 @@ async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
         client = clients.pre_registered(opts.client, auth) or clients.metadata_document(
             opts.client, auth
         )
+        scope = select_scope(run.wanted, run.challenge, auth, offline=True)
         if client is None:
-            if reuse is not None and reuse.redirect_uri == lb.redirect_uri:
+            if (
+                reuse is not None
+                and reuse.redirect_uri == lb.redirect_uri
+                and _covers(reuse.scope, scope)
+            ):
                 client = reuse
             else:
-                client = await clients.register(web, auth, lb.redirect_uri)
-        scope = select_scope(run.wanted, run.challenge, auth, offline=True)
+                client = await clients.register(web, auth, lb.redirect_uri, scope)
+            if run.wanted is None:
+                scope = _within(scope, client.scope)
 
         async def open_url(url: str) -> None:
             _offer(url, lb.redirect_uri, opts, io)
@@ -181,9 +202,26 @@ async def _authorization_code(run: _Run, io: LoginIO) -> Credentials:
             redirect_uri=lb.redirect_uri,
             scope=scope,
             open_url=open_url,
-            wait=lambda: lb.wait(login_timeout()),
+            wait=lambda state: lb.wait(login_timeout(), state),
         )
     return run.finish(client, tokens, scope, "authorization_code")
+
+
+def _covers(registered: str | None, scope: str | None) -> bool:
+    """A client registered for `registered` may ask for `scope` (unknown: assume so)."""
+    if registered is None or not scope:
+        return True
+    return set(scope.split()) <= set(registered.split())
+
+
+def _within(scope: str | None, registered: str | None) -> str | None:
+    """The scopes to ask for, within what the registration granted (where it said): those
+    of `scope` it covers, else the granted ones."""
+    if registered is None or _covers(registered, scope):
+        return scope
+    assert scope is not None
+    kept = [s for s in scope.split() if s in registered.split()]
+    return " ".join(kept) if kept else registered
 
 
 def _stored_registration(previous: Credentials | None, auth: ServerAuth) -> Client | None:
@@ -233,6 +271,7 @@ def _credentials(
         scope=tokens.scope if tokens.scope is not None else scope,
         grant=grant,
         revocation_endpoint=auth.endpoint("revocation_endpoint"),
+        revocation_methods=auth.supported("revocation_endpoint_auth_methods_supported"),
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from mcptask.auth import challenge as challenges
 from mcptask.auth import flows
 from mcptask.auth.challenge import Challenge
-from mcptask.auth.store import Credentials, CredentialStore
+from mcptask.auth.store import CannotKeep, Credentials, CredentialStore, RenewalLock
 from mcptask.auth.web import Web
 from mcptask.errors import AuthError
 
@@ -186,24 +186,34 @@ class OAuthProvider:
             return True
         if scope is not None:
             creds.scope = scope
-        # another mcptask process may have rotated the refresh token: read the store again
+        async with RenewalLock(self.store, self.server):  # one renewal at a time, everywhere
+            return await self._renew_locked(creds, sent, scope)
+
+    async def _renew_locked(self, creds: Credentials, sent: str, scope: str | None) -> bool:
+        # another mcptask process may have renewed (and rotated the refresh token) meanwhile
         stored = self.store.load(self.server)
-        if stored is not None and stored.access_token != sent and not stored.expired(self.clock()):
-            self._creds = stored
-            self._remember(stored)
-            return True
+        if stored is not None and stored.access_token != sent:
+            if not stored.expired(self.clock()) and scope is None:
+                self._creds = stored
+                self._remember(stored)
+                return True
+            if stored.refresh_token and stored.obtained_at >= creds.obtained_at:
+                creds.refresh_token = stored.refresh_token  # the newest, not the spent one
         try:
             tokens = await self._ask_again(creds)
         except AuthError:
             return False
         creds.access_token = tokens.access_token
         creds.expires_at = tokens.expires_at
-        creds.obtained_at = time.time()
+        creds.obtained_at = self.clock()
         creds.refresh_token = tokens.refresh_token or creds.refresh_token
         if tokens.scope:
             creds.scope = tokens.scope
-        self.store.save(creds)
         self._remember(creds)
+        try:
+            self.store.save(creds)
+        except CannotKeep as exc:  # this run goes on with the new token; later ones log in
+            self.store.note(f"the renewed token cannot be kept ({exc.message})")
         return True
 
     async def _ask_again(self, creds: Credentials) -> flows.Tokens:
@@ -270,11 +280,25 @@ async def run_apart(make: Callable[[], Awaitable[Credentials]]) -> Credentials:
 
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
-    thread.join()
+    await _joined(thread)
     if "error" in box:
         raise box["error"]
     result: Credentials = box["value"]
     return result
+
+
+async def _joined(thread: threading.Thread) -> None:
+    """Wait for the thread: inside an event loop without holding it up (a watch's other
+    endpoints go on polling during a login), plainly where the command runs without one."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        thread.join()
+        return
+    while thread.is_alive():  # cancellable (Ctrl-C), unlike a join in an executor
+        await asyncio.sleep(0.05)
 
 
 async def _call(make: Callable[[], Awaitable[Credentials]]) -> Credentials:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.client import Client
+from mcptask.errors import UsageError
 from mcptask.state.endpoints import endpoint_key
 from mcptask.state.files import locked, state_dir, write_private
 
@@ -44,6 +45,9 @@ class Credentials:
     obtained_at: float = field(default_factory=time.time)
     #: the authorization server's token revocation endpoint (RFC 7009), for `auth logout`
     revocation_endpoint: str | None = None
+    #: how the revocation endpoint authenticates clients (its metadata's
+    #: `revocation_endpoint_auth_methods_supported`), where it said
+    revocation_methods: list[str] | None = None
 
     def expired(self, now: float | None = None) -> bool:
         if self.expires_at is None:
@@ -75,6 +79,7 @@ class Credentials:
             ("refreshToken", self.refresh_token),
             ("scope", self.scope),
             ("revocationEndpoint", self.revocation_endpoint),
+            ("revocationMethods", self.revocation_methods),
         ):
             if value is not None:
                 out[key] = value
@@ -89,8 +94,10 @@ class Credentials:
         text = {k: data.get(k) for k in names}
         if client is None or not all(isinstance(v, str) for v in text.values()):
             return None
-        expires = data.get("expiresAt")
-        obtained = data.get("obtainedAt")
+        if not all("!" <= c <= "~" for c in data["accessToken"]) or not data["accessToken"]:
+            return None  # a token no header can carry (a hand-edited or damaged entry)
+        expires = _stamp(data.get("expiresAt"))
+        obtained = _stamp(data.get("obtainedAt"))
         return cls(
             server=data["server"],
             issuer=data["issuer"],
@@ -99,12 +106,13 @@ class Credentials:
             client=client,
             access_token=data["accessToken"],
             token_type=_str(data.get("tokenType")) or "Bearer",
-            expires_at=float(expires) if isinstance(expires, int | float) else None,
+            expires_at=expires,
             refresh_token=_str(data.get("refreshToken")),
             scope=_str(data.get("scope")),
             grant=_str(data.get("grant")) or "authorization_code",
-            obtained_at=float(obtained) if isinstance(obtained, int | float) else time.time(),
+            obtained_at=obtained if obtained is not None else time.time(),
             revocation_endpoint=_str(data.get("revocationEndpoint")),
+            revocation_methods=_strs(data.get("revocationMethods")),
         )
 
     def summary(self) -> dict[str, Any]:
@@ -121,6 +129,28 @@ class Credentials:
             "refreshable": self.renewable,
             "obtainedAt": _iso(self.obtained_at),
         }
+
+
+#: the latest time a stored stamp may name (year 9999): `_iso` can write it
+MAX_STAMP = 253402300799.0
+
+
+def _stamp(value: Any) -> float | None:
+    """A stored time (seconds since 1970): finite and within years 1970-9999, else None."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and not 0 <= value <= MAX_STAMP:
+        return None
+    stamp = float(value)
+    return stamp if math.isfinite(stamp) and 0 <= stamp <= MAX_STAMP else None
+
+
+def _strs(value: Any) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    return [v for v in value if isinstance(v, str)][:20]
 
 
 def _str(value: Any) -> str | None:
@@ -143,6 +173,9 @@ class CredentialStore:
         self._keyring: Any = None
         self._backend: str | None = None
 
+    def note(self, message: str) -> None:
+        self._note(message)
+
     @property
     def file(self) -> Path:
         return self.directory / "credentials.json"
@@ -157,7 +190,10 @@ class CredentialStore:
         if self._backend is None:
             self._backend = "file"
             if os.environ.get(ENV_KEYRING, "").strip().lower() not in ("off", "0", "no", "false"):
-                self._keyring = _usable_keyring()
+                try:
+                    self._keyring = keyring_call(_usable_keyring)
+                except KeyringTimeout as exc:
+                    self._fall_back(exc)
                 if self._keyring is not None:
                     self._backend = "keyring"
         return self._backend
@@ -187,9 +223,19 @@ class CredentialStore:
     # -- writing ------------------------------------------------------------------------------
 
     def save(self, creds: Credentials) -> None:
+        """Keep the credentials: in the keyring (and the endpoint in the index), else in the
+        0600 file. `CannotKeep` when neither can hold them."""
         key = endpoint_key(creds.server)
         if self.backend == "keyring" and self._keyring_set(key, json.dumps(creds.to_json())):
-            self._change(self.index, lambda data: data.__setitem__(key, {"issuer": creds.issuer}))
+            try:
+                self._change(
+                    self.index, lambda data: data.__setitem__(key, {"issuer": creds.issuer})
+                )
+            except CannotKeep as exc:
+                self._note(
+                    f"the credentials are in the OS keyring, but {exc.where} cannot be "
+                    f"written ({exc.why}): each run finds them only after the server asks"
+                )
             return
         first = not self.file.exists()
         self._change(self.file, lambda data: data.__setitem__(key, creds.to_json()))
@@ -211,47 +257,192 @@ class CredentialStore:
 
     def _keyring_get(self, key: str) -> str | None:
         try:
-            value = self._keyring.get_password(SERVICE, key)
-        except Exception:  # any backend failure (D-Bus gone, locked): the file instead
-            self._fall_back()
+            value = keyring_call(self._keyring.get_password, SERVICE, key)
+        except Exception as exc:  # any backend failure (D-Bus gone, locked): the file instead
+            self._fall_back(exc)
             return None
         return value if isinstance(value, str) else None
 
     def _keyring_set(self, key: str, value: str) -> bool:
         try:
-            self._keyring.set_password(SERVICE, key, value)
-        except Exception:
-            self._fall_back()
+            keyring_call(self._keyring.set_password, SERVICE, key, value)
+        except Exception as exc:
+            self._fall_back(exc)
             return False
         return True
 
     def _keyring_delete(self, key: str) -> bool:
         try:
-            if self._keyring.get_password(SERVICE, key) is None:
+            if keyring_call(self._keyring.get_password, SERVICE, key) is None:
                 return False
-            self._keyring.delete_password(SERVICE, key)
-        except Exception:
+            keyring_call(self._keyring.delete_password, SERVICE, key)
+        except Exception as exc:
+            self._fall_back(exc)
             return False
         return True
 
-    def _fall_back(self) -> None:
+    def _fall_back(self, exc: Exception | None = None) -> None:
         self._backend = "file"
+        if isinstance(exc, KeyringTimeout):
+            self._note(f"{exc}; using the credentials file in {self.directory} instead")
 
     # -- files ---------------------------------------------------------------------------------
 
     def _read(self, path: Path) -> dict[str, Any]:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        servers = data.get("servers") if isinstance(data, dict) else None
-        return servers if isinstance(servers, dict) else {}
+        from mcptask.auth.files import read_servers
+
+        return read_servers(path, self._note)
 
     def _change(self, path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
-        with locked(path):
-            servers = self._read(path)
-            change(servers)
-            write_private(path, json.dumps({"version": 1, "servers": servers}))
+        """Change a store file under its lock; `CannotKeep` (saying what and where) when it
+        cannot be written."""
+        try:
+            with locked(path):
+                servers = self._read(path)
+                change(servers)
+                write_private(path, json.dumps({"version": 1, "servers": servers}))
+        except OSError as exc:
+            raise CannotKeep(path, exc) from None
+
+
+class CannotKeep(UsageError):
+    """A store file cannot be written (a read-only or full state directory, a directory where
+    the file or its lock should be): says what and where."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.where = str(exc.filename or path)
+        if isinstance(exc, IsADirectoryError):
+            self.why = "it is a directory"
+        else:
+            self.why = exc.strerror or type(exc).__name__
+        super().__init__(f"cannot write {self.where}: {self.why}")
+
+    @classmethod
+    def after_login(cls, exc: CannotKeep, server: str, directory: Path) -> UsageError:
+        """The error of a login whose credentials could not be kept: what, where, and how to
+        try again (the tokens are not kept anywhere, nor shown)."""
+        return UsageError(
+            f"the login to {server} succeeded, but its credentials cannot be kept: cannot "
+            f"write {exc.where} ({exc.why}); make {directory} writable (or set "
+            "MCPTASK_STATE_DIR to a writable directory, or use an OS keyring) and log in again"
+        )
+
+
+# -- one renewal at a time, across processes -----------------------------------------------------
+
+#: seconds a renewal waits for another process's renewal of the same credentials
+RENEW_WAIT = 30.0
+
+
+class RenewalLock:
+    """`async with RenewalLock(store, server):` one renewal of a server's credentials at a
+    time across mcptask processes (an exclusive lock on a file beside the credentials, one per
+    endpoint). The waiter then finds the other's fresh token in the store. Waiting is bounded
+    (RENEW_WAIT); a lock that cannot be made (a read-only state directory, a directory in its
+    place) is no lock at all rather than an error: the renewal still runs."""
+
+    def __init__(self, store: CredentialStore, server: str) -> None:
+        import hashlib
+
+        digest = hashlib.sha256(endpoint_key(server).encode()).hexdigest()[:16]
+        self.path = store.directory / f"credentials-{digest}.renew.lock"
+        self._fd: int | None = None
+
+    async def __aenter__(self) -> None:
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return
+        deadline = time.monotonic() + RENEW_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    await _pause(0.05)
+                    continue
+            except OSError:
+                pass
+            else:
+                self._fd = fd
+                return
+            os.close(fd)  # waited long enough (or no locking here): renew unlocked
+            return
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+async def _pause(seconds: float) -> None:
+    """Sleep without holding up an event loop's other work, or plainly where the command runs
+    without one."""
+    import sys
+
+    if "asyncio" in sys.modules:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            await asyncio.sleep(seconds)
+            return
+    time.sleep(seconds)
+
+
+# -- the keyring's deadline --------------------------------------------------------------------
+
+#: seconds a keyring call may take (`MCPTASK_KEYRING_TIMEOUT`, 0.1-60) before the file is used
+KEYRING_TIMEOUT = 5.0
+
+
+class KeyringTimeout(Exception):
+    pass
+
+
+def keyring_timeout() -> float:
+    import math
+
+    raw = os.environ.get("MCPTASK_KEYRING_TIMEOUT", "").strip()
+    try:
+        value = float(raw) if raw else KEYRING_TIMEOUT
+    except ValueError:
+        return KEYRING_TIMEOUT
+    return min(max(value, 0.1), 60.0) if math.isfinite(value) else KEYRING_TIMEOUT
+
+
+def keyring_call(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` (a keyring call) with a deadline: a backend that blocks (a locked or hung
+    Secret Service, a prompt nobody answers) raises `KeyringTimeout` after `keyring_timeout()`
+    seconds; the call goes on in a daemon thread that dies with the process."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="mcptask-keyring")
+    thread.start()
+    seconds = keyring_timeout()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise KeyringTimeout(f"the OS keyring did not answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _usable_keyring() -> Any:

@@ -22,6 +22,7 @@ from mcptask.text import redact
 from mcptask.text.sanitize import clean, one_line
 
 MAX_BODY = 1024 * 1024
+MAX_REDIRECTS = 5
 USER_AGENT = "mcptask"
 #: fields whose values are secrets, in forms and JSON answers
 SECRET_FIELDS = {
@@ -36,6 +37,59 @@ SECRET_FIELDS = {
     "password",
     "token",
 }
+
+
+def said(text: str, limit: int) -> str:
+    """An authorization server's text for an error: every secret this process sent or holds
+    scrubbed first (a server may echo the request: the client secret, the code, the verifier),
+    then made one short line."""
+    return one_line(redact.scrub_text(text), limit)
+
+
+def hold_sent(headers: Mapping[str, str], content: bytes | None) -> None:
+    """Every secret a request carries (form and JSON fields, the `Authorization` header and
+    what a Basic header encodes), held so that nothing mcptask prints shows it, even where a
+    server echoes the request in its refusal."""
+    from urllib.parse import quote, quote_plus, unquote
+
+    found: list[str] = []
+    for name, value in headers.items():
+        if name.lower() != "authorization":
+            continue
+        scheme, _, cred = value.partition(" ")
+        found += [value, cred]
+        if scheme.lower() == "basic":
+            import base64
+            import binascii
+
+            try:
+                pair = base64.b64decode(cred, validate=True).decode("utf-8")
+            except (binascii.Error, ValueError):
+                pair = ""
+            user, _, password = pair.partition(":")
+            found += [pair, password, unquote(password), unquote(pair)]
+            found += [f"{unquote(user)}:{unquote(password)}"]
+    if content:
+        text = content.decode("utf-8", "replace")
+        pairs: list[tuple[str, str]] = []
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            pairs = parse_qsl(text, keep_blank_values=True)
+        else:
+            if isinstance(doc, dict):
+                pairs = [(k, v) for k, v in doc.items() if isinstance(v, str)]
+        for key, value in pairs:
+            if key in SECRET_FIELDS and value:
+                found += [value, quote(value, safe=""), quote_plus(value, safe="")]
+    redact.hold(found)
+
+
+def hold_received(data: Any) -> None:
+    """The secrets in an authorization server's answer (tokens, a registered client's
+    secret), held as `hold_sent` holds what was sent."""
+    if isinstance(data, dict):
+        redact.hold(v for k, v in data.items() if k in SECRET_FIELDS and isinstance(v, str))
 
 
 def redacted(data: Any) -> Any:
@@ -70,6 +124,10 @@ class Answer:
 def where(url: str) -> str:
     u = urlsplit(url)
     return f"{u.scheme}://{u.netloc.rpartition('@')[2]}"
+
+
+def _origin(url: str) -> str:
+    return where(url).lower()
 
 
 class Web:
@@ -119,7 +177,22 @@ class Web:
     # -- requests ---------------------------------------------------------------------------
 
     async def get(self, url: str, headers: Mapping[str, str] | None = None) -> Answer:
-        return await self._request("GET", url, headers=headers, follow=True)
+        """A GET that follows redirects on the URL's own origin only: metadata found by
+        following a redirect to another origin would speak for a server that was not asked
+        (RFC 9728 §3.3); the redirect itself is the answer then."""
+        for _ in range(MAX_REDIRECTS):
+            answer = await self._request("GET", url, headers=headers)
+            location = answer.headers.get("location")
+            if answer.status not in (301, 302, 303, 307, 308) or not location:
+                return answer
+            from urllib.parse import urljoin
+
+            target = urljoin(url, location)
+            if _origin(target) != _origin(url):
+                self.trace(f"* not following the redirect to another origin ({where(target)})")
+                return answer
+            url = target
+        raise TransportError(f"too many redirects from {where(url)} (authorization)")
 
     async def post_form(
         self, url: str, form: str, headers: Mapping[str, str] | None = None
@@ -150,9 +223,9 @@ class Web:
         *,
         headers: Mapping[str, str] | None = None,
         content: bytes | None = None,
-        follow: bool = False,
     ) -> Answer:
         client = self._client(url)
+        hold_sent(headers or {}, content)
         self._trace_request(method, url, headers or {}, content)
         started = time.monotonic()
         try:
@@ -161,7 +234,7 @@ class Web:
                 url,
                 headers=headers,
                 content=content,
-                follow_redirects=follow,
+                follow_redirects=False,
             ) as response:
                 body = await _read(response)
         except (httpx.InvalidURL, ValueError):
@@ -169,6 +242,7 @@ class Web:
         except httpx.TransportError as exc:
             raise _connect_error(exc, url) from None
         answer = _answer(response, body)
+        hold_received(answer.data)
         self._trace_response(answer, started)
         return answer
 

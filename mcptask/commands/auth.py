@@ -173,7 +173,15 @@ async def _revoke(ctx: Context, creds: Credentials) -> bool:
     )
     web = session.web(_io(ctx))
     try:
-        return await revoke(web, creds.revocation_endpoint, creds.issuer, creds.client, token, hint)
+        return await revoke(
+            web,
+            creds.revocation_endpoint,
+            creds.issuer,
+            creds.client,
+            token,
+            hint,
+            creds.revocation_methods,
+        )
     except McptaskError as exc:
         ctx.out.note(f"could not revoke the tokens: {exc.message}")
         return False
@@ -243,6 +251,12 @@ async def run_token(opts: TokenOptions, ctx: Context) -> int:
         raise AuthError(
             f"the access token for {shown_url(url)} has expired and could not be renewed: "
             f"run `{login_command(settings.target_args)}`"
+        )
+    if not all("!" <= c <= "~" for c in token):
+        # server text: on a terminal an escape could act; in a header it would inject
+        raise AuthError(
+            f"the access token for {shown_url(url)} has a space, a control or a non-ASCII "
+            f"character (it is not shown): run `{login_command(settings.target_args)}`"
         )
     ctx.out.stdout.write(token + "\n")
     ctx.out.stdout.flush()

@@ -137,7 +137,7 @@ class Context:
                 book=self.book,
                 clock=self.clock,
                 sleep=self.sleep,
-                target=endpoint_target(self.options, endpoint),
+                target=endpoint_target(self.options, endpoint, self.out.note),
                 env=self._env,
             )
             child.one_at_a_time = self.one_at_a_time

@@ -160,10 +160,13 @@ def given(options: GlobalOptions) -> bool:
     return True
 
 
-def endpoint_target(options: GlobalOptions, url: str) -> Target:
-    """The target for an endpoint the task book names: the config entry for that place when
-    there is one (its headers, token and name), else the URL with the flags' headers and
-    token."""
+def endpoint_target(options: GlobalOptions, url: str, warn: Warn | None = None) -> Target:
+    """The target for an endpoint the task book names (a run without a target): the config
+    entry for that place when there is one (its headers, token, OAuth client and name), else
+    the bare URL (its own OAuth login, if any). Credentials given on the command line or in
+    the environment (`-H`, `--token-file`, `MCPTASK_TOKEN`, `--client-*`) belong to the
+    command's own target (`--url`/`-s`) and never ride along to another endpoint: `warn` says
+    so once per run when some were given."""
     from mcptask.session import config
     from mcptask.state.endpoints import same_place
 
@@ -176,13 +179,45 @@ def endpoint_target(options: GlobalOptions, url: str) -> Target:
         except UsageError:  # a variable it needs is not set: not this one
             continue
         if full.url and same_place(full.url) == place:
-            return _url_target(options, full.url, full)
+            _not_carried(options, warn)
+            return _url_target(options, full.url, full, own=False)
     if redact.REDACTED in url:
         raise UsageError(
             f"the task book keeps no secrets, so it cannot reach {url} alone: "
             "give the target (--url URL or -s NAME)"
         )
-    return _url_target(options, url, None)
+    _not_carried(options, warn)
+    return _url_target(options, url, None, own=False)
+
+
+#: runs (their options objects) already told that their credentials stay behind
+_told: set[int] = set()
+
+
+def _given_credentials(options: GlobalOptions) -> list[str]:
+    """What the command line and the environment give as credentials (names, never values)."""
+    given = []
+    if options.headers:
+        given.append("-H headers")
+    if options.token_file:
+        given.append("--token-file")
+    elif os.environ.get(ENV_TOKEN, "").strip():
+        given.append(ENV_TOKEN)
+    if options.client_id or options.client_secret_file or options.client_key_file:
+        given.append("the --client-* options")
+    return given
+
+
+def _not_carried(options: GlobalOptions, warn: Warn | None) -> None:
+    given = _given_credentials(options)
+    if not given or warn is None or id(options) in _told:
+        return
+    _told.add(id(options))
+    warn(
+        f"{' and '.join(given)} go only to the target given with --url or -s; tasks "
+        "found in the task book are reached with their own endpoint's credentials (its config "
+        "entry, its OAuth login) or none"
+    )
 
 
 def resolve(options: GlobalOptions, warn: Warn | None = None) -> Target:
@@ -247,7 +282,11 @@ def _protocol(options: GlobalOptions, entry: ServerEntry | None) -> str:
     return "auto"
 
 
-def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> Target:
+def _url_target(
+    options: GlobalOptions, url: str, entry: ServerEntry | None, *, own: bool = True
+) -> Target:
+    """`own`: the command's own target, which the command line's and the environment's
+    credentials are for; another endpoint (found in the task book) gets only its entry's."""
     url = url.strip()
     what = f"server {entry.name!r}: url" if entry else "--url"
     check_url(url, what)
@@ -255,16 +294,16 @@ def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> 
         raise UsageError(f"{what} {safe_url(url)!r} must start with http:// or https://")
     headers = dict(entry.headers) if entry else {}
     check_headers(headers.items(), f"server {entry.name!r}" if entry else "")
-    for name, value in parse_headers(options.headers).items():
+    for name, value in (parse_headers(options.headers) if own else {}).items():
         for old in [k for k in headers if k.lower() == name.lower()]:
             del headers[old]
         headers[name] = value
-    token = flag_or_env_token(options)
+    token = flag_or_env_token(options) if own else None
     if token is None and entry is not None:
         token = entry_token(entry)
     oauth = None
     if token is None and not any(k.lower() == "authorization" for k in headers):
-        oauth = oauth_settings(options, entry, url)
+        oauth = oauth_settings(options, entry, url, own=own)
     return Target(
         url=url,
         protocol=_protocol(options, entry),
@@ -275,11 +314,14 @@ def _url_target(options: GlobalOptions, url: str, entry: ServerEntry | None) -> 
     )
 
 
-def oauth_settings(options: GlobalOptions, entry: ServerEntry | None, url: str) -> OAuthSettings:
-    """The OAuth client: each flag beats the config entry's key of the same name."""
+def oauth_settings(
+    options: GlobalOptions, entry: ServerEntry | None, url: str, *, own: bool = True
+) -> OAuthSettings:
+    """The OAuth client: each flag beats the config entry's key of the same name (flags only
+    for the command's own target: a client secret is a credential too)."""
 
     def pick(name: str) -> str | None:
-        flag = getattr(options, name)
+        flag = getattr(options, name) if own else None
         return flag if flag else (getattr(entry, name) if entry is not None else None)
 
     named = f"-s {shlex.quote(entry.name)}" if entry is not None else ""

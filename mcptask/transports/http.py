@@ -162,6 +162,19 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+def _challenge_reason(headers: list[str]) -> str:
+    """The `error` and `error_description` of a Bearer challenge (RFC 6750 §3), if any."""
+    import re
+
+    for header in headers:
+        found: dict[str, str] = dict(re.findall(r'(error(?:_description)?)="([^"]*)"', header))
+        error = found.get("error")
+        if error:
+            desc = found.get("error_description")
+            return error + (f": {desc}" if desc else "")
+    return ""
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -381,10 +394,14 @@ class HttpTransport:
         auth = self.options.auth
         if auth is None or self.options.token:
             return await self.client.send(request, stream=True)
-        for _ in range(MAX_AUTH_TRIES):
+        for attempt in range(MAX_AUTH_TRIES):
             self._bearer = sent = await auth.bearer()
             response = await self.client.send(request, stream=True)
-            if response.status_code not in (401, 403):
+            if response.status_code not in (401, 403) or attempt == MAX_AUTH_TRIES - 1:
+                return response  # the last refusal is the answer (its reason in the error)
+            if origin(response.url) != self._origin:
+                # a refusal from where a redirect led: its server is not the one logged in
+                # to, and a login never follows a redirect to another origin (RFC 9728 §3.3)
                 return response
             try:
                 challenge = response.headers.get_list("www-authenticate")
@@ -503,6 +520,9 @@ class HttpTransport:
         if isinstance(parsed, dict) and "detail" in parsed:
             d = parsed["detail"]
             reason = d if isinstance(d, str) else json.dumps(d)
+        elif isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+            desc = parsed.get("error_description")  # an OAuth error body (RFC 6750)
+            reason = parsed["error"] + (f": {desc}" if isinstance(desc, str) and desc else "")
         if status in (401, 403):
             return AuthError(self._auth_message(status, reason, response))
         ctype = response.headers.get("content-type", "").split(";")[0]
@@ -522,10 +542,28 @@ class HttpTransport:
 
     def _auth_message(self, status: int, reason: str, response: httpx.Response) -> str:
         what = "authentication required" if status == 401 else "permission denied"
-        text = f"{self._where()} refused the request: HTTP {status} {what}"
+        elsewhere = origin(response.url) != self._origin
+        who = (
+            f"{urls.origin(str(response.url))} (where {self._where()} redirected)"
+            if elsewhere
+            else self._where()
+        )
+        text = f"{who} refused the request: HTTP {status} {what}"
+        if not reason:
+            reason = _challenge_reason(response.headers.get_list("www-authenticate"))
         if reason:
-            text += f" ({one_line(reason, 160)})"
-        if status == 401 and not self.options.token:
+            text += f" ({one_line(redact.scrub_text(reason), 160)})"
+        if self.options.auth is not None and self._bearer and not elsewhere:
+            text += (
+                "; it refused the OAuth access token even after renewing it: log in again "
+                "(mcptask auth login)"
+            )
+        elif elsewhere:
+            text += (
+                "; credentials never follow a redirect to another origin: give that server's "
+                "address as the target"
+            )
+        elif status == 401 and not self.options.token:
             text += "; set MCPTASK_TOKEN or --token-file"
         return text
 

@@ -109,9 +109,9 @@ def test_login_on_demand_status_token_logout(
 
     out = run_cli("auth", "logout", "--url", url, env=env)
     assert out.code == 0 and "logged out" in out.stderr
-    # fastmcp's revocation endpoint wants the secret both in Basic and in the body (RFC 6749
-    # allows one method a request): it refuses, and the credentials are gone all the same
-    assert "did not confirm revoking" in out.stderr
+    # registered with the method fastmcp lists first (the form), which its revocation
+    # endpoint reads (issue 26, item 6)
+    assert "the authorization server revoked them" in out.stderr
     gone = run_cli("auth", "token", "--url", url, env=env)
     assert gone.code == 3
     assert_one_line_error(gone)

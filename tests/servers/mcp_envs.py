@@ -153,10 +153,21 @@ def start_fastmcp3(timeout: float = 90.0) -> ServerProcess:
     )
 
 
-def start_fastmcp3_oauth(token_seconds: int = 3600, timeout: float = 90.0) -> ServerProcess:
+def start_fastmcp3_oauth(
+    token_seconds: int = 3600,
+    timeout: float = 90.0,
+    *,
+    valid_scopes: str = "",
+    default_scopes: str = "",
+) -> ServerProcess:
     """The fastmcp3 task server behind fastmcp's in-memory OAuth (access tokens live
-    ``token_seconds``)."""
+    ``token_seconds``; with `valid_scopes`/`default_scopes`, registration's scope rules)."""
     python = fastmcp3_python()
+    scopes = []
+    if valid_scopes:
+        scopes += ["--valid-scopes", valid_scopes]
+    if default_scopes:
+        scopes += ["--default-scopes", default_scopes]
     return _start_on_free_port(
         lambda port: [
             str(python),
@@ -165,6 +176,7 @@ def start_fastmcp3_oauth(token_seconds: int = 3600, timeout: float = 90.0) -> Se
             str(port),
             "--token-seconds",
             str(token_seconds),
+            *scopes,
         ],
         timeout=timeout,
     )
