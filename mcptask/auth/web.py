@@ -166,7 +166,7 @@ class Web:
                 body = await _read(response)
         except (httpx.InvalidURL, ValueError):
             raise TransportError(f"cannot use {one_line(url, 120)!r}: not a valid URL") from None
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise _connect_error(exc, url) from None
         answer = _answer(response, body)
         self._trace_response(answer, started)
@@ -227,7 +227,7 @@ def _answer(response: httpx.Response, body: bytes) -> Answer:
     return Answer(response.status_code, data, headers, text)
 
 
-def _connect_error(exc: httpx.TransportError, url: str) -> TransportError:
+def _connect_error(exc: httpx.HTTPError, url: str) -> TransportError:
     if isinstance(exc, httpx.TimeoutException):
         return TransportError(f"timed out waiting for {where(url)} (authorization)")
     reason = one_line(str(exc), 120) or type(exc).__name__

@@ -1,0 +1,317 @@
+"""Issue 27: faults, round two. Hostile encodings, redirect loops, trickling heads, depth,
+numbers, files that are not files, jq that does not end, stray processes, push silence, cut
+lists, results that are data, big listings.
+
+Every command run goes through `case()`, which counts it and checks the invariants the issue
+tallies (no traceback, no internal error, no hang; `lost()`, `orphans()` for the others); with
+MCPTASK_FAULT_TALLY=PATH the counts are written there as JSON when the module ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from servers.fault_server import (
+    FaultServer,
+    Run,
+    base_env,
+    encoded,
+    gzip_bomb,
+    redirect,
+    run_inprocess,
+    task,
+    trickle_head,
+)
+
+pytestmark = pytest.mark.timeout(120)
+P = ("-p", "mcp-2025-11-25")
+MIB = 1024 * 1024
+TOOLS = {
+    "tools": [
+        {
+            "name": "slow",
+            "inputSchema": {"type": "object"},
+            "execution": {"taskSupport": "optional"},
+        }
+    ]
+}
+TALLY: dict[str, int] = {
+    "cases": 0,
+    "tracebacks": 0,
+    "internal_errors": 0,
+    "hangs": 0,
+    "data_lost": 0,
+    "secrets_leaked": 0,
+    "orphans": 0,
+}
+SHORT_READ = {"MCPTASK_READ_TIMEOUT": "1.5"}
+
+
+@pytest.fixture(scope="module")
+def fault() -> Iterator[FaultServer]:
+    with FaultServer() as fs:
+        yield fs
+    path = os.environ.get("MCPTASK_FAULT_TALLY")
+    if path:
+        Path(path).write_text(json.dumps(TALLY))
+
+
+def case(run: Run) -> Run:
+    """Count one fault case and check what every case must hold."""
+    TALLY["cases"] += 1
+    text = run.stdout + run.stderr
+    if "Traceback" in text:
+        TALLY["tracebacks"] += 1
+    if run.code == 1 or "internal error" in run.stderr:
+        TALLY["internal_errors"] += 1
+    assert "Traceback" not in text, text
+    assert run.code != 1 and "internal error" not in run.stderr, run.stderr
+    return run
+
+
+def lost(condition: bool) -> None:
+    TALLY["data_lost"] += not condition
+    assert condition
+
+
+def cli(
+    *args: str,
+    state: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    stdin: Any = subprocess.DEVNULL,
+) -> Run:
+    """The CLI in a subprocess: a run that does not end in `timeout` is a hang."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcptask", *args],
+            env=base_env(state, env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=stdin,
+        )
+    except subprocess.TimeoutExpired:
+        TALLY["cases"] += 1
+        TALLY["hangs"] += 1
+        raise
+    return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+
+
+def cli_rss(*args: str, state: Path, env: dict[str, str] | None = None) -> tuple[Run, int]:
+    """The CLI in a subprocess, and its peak resident memory in bytes (`wait4`)."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcptask", *args],
+            env=base_env(state, env),
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 90
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                TALLY["hangs"] += 1
+                raise AssertionError("hang")
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        run = Run(proc.returncode, out.read(), err.read())
+    return run, usage.ru_maxrss * 1024
+
+
+def one_line(run: Run, code: int) -> str:
+    assert run.code == code, (run.code, run.stdout[-2000:], run.stderr[-2000:])
+    lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mcptask: error: "), run.stderr
+    return lines[0]
+
+
+# -- 1: encodings --------------------------------------------------------------------------------
+
+NOT_GZIP = b'{"jsonrpc": "2.0", "id": 1, "result": {}}'
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (encoded(body=NOT_GZIP), "not valid gzip"),
+        (encoded(body=b"\x1f\x8b\x08\x00garbage-after-a-gzip-magic"), "not valid gzip"),
+        (encoded(body=b"\x00\x01\x02not deflate", encoding="deflate"), "not valid deflate"),
+        (encoded(body=NOT_GZIP, ctype="text/event-stream"), "not valid gzip"),
+    ],
+    ids=["json-not-gzip", "gzip-magic-then-junk", "not-deflate", "sse-not-gzip"],
+)
+@pytest.mark.parametrize("command", ["get t-1", "result t-1 --no-wait", "list", "cancel t-1"])
+def test_a_body_that_is_not_its_encoding_is_a_protocol_error(
+    fault: FaultServer, tmp_path: Path, answer: Any, words: str, command: str
+) -> None:
+    url = fault.url(get=[answer], result=[answer], list=[answer], cancel=[answer])
+    r = case(run_inprocess(*command.split(), "--url", url, *P, state_dir=tmp_path))
+    assert words in one_line(r, 4)
+
+
+def test_good_encodings_still_decode(fault: FaultServer, tmp_path: Path) -> None:
+    for encoding, layers in (("gzip", 1), ("gzip", 3), ("deflate", 1), ("deflate", 2)):
+        done = task(status="completed", statusMessage=f"{encoding} x{layers}")
+        url = fault.url(get=[encoded(done, encoding=encoding, layers=layers)])
+        r = case(run_inprocess("get", "t-1", "--url", url, *P, "-o", "json", state_dir=tmp_path))
+        assert r.code == 0, r.stderr
+        lost(r.json()["statusMessage"] == f"{encoding} x{layers}")
+
+
+def test_in_watch_a_bad_encoding_is_a_failure_retried(fault: FaultServer, tmp_path: Path) -> None:
+    # after a good answer (an endpoint that never spoke the protocol is not retried)
+    url = fault.url(get=[task(), encoded(body=NOT_GZIP), task(status="completed")])
+    r = case(cli("watch", "t-1", "--url", url, *P, "-o", "ndjson", state=tmp_path))
+    assert r.code == 0, r.stderr
+    assert "retrying in" in r.stderr and "not valid gzip" in r.stderr
+    lost(r.lines()[-1]["outcome"] == "completed")
+
+
+@pytest.mark.parametrize("ctype", ["application/json", "text/event-stream"])
+def test_a_gzip_bomb_is_refused_at_the_cap_in_bounded_memory(
+    fault: FaultServer, tmp_path: Path, ctype: str
+) -> None:
+    bomb = gzip_bomb()  # 1 GiB of spaces in about 270 bytes, three layers of gzip
+    url = fault.url(get=[encoded(body=bomb, layers=3, ctype=ctype)])
+    r, rss = cli_rss("get", "t-1", "--url", url, *P, state=tmp_path)
+    case(r)
+    assert "limit (MCPTASK_MAX_BODY)" in one_line(r, 4)
+    assert rss < 250 * MIB, f"peak RSS {rss // MIB} MiB"
+
+
+def test_every_layer_is_capped_not_only_the_last() -> None:
+    """A layer under the answer that grows past the cap is refused even when the layer above
+    it would shrink again (unit: `transports.body.decoded` over httpx.MockTransport, the path
+    the OAuth web client shares through `read_capped`)."""
+    import asyncio
+    import gzip
+
+    import httpx
+
+    from mcptask.errors import ProtocolError
+    from mcptask.transports.http import read_capped
+
+    inner = gzip.compress(b" " * (4 * MIB))  # 4 MiB of spaces in a few KiB
+    body = gzip.compress(inner)
+
+    class Streamed(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for i in range(0, len(body), 1000):
+                yield body[i : i + 1000]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=Streamed(), headers={"Content-Encoding": "gzip, gzip"})
+
+    async def read(cap: int) -> bytes:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        async with client, client.stream("GET", "http://x.test/") as response:
+            return await read_capped(response, cap, lambda: ProtocolError("too big"))
+
+    assert len(asyncio.run(read(8 * MIB))) == 4 * MIB
+    with pytest.raises(ProtocolError, match="too big"):
+        asyncio.run(read(MIB))
+
+
+# -- 2: redirect loops and other transport exceptions ----------------------------------------------
+
+
+def _loop(fault: FaultServer) -> str:
+    url = fault.url("loop")
+    fault.scenarios[fault.sid(url)].every = redirect(url)
+    return url
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "get t-1",
+        "tools",
+        "list",
+        "call slow",
+        "check",
+        "result t-1 --no-wait",
+        "cancel t-1",
+        "send hello -p a2a-1.0",
+        "send hello -p a2a-0.3",
+        "get t-1 -p auto",
+    ],
+)
+def test_a_redirect_loop_is_one_line(fault: FaultServer, tmp_path: Path, command: str) -> None:
+    url = _loop(fault)
+    args = command.split()
+    if "-p" not in args:
+        args += P
+    r = case(run_inprocess(*args, "--url", url, state_dir=tmp_path))
+    assert r.code in (4, 11), r.stderr
+    if command != "check":
+        assert "too many redirects" in one_line(r, 4)
+
+
+@pytest.mark.parametrize(
+    ("location", "words"),
+    [
+        ("ftp://127.0.0.1/x", "ftp"),
+        ("http://[::1", "location"),
+        ("http://127.0.0.1:1/mcp", "refused"),
+    ],
+    ids=["unsupported-scheme", "invalid-location", "refused-target"],
+)
+def test_a_redirect_to_nowhere_is_one_line(
+    fault: FaultServer, tmp_path: Path, location: str, words: str
+) -> None:
+    url = fault.url(get=[redirect(location)])
+    r = case(run_inprocess("get", "t-1", "--url", url, *P, state_dir=tmp_path))
+    assert words in one_line(r, 4).lower()
+
+
+def test_in_watch_a_redirect_loop_is_a_failure_retried(fault: FaultServer, tmp_path: Path) -> None:
+    url = fault.url(get=[task(), redirect(_loop(fault)), task(status="completed")])
+    r = case(cli("watch", "t-1", "--url", url, *P, "-o", "ndjson", state=tmp_path))
+    assert r.code == 0, r.stderr
+    assert "too many redirects" in r.stderr
+    lost(r.lines()[-1]["outcome"] == "completed")
+
+
+# -- 3: an answer whose head trickles ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["get", "cancel", "result --no-wait"])
+def test_a_trickling_head_is_bounded(fault: FaultServer, tmp_path: Path, command: str) -> None:
+    slow = trickle_head(every=0.2)  # about 300 bytes of head: a minute; never 0.2 s silent
+    url = fault.url(get=[slow], cancel=[slow], result=[slow])
+    r = case(cli(*command.split(), "t-1", "--url", url, *P, state=tmp_path, env=SHORT_READ))
+    assert "timed out" in one_line(r, 4)
+
+
+def test_a_trickling_head_is_bounded_by_result_timeout(fault: FaultServer, tmp_path: Path) -> None:
+    slow = trickle_head(every=0.2)
+    url = fault.url(get=[task(status="completed")], result=[slow])
+    r = case(cli("result", "t-1", "--url", url, *P, "--timeout", "2", state=tmp_path))
+    assert "--timeout 2 s elapsed" in one_line(r, 7)
+
+
+def test_in_watch_a_trickling_head_is_a_failure_retried(fault: FaultServer, tmp_path: Path) -> None:
+    url = fault.url(get=[trickle_head(every=0.2), task(status="completed")])
+    r = case(cli("watch", "t-1", "--url", url, *P, "-o", "ndjson", state=tmp_path, env=SHORT_READ))
+    assert r.code == 0, r.stderr
+    assert "retrying in" in r.stderr
+    lost(r.lines()[-1]["outcome"] == "completed")
