@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from mcptask.errors import TransportError
-from mcptask.text import redact
+from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
 
 MAX_BODY = 1024 * 1024
@@ -220,7 +220,7 @@ def _answer(response: httpx.Response, body: bytes) -> Answer:
     data: Any = None
     if body.strip():
         try:
-            data = json.loads(body)
+            data = jsonsafe.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             data = None
     headers = {k.lower(): v for k, v in response.headers.items()}

@@ -4,7 +4,6 @@ Rich is imported only for pretty output."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -14,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mcptask.model import Task
 from mcptask.protocols.wire import result_text
-from mcptask.text import redact
+from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
 
 if TYPE_CHECKING:
@@ -58,7 +57,8 @@ def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False)
+    """Strict JSON (never NaN or Infinity: `jsonsafe.Refused`)."""
+    return jsonsafe.dumps(data, ensure_ascii=False)
 
 
 @dataclass
@@ -122,12 +122,19 @@ class Output:
         filter makes of it (strings that reach a terminal cleaned, as server text always is).
         Never a secret the process holds (a server may echo one)."""
         data = redact.scrub(data)
-        if self.jq is None:
-            self.stdout.write(dumps(data) + "\n")
-        else:
-            terminal = self.stdout.isatty()
-            for text in self.jq.lines(data):
-                self.stdout.write((clean(text) if terminal else text) + "\n")
+        try:
+            if self.jq is None:
+                self.stdout.write(dumps(data) + "\n")
+            else:
+                terminal = self.stdout.isatty()
+                for text in self.jq.lines(data):
+                    self.stdout.write((clean(text) if terminal else text) + "\n")
+        except jsonsafe.Refused as exc:
+            # only a value not from a server can get here (a task book written before
+            # mcptask refused such JSON at the door): never print JSON that is not JSON
+            from mcptask.errors import ProtocolError
+
+            raise ProtocolError(f"cannot print this as strict JSON: {exc}") from None
         self.stdout.flush()
 
     def note(self, message: str) -> None:

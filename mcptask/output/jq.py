@@ -7,10 +7,10 @@ text (gh's convention, like `jq -r`), anything else as compact JSON. The filter 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mcptask.errors import UsageError
+from mcptask.text import jsonsafe
 
 
 class JqFilter:
@@ -34,7 +34,7 @@ class JqFilter:
     def lines(self, data: Any) -> list[str]:
         """What is printed for `data`, one string per line (without the newline)."""
         return [
-            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            value if isinstance(value, str) else jsonsafe.dumps(value, ensure_ascii=False)
             for value in self.apply(data)
         ]
 

@@ -33,6 +33,7 @@ from mcptask.protocols.base import (
     CannotList,
     Created,
     InputRequest,
+    PageWalk,
     Responder,
     TaskProtocol,
     TaskRef,
@@ -523,7 +524,8 @@ class A2ABase(TaskProtocol):
             return []
         out: dict[str, Task] = {}
         token: str | None = None
-        for _ in range(1000):
+        walk = PageWalk(self.m_list)
+        while True:
             params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
             if token:
                 params["pageToken"] = token
@@ -542,9 +544,10 @@ class A2ABase(TaskProtocol):
                 task = self._task(item, f"task in {self.m_list}")
                 out.setdefault(task.taskId, task)
             nxt = data.get("nextPageToken")
-            if not isinstance(nxt, str) or not nxt or nxt == token:
+            if not walk.go_on(nxt, len(out)):
                 break
             token = nxt
+        self.list_cut = walk.cut
         return list(out.values())
 
     async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:

@@ -52,6 +52,7 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcptask.text import jsonsafe
 from mcptask.transports.rpc import (
     HasEventStream,
     HasNotifications,
@@ -641,8 +642,8 @@ class Mcp2025(TaskProtocol):
         with contextlib.suppress(McptaskError):
             async for event in transport.event_stream(headers={"Mcp-Session-Id": session}):
                 if event.data.strip():
-                    with contextlib.suppress(ValueError):
-                        self.take_stream_message(json.loads(event.data))
+                    with contextlib.suppress(ValueError, RecursionError):
+                        self.take_stream_message(jsonsafe.loads(event.data))
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
@@ -694,6 +695,7 @@ class Mcp2025(TaskProtocol):
                     f"the server has no tasks/list ({exc.rpc_message or 'method not found'})"
                 ) from None
             raise
+        self.list_cut = tasks.cut or self.list_cut
         return [self._task(t, "task in tasks/list") for t in tasks]
 
     # -- tools ----------------------------------------------------------------------------------
@@ -709,6 +711,7 @@ class Mcp2025(TaskProtocol):
                 "tools",
             )
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
+            self.list_cut = pages.cut
         return self._tools
 
     async def tool_schema(self, tool: str) -> dict[str, Any] | None:
@@ -824,7 +827,7 @@ def _message(data: str) -> dict[str, Any] | None:
     if not data.strip():
         return None
     try:
-        message = json.loads(data)
+        message = jsonsafe.loads(data)
     except (ValueError, RecursionError):
         return None
     return message if isinstance(message, dict) else None

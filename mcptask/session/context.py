@@ -4,8 +4,6 @@ pieces (streams, clock, sleep, book, target, terminal environment)."""
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -24,33 +22,17 @@ if TYPE_CHECKING:
 
 
 def _env_float(name: str, default: float) -> float:
-    """A number of seconds from the environment: finite and positive (`nan` and `inf` would
-    turn every wait into none or for ever)."""
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"{name}={raw!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"{name}={raw!r}: give a finite, positive number of seconds")
-    return value
+    """A number of seconds from the environment, within bounds (session/env.py)."""
+    from mcptask.session.env import env_seconds
+
+    return env_seconds(name, default)
 
 
 def _env_int(name: str, default: int) -> int:
-    """A size in bytes from the environment: a positive whole number (`1e400`, `0.5` are
-    not)."""
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise UsageError(f"{name}={raw!r}: give a positive whole number of bytes")
-    return value
+    """A size in bytes from the environment, within bounds (session/env.py)."""
+    from mcptask.session.env import env_bytes
+
+    return env_bytes(name, default)
 
 
 async def _asyncio_sleep(seconds: float) -> None:

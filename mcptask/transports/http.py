@@ -552,8 +552,13 @@ class HttpTransport:
         )
 
     def _parse(self, body: bytes, response: httpx.Response) -> Any:
+        from mcptask.text import jsonsafe
+
         try:
-            return json.loads(body)
+            return jsonsafe.loads(body)
+        except jsonsafe.Refused as exc:
+            where = self._where()
+            raise ProtocolError(f"{where} answered JSON that mcptask refuses: {exc}") from None
         except (ValueError, UnicodeDecodeError, RecursionError):
             ctype = response.headers.get("content-type", "no content type").split(";")[0]
             snippet = one_line(body[:200].decode("utf-8", "replace"), 80)
@@ -565,8 +570,10 @@ class HttpTransport:
     def _error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
         status = response.status_code
         parsed: Any = None
+        from mcptask.text import jsonsafe
+
         try:
-            parsed = json.loads(body) if body else None
+            parsed = jsonsafe.loads(body) if body else None
         except (ValueError, UnicodeDecodeError, RecursionError):
             parsed = None
         retry_after = _retry_after(response.headers.get("retry-after"))
@@ -766,8 +773,13 @@ class HttpTransport:
 
     def _event_messages(self, data: str) -> list[Message]:
         """The JSON-RPC messages of one SSE event's data (one, or a batch)."""
+        from mcptask.text import jsonsafe
+
         try:
-            parsed = json.loads(data)
+            parsed = jsonsafe.loads(data)
+        except jsonsafe.Refused as exc:
+            where = self._where()
+            raise ProtocolError(f"{where} sent an event that mcptask refuses: {exc}") from None
         except (ValueError, RecursionError):
             raise ProtocolError(
                 f"{self._where()} sent an event that is not JSON: {one_line(data, 80)!r}"

@@ -328,13 +328,26 @@ class StdioTransport:
             pass
         await self._on_eof(proc)
 
+    def _refused(self, text: str, reason: str) -> None:
+        """A line that is JSON mcptask cannot handle (too deep, a number past a double): the
+        request it answers cannot be told, so whoever waits fails now with the reason."""
+        self._trace(f"< (refused: {reason}) {text[:2000]}")
+        self._fail_pending(
+            ProtocolError(f"the stdio server {self._name} sent JSON that mcptask refuses: {reason}")
+        )
+
     def _line(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").strip()
         if not text:
             return
+        from mcptask.text import jsonsafe
+
         try:
-            parsed = json.loads(text)
-        except ValueError:
+            parsed = jsonsafe.loads(text)
+        except jsonsafe.Refused as exc:
+            self._refused(text, str(exc))
+            return
+        except (ValueError, RecursionError):
             self._trace(f"< (not JSON, ignored) {text[:2000]}")
             return
         items = parsed if isinstance(parsed, list) else [parsed]

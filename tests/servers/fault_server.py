@@ -358,6 +358,38 @@ def gzip_bomb(decoded: int = 1024 * MIB, layers: int = 3) -> bytes:
     return data
 
 
+def raw_result(text: str) -> Answer:
+    """A JSON-RPC answer whose `result` is `text` as it is (JSON a Python `json.dumps` would
+    not write: `1e999`, `NaN`, nesting past the recursion limit)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        body = '{"jsonrpc": "2.0", "id": ' + json.dumps(msg.get("id")) + ', "result": ' + text + "}"
+        h.send_raw(200, body.encode())
+
+    return answer
+
+
+def nested(depth: int, leaf: str = '"deep"') -> str:
+    """JSON text of objects nested `depth` deep: {"a": {"a": ... leaf ...}}."""
+    return '{"a": ' * depth + leaf + "}" * depth
+
+
+def endless_pages(key: str, *, loop: int = 0, item: Callable[[int], Any] | None = None) -> Answer:
+    """A page of one `key` item with a `nextCursor` that never ends (`loop`: the cursors go
+    round a cycle of that many)."""
+    counter = itertools.count()
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        n = next(counter)
+        cursor = f"c{n % loop}" if loop else f"c{n}"
+        one = item(n) if item is not None else task(taskId=f"t-{n}")
+        h.send_json(
+            {"jsonrpc": "2.0", "id": msg.get("id"), "result": {key: [one], "nextCursor": cursor}}
+        )
+
+    return answer
+
+
 def keepalive_sse(*, every: float = 0.3) -> Answer:
     """An SSE answer of keep-alive comments (and empty events) that never ends."""
 
