@@ -25,7 +25,10 @@ from servers.fault_server import (
     Run,
     base_env,
     encoded,
+    endless_pages,
     gzip_bomb,
+    nested,
+    raw_result,
     redirect,
     run_inprocess,
     task,
@@ -315,3 +318,333 @@ def test_in_watch_a_trickling_head_is_a_failure_retried(fault: FaultServer, tmp_
     assert r.code == 0, r.stderr
     assert "retrying in" in r.stderr
     lost(r.lines()[-1]["outcome"] == "completed")
+
+
+# -- 4: depth --------------------------------------------------------------------------------------
+
+
+def strict(text: str) -> Any:
+    """JSON as `JSON.parse` reads it: NaN and Infinity are not JSON."""
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=constant)
+
+
+def deep_result(depth: int) -> Any:
+    return raw_result(
+        '{"content": [{"type": "text", "text": "deep"}], "structuredContent": '
+        + nested(depth)
+        + "}"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "result t-1 -o json",
+        "result t-1 -o pretty",
+        "result t-1 --jq .",
+        "watch t-1 --result -o ndjson",
+        "watch t-1 --result -o json",
+        "watch t-1 --result -o pretty",
+    ],
+)
+def test_a_result_nested_950_deep_is_refused_at_the_door(
+    fault: FaultServer, tmp_path: Path, command: str
+) -> None:
+    url = fault.url(get=[task(status="completed")], result=[deep_result(950)])
+    r = case(run_inprocess(*command.split(), "--url", url, *P, state_dir=tmp_path))
+    assert r.code == 4, r.stderr
+    assert "nested more than 256 levels deep" in r.stdout + r.stderr
+    book = tmp_path / "tasks.json"
+    if book.exists():
+        strict(book.read_text())  # the book is still readable
+
+
+@pytest.mark.parametrize(
+    ("where", "answer"),
+    [
+        ("get", raw_result('{"taskId": "t-1", "status": "working", "_meta": ' + nested(950) + "}")),
+        ("get", raw_result('{"taskId": "t-1", "status": "working", "_meta": ' + nested(300) + "}")),
+        ("list", raw_result('{"tasks": [' + nested(400) + "]}")),
+    ],
+    ids=["task-950", "task-300", "list-400"],
+)
+def test_deep_tasks_and_lists_are_refused_at_the_door(
+    fault: FaultServer, tmp_path: Path, where: str, answer: Any
+) -> None:
+    url = fault.url(**{where: [answer]})
+    command = ["get", "t-1"] if where == "get" else ["list"]
+    for output in ("json", "pretty"):
+        r = case(run_inprocess(*command, "--url", url, *P, "-o", output, state_dir=tmp_path))
+        assert "nested more than 256 levels deep" in one_line(r, 4)
+
+
+def test_a_deep_event_and_a_deep_stdio_line_are_refused(fault: FaultServer, tmp_path: Path) -> None:
+    from servers.fault_server import sse
+
+    event = '{"jsonrpc": "2.0", "id": "$", "result": ' + nested(900) + "}"
+    url = fault.url(get=[sse(event)])
+    r = case(run_inprocess("get", "t-1", "--url", url, *P, state_dir=tmp_path))
+    assert "nested more than 256 levels deep" in one_line(r, 4)
+    fake = Path(__file__).parents[1] / "fake_stdio_server.py"
+    command = f"{sys.executable} {fake} --deep"
+    r = case(cli("list", "--stdio", command, state=tmp_path, env=SHORT_READ))
+    assert "nested more than 256 levels deep" in one_line(r, 4)
+
+
+def test_a_result_within_the_bound_prints_stores_and_reads_back(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    from servers.fault_server import rpc_error
+
+    gone = rpc_error(-32602, "Task not found")
+    done = task(status="completed")
+    url = fault.url(get=[done, done, done, done, gone], result=[deep_result(250)])
+    state = tmp_path / "state"
+    for args in (["-o", "json"], ["-o", "pretty"], ["--jq", ".structuredContent.a.a.a | keys"]):
+        r = case(run_inprocess("result", "t-1", "--url", url, *P, *args, state_dir=state))
+        assert r.code == 0, r.stderr
+    r = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "json", state_dir=state))
+    assert r.code == 0, r.stderr
+    leaf = r.json()["structuredContent"]
+    for _ in range(250):
+        leaf = leaf["a"]
+    lost(leaf == "deep")
+    # the server forgets the task: the book's copy is read back, whole
+    kept = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "json", state_dir=state))
+    assert kept.code == 0, kept.stderr
+    assert "kept" in kept.stderr
+    lost(kept.json() == r.json())
+
+
+def test_jsonsafe_units() -> None:
+    from mcptask.text import jsonsafe
+
+    for text in ("NaN", "[Infinity]", '{"x": -Infinity}', "1e999", "[-1e400]", nested(300)):
+        with pytest.raises(jsonsafe.Refused):
+            jsonsafe.loads(text)
+    with pytest.raises(ValueError):
+        jsonsafe.loads("[1,")
+    assert jsonsafe.loads(nested(256))["a"]["a"]
+    assert jsonsafe.loads('{"n": 1e308, "m": 12345678901234567890123}')["m"] > 10**22
+    with pytest.raises(jsonsafe.Refused):
+        jsonsafe.dumps({"ttl": float("inf")})
+    assert jsonsafe.depth_over([[[1]]], 2) and not jsonsafe.depth_over([[[1]]], 3)
+
+
+# -- 5: numbers ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "result t-1 --timeout nan",
+        "result t-1 --timeout inf",
+        "result t-1 --timeout -1",
+        "result t-1 --timeout 1e10",
+        "watch t-1 --timeout nan",
+        "watch t-1 --interval nan",
+        "watch t-1 --interval inf",
+        "watch t-1 --interval -5",
+        "call slow --watch --timeout nan",
+        "check --task-timeout nan",
+        "check --task-timeout 1e300",
+        "demo --seconds inf",
+    ],
+)
+def test_numbers_from_flags_are_bounded(fault: FaultServer, tmp_path: Path, args: str) -> None:
+    url = fault.url(tools=[TOOLS])
+    argv = args.split()
+    if argv[0] != "demo":
+        argv += ["--url", url, *P]
+    r = case(cli(*argv, state=tmp_path, timeout=30))
+    assert r.code == 2, r.stderr
+    flag = next(a for a in argv if a.startswith("--t") or a.startswith("--i") or a == "--seconds")
+    assert flag in r.stderr and "Traceback" not in r.stderr
+    assert not fault.seen(url), "a refused number must refuse before any request"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MCPTASK_READ_TIMEOUT", "1e10"),
+        ("MCPTASK_READ_TIMEOUT", "1e308"),
+        ("MCPTASK_CONNECT_TIMEOUT", "1e300"),
+        ("MCPTASK_CONNECT_TIMEOUT", "nan"),
+        ("MCPTASK_MAX_BODY", "99999999999999999999999"),
+        ("MCPTASK_MAX_BODY", "-5"),
+    ],
+)
+def test_numbers_from_the_environment_are_bounded(
+    fault: FaultServer, tmp_path: Path, name: str, value: str
+) -> None:
+    r = case(cli("get", "t-1", "--url", fault.url(), *P, state=tmp_path, env={name: value}))
+    line = one_line(r, 2)
+    assert name in line and ("out of range" in line or "not a whole number" in line)
+
+
+def test_a_large_but_bounded_timeout_works(fault: FaultServer, tmp_path: Path) -> None:
+    env = {"MCPTASK_READ_TIMEOUT": "2592000", "MCPTASK_CONNECT_TIMEOUT": "100000"}
+    r = case(cli("get", "t-1", "--url", fault.url(), *P, "-o", "json", state=tmp_path, env=env))
+    assert r.code == 0, r.stderr
+    r = case(
+        cli(
+            "result",
+            "t-1",
+            "--url",
+            fault.url(get=[task(status="completed")]),
+            *P,
+            "--timeout",
+            "2592000",
+            "-o",
+            "json",
+            state=tmp_path,
+        )
+    )
+    assert r.code == 0, r.stderr
+
+
+TTL_INF = '{"taskId": "t-1", "status": "working", "ttl": 1e999, "pollInterval": 250}'
+POLL_NAN = '{"taskId": "t-1", "status": "working", "ttl": 60000, "pollInterval": NaN}'
+
+
+@pytest.mark.parametrize("body", [TTL_INF, POLL_NAN], ids=["ttl-1e999", "pollInterval-NaN"])
+@pytest.mark.parametrize("output", ["json", "ndjson", "pretty"])
+def test_numbers_from_a_server_are_refused_or_strict(
+    fault: FaultServer, tmp_path: Path, body: str, output: str
+) -> None:
+    url = fault.url(get=[raw_result(body)], list=[raw_result('{"tasks": [' + body + "]}")])
+    for command in (["get", "t-1"], ["list"]):
+        r = case(run_inprocess(*command, "--url", url, *P, "-o", output, state_dir=tmp_path))
+        line = one_line(r, 4)
+        assert "too large for a double" in line or "NaN is not JSON" in line
+    # in a watch it is one failed poll among good ones; every line printed is strict JSON
+    url = fault.url(get=[task(), raw_result(body), task(status="completed")])
+    r = case(run_inprocess("watch", "t-1", "--url", url, *P, "-o", output, state_dir=tmp_path))
+    assert r.code == 0, r.stderr
+    if output == "ndjson":
+        lines = [strict(x) for x in r.stdout.splitlines()]
+        lost(lines[-1]["outcome"] == "completed")
+    elif output == "json":
+        strict(r.stdout)
+
+
+@pytest.mark.parametrize(
+    "argument",
+    ["x:=1e999", "x:=-1e400", "x:=NaN", "x:=[Infinity]", "x:=" + nested(300), "n=1e999"],
+)
+def test_numbers_in_tool_arguments_are_refused_before_the_wire(
+    fault: FaultServer, tmp_path: Path, argument: str
+) -> None:
+    tools = {
+        "tools": [
+            {
+                "name": "slow",
+                "inputSchema": {"type": "object", "properties": {"n": {"type": "number"}}},
+                "execution": {"taskSupport": "optional"},
+            }
+        ]
+    }
+    url = fault.url(tools=[tools])
+    r = case(run_inprocess("call", "slow", argument, "--url", url, *P, state_dir=tmp_path))
+    one_line(r, 2)
+    assert not fault.seen(url, "tools/call"), "a refused argument reached the wire"
+
+
+# -- 10: listing limits said aloud -----------------------------------------------------------------
+
+
+def test_a_list_whose_cursors_never_end_says_it_was_cut(fault: FaultServer, tmp_path: Path) -> None:
+    url = fault.url(list=[endless_pages("tasks")])
+    r = case(run_inprocess("list", "--url", url, *P, "-o", "json", state_dir=tmp_path))
+    assert r.code == 0, r.stderr
+    assert len(r.json()["tasks"]) == 1000
+    assert "the list is cut short" in r.stderr and "1000 pages" in r.stderr
+
+
+@pytest.mark.parametrize("output", ["json", "pretty"])
+def test_a_list_whose_cursors_loop_says_it_was_cut(
+    fault: FaultServer, tmp_path: Path, output: str
+) -> None:
+    url = fault.url(list=[endless_pages("tasks", loop=3)])
+    r = case(run_inprocess("list", "--url", url, *P, "-o", output, state_dir=tmp_path))
+    assert r.code == 0, r.stderr
+    assert "cut short" in r.stderr and "cursors loop" in r.stderr
+    assert len(fault.seen(url, "tasks/list")) == 4  # c0 c1 c2, then c0 again: stop
+
+
+def test_tools_whose_cursors_never_end_say_they_were_cut(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    def tool(n: int) -> Any:
+        return {"name": f"tool-{n}", "inputSchema": {"type": "object"}}
+
+    url = fault.url(tools=[endless_pages("tools", loop=2, item=tool)])
+    r = case(run_inprocess("tools", "--url", url, *P, "-o", "json", state_dir=tmp_path))
+    assert r.code == 0, r.stderr
+    assert "cut short" in r.stderr and "tools/list" in r.stderr
+
+
+# -- 11: a result is data -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "payload", "code"),
+    [
+        ("completed", {"error": "boom"}, 0),
+        ("failed", {"error": "boom"}, 5),
+        ("completed", {"error": {"code": 7, "message": "the server's own field"}}, 0),
+        ("completed", {"error": None}, 0),
+    ],
+    ids=["error-string", "failed-error-string", "error-object-as-data", "error-null"],
+)
+@pytest.mark.parametrize("output", ["json", "pretty"])
+def test_a_kept_result_is_the_servers_data(
+    fault: FaultServer, tmp_path: Path, status: str, payload: Any, code: int, output: str
+) -> None:
+    from servers.fault_server import rpc_error
+
+    gone = rpc_error(-32602, "Task not found")
+    done = task(status=status)
+    url = fault.url(get=[done, gone], result=[payload])
+    first = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "json", state_dir=tmp_path))
+    assert first.code == code, first.stderr
+    assert first.json() == payload
+    r = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", output, state_dir=tmp_path))
+    assert r.code == code, r.stderr
+    assert "damaged" not in r.stderr
+    if output == "json":
+        lost(r.json() == payload)
+    else:
+        lost("boom" in r.stdout or "the server's own field" in r.stdout or "null" in r.stdout)
+
+
+def test_a_result_kept_by_watch_is_the_servers_data(fault: FaultServer, tmp_path: Path) -> None:
+    from servers.fault_server import rpc_error
+
+    gone = rpc_error(-32602, "Task not found")
+    url = fault.url(get=[task(status="completed"), gone], result=[{"error": "boom"}])
+    w = case(run_inprocess("watch", "t-1", "--url", url, *P, "-o", "ndjson", state_dir=tmp_path))
+    assert w.code == 0, w.stderr
+    r = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "pretty", state_dir=tmp_path))
+    assert r.code == 0, r.stderr
+    lost("boom" in r.stdout)
+
+
+def test_an_error_that_answered_a_result_is_kept_as_mcptasks_record(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    from servers.fault_server import rpc_error
+
+    gone = rpc_error(-32602, "Task not found")
+    url = fault.url(
+        get=[task(status="failed"), gone], result=[rpc_error(-32603, "the tool crashed")]
+    )
+    first = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "json", state_dir=tmp_path))
+    assert first.code == 5, first.stderr
+    r = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "pretty", state_dir=tmp_path))
+    assert r.code == 5, r.stderr
+    assert "the tool crashed" in r.stdout + r.stderr
