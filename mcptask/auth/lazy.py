@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.state.endpoints import endpoint_key
-from mcptask.state.files import state_dir
+from mcptask.state.files import read_regular, state_dir
 
 #: the files `store.CredentialStore` keeps (the 0600 credentials, the keyring index)
 STORE_FILES = ("credentials.json", "auth.json")
@@ -22,7 +22,7 @@ def stored(server: str, directory: Path | None = None) -> bool:
     folder = directory or state_dir()
     for name in STORE_FILES:
         try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
+            data = json.loads(read_regular(folder / name, 4 * 1024 * 1024).decode("utf-8"))
         except (OSError, ValueError):
             continue
         servers = data.get("servers") if isinstance(data, dict) else None

@@ -18,13 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.client import Client
+from mcptask.errors import AuthError
 from mcptask.state.endpoints import endpoint_key
-from mcptask.state.files import locked, state_dir, write_private
+from mcptask.state.files import (
+    UnsafeFile,
+    check_dir,
+    locked,
+    read_regular,
+    state_dir,
+    write_private,
+)
 
 SERVICE = "mcptask"
 ENV_KEYRING = "MCPTASK_KEYRING"
 #: a token this close to its expiry is refreshed before use (at most a tenth of its lifetime)
 LEEWAY = 30.0
+#: the largest credentials file read (a few KiB per server)
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -238,17 +248,22 @@ class CredentialStore:
 
     def _read(self, path: Path) -> dict[str, Any]:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            # never from a directory others may write to, never a FIFO or a device
+            check_dir(path.parent)
+            data = json.loads(read_regular(path, MAX_FILE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         servers = data.get("servers") if isinstance(data, dict) else None
         return servers if isinstance(servers, dict) else {}
 
     def _change(self, path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
-        with locked(path):
-            servers = self._read(path)
-            change(servers)
-            write_private(path, json.dumps({"version": 1, "servers": servers}))
+        try:
+            with locked(path):
+                servers = self._read(path)
+                change(servers)
+                write_private(path, json.dumps({"version": 1, "servers": servers}))
+        except UnsafeFile as exc:
+            raise AuthError(f"cannot keep the credentials: {exc.strerror}") from None
 
 
 def _usable_keyring() -> Any:

@@ -648,3 +648,77 @@ def test_an_error_that_answered_a_result_is_kept_as_mcptasks_record(
     r = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", "pretty", state_dir=tmp_path))
     assert r.code == 5, r.stderr
     assert "the tool crashed" in r.stdout + r.stderr
+
+
+# -- 6: state files that are not files ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["tasks.json", "tasks.json.lock", "credentials.json", "auth.json"])
+@pytest.mark.parametrize("kind", ["fifo", "chardev", "directory"])
+def test_state_files_that_are_not_files_never_block(
+    fault: FaultServer, tmp_path: Path, name: str, kind: str
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    target = state / name
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "chardev":
+        os.symlink("/dev/zero", target)
+    else:
+        target.mkdir()
+    url = fault.url()
+    for command in (
+        ["get", "t-1", "--url", url, *P],
+        ["list", "--local"],
+        ["list", "--url", url, *P],
+    ):
+        r = case(cli(*command, "-o", "json", state=state, timeout=30))
+        assert r.code == 0, r.stderr
+    if name.startswith("tasks.json"):
+        r = case(cli("get", "t-1", "--url", url, *P, "-o", "json", state=state, timeout=30))
+        assert "not a regular file" in r.stderr or "Is a directory" in r.stderr, r.stderr
+
+
+def test_a_config_file_swapped_for_a_fifo_never_blocks(tmp_path: Path) -> None:
+    from mcptask.errors import UsageError
+    from mcptask.session import config
+
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    # as if a regular file had been there when it was looked at (the race `_read` closes)
+    import stat as stat_mode
+
+    with pytest.raises(UsageError, match="not a regular file"):
+        config._read(fifo, stat_mode.S_IFREG | 0o600)
+
+
+@pytest.mark.parametrize("problem", ["world-writable", "group-writable", "foreign-owned"])
+def test_a_state_directory_others_control_is_refused(
+    fault: FaultServer, tmp_path: Path, problem: str
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    if problem == "world-writable":
+        state.chmod(0o777)
+        words = "writable by others"
+    elif problem == "group-writable":
+        state.chmod(0o770)
+        words = "writable by others"
+    elif os.geteuid() == 0:
+        os.chown(state, 65534, 65534)
+        words = "belongs to another user"
+    else:
+        state = Path("/usr")  # a directory root owns: another user's, for this one
+        words = "belongs to another user"
+    url = fault.url(get=[task(status="completed")])
+    r = case(cli("result", "t-1", "--url", url, *P, "-o", "json", state=state, timeout=30))
+    assert r.code == 0, r.stderr
+    assert words in r.stderr
+    assert not (state / "tasks.json").exists(), "nothing is kept in a directory others control"
+    # credentials are never kept there either
+    from mcptask.auth.store import CredentialStore
+    from mcptask.errors import AuthError
+
+    with pytest.raises(AuthError, match=words):
+        CredentialStore(directory=state)._change(state / "credentials.json", lambda d: None)
