@@ -9,8 +9,10 @@ MCPTASK_FAULT_TALLY=PATH the counts are written there as JSON when the module en
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -57,6 +59,7 @@ TALLY: dict[str, int] = {
     "orphans": 0,
 }
 SHORT_READ = {"MCPTASK_READ_TIMEOUT": "1.5"}
+FAKE = Path(__file__).parents[1] / "fake_stdio_server.py"
 
 
 @pytest.fixture(scope="module")
@@ -722,3 +725,95 @@ def test_a_state_directory_others_control_is_refused(
 
     with pytest.raises(AuthError, match=words):
         CredentialStore(directory=state)._change(state / "credentials.json", lambda d: None)
+
+
+# -- 8: no process outlives mcptask ----------------------------------------------------------------
+
+
+def orphans(marker: str) -> None:
+    """No process with `marker` in its arguments is left (waiting a little for the exits)."""
+    from test_stdio_config_auth import procs_with
+
+    deadline = time.monotonic() + 5
+    while procs_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = procs_with(marker)
+    TALLY["orphans"] += len(left)
+    for pid in left:  # do not leave them to the next test
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes outlived mcptask: {left}"
+
+
+@pytest.mark.parametrize(
+    ("flags", "code"),
+    [
+        ("--daemon", 0),
+        ("--daemon --die-on tasks/list", 4),
+        ("--daemon --ignore-term --ignore-eof", 0),
+    ],
+    ids=["answers", "dies", "ignores-term"],
+)
+def test_a_daemon_the_stdio_server_started_is_ended(tmp_path: Path, flags: str, code: int) -> None:
+    from test_stdio_config_auth import fake_cmd, new_marker
+
+    marker = new_marker()
+    r = case(cli("list", "--stdio", fake_cmd(*flags.split(), marker=marker), state=tmp_path))
+    assert r.code == code, r.stderr
+    orphans(marker)
+
+
+def _sid(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
+def test_a_daemon_is_ended_when_mcptask_is_terminated(tmp_path: Path) -> None:
+    from test_stdio_config_auth import fake_cmd, new_marker, procs_with, wait_for
+
+    marker = new_marker()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcptask",
+            "list",
+            "--stdio",
+            fake_cmd("--daemon", "--hang", marker=marker),
+        ],
+        env=base_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: len({_sid(pid) for pid in procs_with(marker)} - {None}) >= 2)
+        # the server, and its daemon in a session of its own
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    TALLY["cases"] += 1
+    orphans(marker)
+
+
+def test_a_descendant_without_the_tag_is_not_touched(tmp_path: Path) -> None:
+    """Only what carries this server's tag is ended: another process of the same user (one
+    of a second mcptask, say) is left alone."""
+    from mcptask.transports.stdio import TAG_ENV, tagged
+
+    env = {**os.environ, TAG_ENV: "someone-else"}
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
+    try:
+        assert other.pid in tagged("someone-else")
+        assert other.pid not in tagged("mine")
+        r = case(cli("list", "--stdio", f"{sys.executable} {FAKE} --daemon", state=tmp_path))
+        assert r.code == 0, r.stderr
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
