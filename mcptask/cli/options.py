@@ -287,11 +287,11 @@ def _bounded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     """A flag's number parsed within its bounds (session/env.py): a bad one is Click's usage
     error (exit 2), as a word that is not a number already is."""
 
-    def parser(text: str) -> Any:
+    def parser(text: str | float) -> Any:
         from mcptask.errors import UsageError
 
         try:
-            return parse(text)
+            return parse(str(text))  # Click passes a default through too (a float)
         except UsageError as exc:
             raise typer.BadParameter(exc.message.partition(": ")[2] or exc.message) from None
 

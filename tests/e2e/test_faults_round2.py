@@ -10,6 +10,7 @@ MCPTASK_FAULT_TALLY=PATH the counts are written there as JSON when the module en
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -817,3 +818,31 @@ def test_a_descendant_without_the_tag_is_not_touched(tmp_path: Path) -> None:
     finally:
         other.kill()
         other.wait()
+
+
+# -- 9: silence on a push stream -----------------------------------------------------------------
+
+
+def test_a_push_stream_that_never_mentions_the_task_leaves_the_servers_pace(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    from mcptask.scheduler.watcher import RELAXED_MIN
+
+    from servers.fault_server import keepalive_sse
+
+    working = task(pollInterval=500)
+    url = fault.url(
+        tools=[TOOLS],
+        call=[{"task": working}],
+        get=[working] * 4 + [task(status="completed")],
+        stream=[keepalive_sse(every=0.2)],
+    )
+    # a task made in a session (`call`): its session's GET stream is the push feed
+    r = case(cli("call", "slow", "--watch", "--url", url, *P, "-o", "ndjson", state=tmp_path))
+    assert r.code == 0, r.stderr
+    lost(r.lines()[-1]["outcome"] == "completed")
+    assert fault.seen(url, "GET"), "the push stream was not opened"
+    polls = [q.at for q in fault.seen(url, "tasks/get")]
+    gaps = [b - a for a, b in itertools.pairwise(polls)]
+    # at the server's 0.5 s pace, not relaxed to RELAXED_MIN (10 s) by a stream that is silent
+    assert len(polls) == 5 and max(gaps) < RELAXED_MIN / 2, gaps
