@@ -191,7 +191,7 @@ class Output:
 
         rows = [
             (safe(t.taskId), status_text(t.status), safe_line(t.statusMessage or ""), age(t))
-            for t in tasks
+            for t in tasks[:PRETTY_ROWS]
         ]
         headers = ("task", "status", "message", "updated")
         needs = [
@@ -217,6 +217,7 @@ class Output:
         for row in rows:
             table.add_row(*(row[i] for i, _ in layout))
         self.console.print(table)
+        self._not_shown(len(tasks), "tasks")
 
     def tools(self, tools: list[Tool]) -> None:
         """`tools`: `{"tools": [...]}`, or a table: name, task support, the required
@@ -234,7 +235,7 @@ class Output:
         table.add_column("task", no_wrap=True, min_width=9)
         table.add_column("required", overflow="fold", min_width=8, max_width=30)
         table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=60)
-        for t in tools:
+        for t in tools[:PRETTY_ROWS]:
             table.add_row(
                 safe_line(t.name, 60),
                 support_text(t.taskSupport),
@@ -242,6 +243,16 @@ class Output:
                 safe_line(t.description or t.title or "", 200),
             )
         self.console.print(table)
+        self._not_shown(len(tools), "tools")
+
+    def _not_shown(self, total: int, what: str) -> None:
+        """A pretty table stops at PRETTY_ROWS rows (Rich lays a table out whole, in memory:
+        100,000 rows took 52 s and 541 MB); it says so, and how to see every row."""
+        if total > PRETTY_ROWS:
+            self.console.print(
+                f"… and {total - PRETTY_ROWS:,} more {what} not shown: a table shows the first "
+                f"{PRETTY_ROWS:,} of {total:,} (-o json lists them all)"
+            )
 
     def result(self, result: TaskResult) -> None:
         if not self.pretty:
@@ -257,6 +268,8 @@ def delay_text(seconds: float) -> str:
 
 #: the list's task column: longer ids fold onto more lines
 LIST_ID_WIDTH = 20
+#: the most rows a pretty table shows (the rest are counted below it)
+PRETTY_ROWS = 1000
 
 
 def age(task: Task, now: float | None = None) -> str:

@@ -846,3 +846,34 @@ def test_a_push_stream_that_never_mentions_the_task_leaves_the_servers_pace(
     gaps = [b - a for a, b in itertools.pairwise(polls)]
     # at the server's 0.5 s pace, not relaxed to RELAXED_MIN (10 s) by a stream that is silent
     assert len(polls) == 5 and max(gaps) < RELAXED_MIN / 2, gaps
+
+
+# -- 12: big listings --------------------------------------------------------------------------
+
+
+def test_a_pretty_table_of_100000_tools_is_bounded(fault: FaultServer, tmp_path: Path) -> None:
+    tools = [
+        {"name": f"tool-{i}", "description": f"tool number {i}", "inputSchema": {"type": "object"}}
+        for i in range(100_000)
+    ]
+    url = fault.url(tools=[{"tools": tools}])
+    r, rss = cli_rss("tools", "--url", url, *P, "-o", "pretty", state=tmp_path)
+    case(r)
+    assert r.code == 0, r.stderr
+    assert "tool-999" in r.stdout and "tool-1000 " not in r.stdout
+    assert "99,000 more tools not shown" in r.stdout and "lists them all" in r.stdout
+    assert rss < 300 * MIB, f"peak RSS {rss // MIB} MiB"
+    every = case(run_inprocess("tools", "--url", url, *P, "-o", "json", state_dir=tmp_path))
+    lost(len(every.json()["tools"]) == 100_000)
+
+
+def test_a_pretty_list_of_5000_tasks_is_bounded(fault: FaultServer, tmp_path: Path) -> None:
+    tasks = [task(taskId=f"t-{i}") for i in range(5000)]
+    url = fault.url(list=[{"tasks": tasks}])
+    r = case(run_inprocess("list", "--url", url, *P, "-o", "pretty", state_dir=tmp_path))
+    assert r.code == 0, r.stderr
+    assert "4,000 more tasks not shown" in r.stdout
+    local = case(
+        run_inprocess("list", "--local", "--url", url, *P, "-o", "pretty", state_dir=tmp_path)
+    )
+    assert local.code == 0, local.stderr  # (the book keeps the newest of them)
