@@ -125,10 +125,8 @@ class Output:
         try:
             if self.jq is None:
                 self.stdout.write(dumps(data) + "\n")
-            else:
-                terminal = self.stdout.isatty()
-                for text in self.jq.lines(data):
-                    self.stdout.write((clean(text) if terminal else text) + "\n")
+            else:  # streamed as jq yields it; Ctrl-C ends it at once (output/jq.py)
+                self.jq.write(data, self.stdout, self.stdout.isatty())
         except jsonsafe.Refused as exc:
             # only a value not from a server can get here (a task book written before
             # mcptask refused such JSON at the door): never print JSON that is not JSON

@@ -877,3 +877,116 @@ def test_a_pretty_list_of_5000_tasks_is_bounded(fault: FaultServer, tmp_path: Pa
         run_inprocess("list", "--local", "--url", url, *P, "-o", "pretty", state_dir=tmp_path)
     )
     assert local.code == 0, local.stderr  # (the book keeps the newest of them)
+
+
+# -- 7: --jq that does not end ---------------------------------------------------------------------
+
+
+def _with_text(marker: str) -> list[int]:
+    """Processes whose command line has `marker` anywhere in an argument (the jq program)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker.encode() in (d / "cmdline").read_bytes():
+                    found.append(int(d.name))
+    return found
+
+
+@pytest.mark.parametrize("to", ["process", "group"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "servers",
+        "get t-1 --url {url} -p mcp-2025-11-25",
+        "watch t-1 --url {url} -o ndjson -p mcp-2025-11-25",
+    ],
+    ids=["servers", "get", "watch"],
+)
+def test_ctrl_c_ends_jq_at_once(fault: FaultServer, tmp_path: Path, to: str, command: str) -> None:
+    import uuid
+
+    marker = f"m{uuid.uuid4().hex[:10]}"
+    url = fault.url(get=[task()])
+    argv = [*command.format(url=url).split(), "--jq", f'last(range(1e12)) | "{marker}"']
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", *argv],
+        env=base_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        # jq is busy once a worker (a second process with the program in its command line)
+        # exists, or, without one, once the request was answered
+        deadline = time.monotonic() + 30
+        while len(_with_text(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_with_text(marker)) >= 2, "jq never started"
+        if to == "group":  # as a terminal's Ctrl-C: the whole foreground group
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            TALLY["hangs"] += 1
+            raise
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    run = case(Run(proc.returncode, out.decode(), err.decode()))
+    assert run.code == 130, run.stderr
+    TALLY["orphans"] += len(_with_text(marker))
+    deadline = time.monotonic() + 5
+    while _with_text(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _with_text(marker), "the jq worker outlived mcptask"
+
+
+def test_jq_output_is_streamed_as_produced(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", "servers", "--jq", "repeat(1)"],
+        env=base_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        first = [proc.stdout.readline() for _ in range(1000)]  # before the program ends: never
+        assert first == [b"1\n"] * 1000
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    TALLY["cases"] += 1
+    assert proc.returncode == 130
+
+
+def test_jq_into_a_reader_that_goes_away_ends_quietly(tmp_path: Path) -> None:
+    shell = f"{sys.executable} -m mcptask servers --jq 'repeat(1)' | head -3"
+    r = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", shell],
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    run = case(Run(r.returncode, r.stdout, r.stderr))
+    assert run.stdout == "1\n1\n1\n"
+    assert run.code == 0, run.stderr
+
+
+@pytest.mark.parametrize(
+    ("program", "code"), [('error("boom")', 2), (".servers | length", 0), ("empty", 0)]
+)
+def test_jq_errors_and_values_through_the_worker(tmp_path: Path, program: str, code: int) -> None:
+    r = case(cli("servers", "--jq", program, state=tmp_path))
+    assert r.code == code, r.stderr
+    if code == 2:
+        assert 'mcptask: error: --jq error("boom"): boom' in r.stderr
