@@ -51,6 +51,7 @@ from mcptask.protocols.wire import (
     UNSUPPORTED_OPERATION,
     VERSION_NOT_SUPPORTED,
 )
+from mcptask.text import jsonsafe
 from mcptask.text.command_line import command_line
 from mcptask.transports.rpc import FetchesUrls, RpcClient, Traces, error_from
 
@@ -759,7 +760,7 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
         if status in (401, 403):
             detail = ""
             try:
-                body = response.json()
+                body = jsonsafe.loads(response.content)
                 if isinstance(body, dict) and isinstance(body.get("detail"), str):
                     detail = f" ({body['detail']})"
             except ValueError:
@@ -773,7 +774,10 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
             tried.append(f"{card_url} (HTTP {status})")
             continue
         try:
-            card = response.json()
+            card = jsonsafe.loads(response.content)  # strict, never nested past 256 levels
+        except jsonsafe.Refused as exc:
+            tried.append(f"{card_url} (JSON mcptask refuses: {exc})")
+            continue
         except ValueError:
             tried.append(f"{card_url} ({ctype}, not JSON)")
             continue

@@ -990,3 +990,16 @@ def test_jq_errors_and_values_through_the_worker(tmp_path: Path, program: str, c
     assert r.code == code, r.stderr
     if code == 2:
         assert 'mcptask: error: --jq error("boom"): boom' in r.stderr
+
+
+@pytest.mark.parametrize("depth", [300, 1500])
+def test_a_deep_agent_card_is_refused_at_the_door(
+    fault: FaultServer, tmp_path: Path, depth: int
+) -> None:
+    from servers.fault_server import raw
+
+    # `-p auto`: the MCP probe gets -32601 at HTTP 200 (A2A's way), so the agent card is read
+    url = fault.url(stream=[raw(200, nested(depth).encode())])
+    r = case(run_inprocess("get", "t-1", "--url", url, "-p", "auto", state_dir=tmp_path))
+    assert r.code == 0, r.stderr  # not a card: detection goes on to MCP, which answers
+    assert fault.seen(url, "GET"), "the card was not read"
