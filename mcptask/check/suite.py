@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mcptask.errors import AuthError, McptaskError, RpcError, ServerError, UsageError
 from mcptask.pacing import poll_seconds
+from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import FetchesUrls, HasSession, RpcClient, Transport
 
@@ -177,7 +178,7 @@ class Recorder:
         response: httpx.Response = await get(url, max_body=max_body, json_only=json_only)
         entry["status"] = response.status_code
         try:
-            entry["body"] = response.json()
+            entry["body"] = jsonsafe.loads(response.content)
         except ValueError:
             entry["body"] = response.text[:2000]
         return response
