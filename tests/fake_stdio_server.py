@@ -13,6 +13,9 @@
 --trickle        answer tasks/list one byte every 0.3 s (each write is quick, the line never ends
                  in time)
 --child          start a child process (same process group, the markers in its arguments)
+--daemon         start a daemon in a session of its own (double fork, setsid; the markers in
+                 its arguments), as a server that starts a helper might
+--deep           answer tasks/list with a result nested 950 deep
 
 Extra arguments (a marker for finding the process in /proc) are ignored.
 """
@@ -53,6 +56,22 @@ def main(argv: list[str]) -> int:
         markers = [a for a in argv if not a.startswith("--")]
         code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
         subprocess.Popen([sys.executable, "-c", code, *markers], stdin=subprocess.DEVNULL)
+    if opts.get("--daemon"):
+        markers = [a for a in argv if not a.startswith("--")]
+        code = (
+            "import os, signal, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "if os.fork(): os._exit(0)\n"
+            "os.setsid()\n"
+            "if os.fork(): os._exit(0)\n"
+            "time.sleep(600)\n"
+        )
+        subprocess.run(
+            [sys.executable, "-c", code, *markers],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     print("fake server starting", file=sys.stderr, flush=True)
     if opts.get("--banner"):
         print("Welcome to the fake server!", flush=True)
@@ -92,6 +111,11 @@ def main(argv: list[str]) -> int:
                     sys.stdout.write(ch)
                     sys.stdout.flush()
                     time.sleep(0.3)
+                continue
+            if opts.get("--deep"):
+                deep = '{"a": ' * 950 + "1" + "}" * 950
+                sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {mid}, "result": {deep}}}\n')
+                sys.stdout.flush()
                 continue
             if opts.get("--ping"):
                 send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": 1}})

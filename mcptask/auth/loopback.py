@@ -183,6 +183,11 @@ def login_timeout() -> float:
         value = float(raw)
     except ValueError:
         raise UsageError(f"MCPTASK_LOGIN_TIMEOUT={raw!r} is not a number") from None
-    if value <= 0:
-        raise UsageError("MCPTASK_LOGIN_TIMEOUT must be positive")
+    # finite and bounded like every other number of seconds (session/env.py: auth may not
+    # import session)
+    if not value > 0 or value > 30 * 86400.0:
+        raise UsageError(
+            f"MCPTASK_LOGIN_TIMEOUT={raw!r} is out of range: give a number of seconds more than 0 "
+            "and at most 2592000"
+        )
     return value

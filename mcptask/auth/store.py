@@ -18,9 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.auth.client import Client
-from mcptask.errors import UsageError
+from mcptask.errors import AuthError, UsageError
 from mcptask.state.endpoints import endpoint_key
-from mcptask.state.files import locked, state_dir, write_private
+from mcptask.state.files import (
+    UnsafeFile,
+    check_dir,
+    locked,
+    state_dir,
+    write_private,
+)
 
 SERVICE = "mcptask"
 ENV_KEYRING = "MCPTASK_KEYRING"
@@ -291,6 +297,10 @@ class CredentialStore:
     def _read(self, path: Path) -> dict[str, Any]:
         from mcptask.auth.files import read_servers
 
+        try:
+            check_dir(path.parent)  # never from a directory others may write to
+        except OSError:
+            return {}
         return read_servers(path, self._note)
 
     def _change(self, path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
@@ -301,6 +311,8 @@ class CredentialStore:
                 servers = self._read(path)
                 change(servers)
                 write_private(path, json.dumps({"version": 1, "servers": servers}))
+        except UnsafeFile as exc:
+            raise AuthError(f"cannot keep the credentials: {exc.strerror}") from None
         except OSError as exc:
             raise CannotKeep(path, exc) from None
 

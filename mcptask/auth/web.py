@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from mcptask.errors import TransportError
-from mcptask.text import redact
+from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
 
 MAX_BODY = 1024 * 1024
@@ -239,7 +239,7 @@ class Web:
                 body = await _read(response)
         except (httpx.InvalidURL, ValueError):
             raise TransportError(f"cannot use {one_line(url, 120)!r}: not a valid URL") from None
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise _connect_error(exc, url) from None
         answer = _answer(response, body)
         hold_received(answer.data)
@@ -294,14 +294,14 @@ def _answer(response: httpx.Response, body: bytes) -> Answer:
     data: Any = None
     if body.strip():
         try:
-            data = json.loads(body)
+            data = jsonsafe.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             data = None
     headers = {k.lower(): v for k, v in response.headers.items()}
     return Answer(response.status_code, data, headers, text)
 
 
-def _connect_error(exc: httpx.TransportError, url: str) -> TransportError:
+def _connect_error(exc: httpx.HTTPError, url: str) -> TransportError:
     if isinstance(exc, httpx.TimeoutException):
         return TransportError(f"timed out waiting for {where(url)} (authorization)")
     reason = one_line(str(exc), 120) or type(exc).__name__

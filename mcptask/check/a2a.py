@@ -39,6 +39,7 @@ from mcptask.errors import ProtocolError, RpcError
 from mcptask.protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
 from mcptask.protocols.a2a_rest import A2ARest
 from mcptask.protocols.base import TaskProtocol
+from mcptask.text import jsonsafe
 from mcptask.transports.rpc import error_from
 
 A = "A2A 1.0"
@@ -654,7 +655,9 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
             if response.status_code != 200:
                 continue
             try:
-                card = response.json()
+                card = jsonsafe.loads(response.content)
+            except jsonsafe.Refused as exc:
+                raise BadAnswer(f"{url} is JSON mcptask refuses: {exc}") from None
             except ValueError:
                 raise BadAnswer(f"{url} is not JSON") from None
             if isinstance(card, dict):

@@ -22,6 +22,7 @@ from mcptask.errors import (
     is_transient,
 )
 from mcptask.pacing import poll_seconds
+from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import FetchesUrls, HasSession, RpcClient, Transport
 
@@ -183,7 +184,7 @@ class Recorder:
         response: httpx.Response = await get(url, max_body=max_body, json_only=json_only)
         entry["status"] = response.status_code
         try:
-            entry["body"] = response.json()
+            entry["body"] = jsonsafe.loads(response.content)
         except ValueError:
             entry["body"] = response.text[:2000]
         return response

@@ -23,6 +23,7 @@ from mcptask.cli.options import (
     TaskId,
     Timeout,
     WantResult,
+    seconds_flag,
     with_target,
 )
 from mcptask.cli.runner import execute
@@ -372,7 +373,12 @@ def check(
         str | None, typer.Option("--junit", help="Also write the results as JUnit XML to PATH.")
     ] = None,
     task_timeout: Annotated[
-        float, typer.Option("--task-timeout", help="How long to wait for a task to end (seconds).")
+        float,
+        typer.Option(
+            "--task-timeout",
+            help="How long to wait for a task to end (seconds).",
+            parser=seconds_flag("--task-timeout"),
+        ),
     ] = 60.0,
 ) -> None:
     from mcptask.commands.check import CheckOptions, run_check
@@ -414,7 +420,12 @@ def servers(
 
 @app.command(**described("demo"))
 def demo(
-    seconds: Annotated[float, typer.Option("--seconds", help="How long the demo task runs.")] = 8.0,
+    seconds: Annotated[
+        float,
+        typer.Option(
+            "--seconds", help="How long the demo task runs.", parser=seconds_flag("--seconds")
+        ),
+    ] = 8.0,
     output: OutputMode = "auto",
     jq: Jq = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,

@@ -297,14 +297,52 @@ TaskId = Annotated[
         autocompletion=complete.task_ids,
     ),
 ]
+
+
+def _bounded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A flag's number parsed within its bounds (session/env.py): a bad one is Click's usage
+    error (exit 2), as a word that is not a number already is."""
+
+    def parser(text: str | float) -> Any:
+        from mcptask.session.env import OutOfBounds
+
+        try:
+            return parse(str(text))  # Click passes a default through too (a float)
+        except OutOfBounds as exc:
+            raise typer.BadParameter(exc.reason) from None
+
+    return parser
+
+
+def seconds_flag(name: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        from mcptask.session.env import seconds
+
+        return seconds(text, name)
+
+    return _bounded(parse)
+
+
+def _interval(text: str) -> float:
+    from mcptask.session.env import interval
+
+    return interval(text)
+
+
 Interval = Annotated[
     float | None,
     typer.Option(
         "--interval",
         help="Poll no faster than every SECONDS (a floor: never faster than the server asks).",
+        parser=_bounded(_interval),
     ),
 ]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Give up after SECONDS (exit 7).")]
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout", help="Give up after SECONDS (exit 7).", parser=seconds_flag("--timeout")
+    ),
+]
 WantResult = Annotated[
     bool, typer.Option("--result", help="Also print the result when the task ends.")
 ]

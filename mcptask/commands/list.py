@@ -46,6 +46,8 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True))
     )
     ctx.out.tasks(tasks)
+    if proto.list_cut:
+        ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {len(tasks)} tasks")
     return ExitCode.OK
 
 

@@ -139,7 +139,7 @@ class _Quiet:
 
 
 def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
-    ctx.places.remember(result.task, ref, result=result.to_json())
+    ctx.places.remember(result.task, ref, **result.kept())
     ctx.out.result(result)
     if result.broken:
         ctx.out.note(
@@ -156,7 +156,8 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
     if "result" not in rec:
         raise gone(ctx, task_id, exc)
     kept = rec["result"]
-    if isinstance(kept, dict) and len(kept) == 1 and not isinstance(kept.get("error", {}), dict):
+    error = _kept_error(rec)
+    if error is not None and not isinstance(error, dict):
         raise ProtocolError(
             f"the task book's result for task {task_id} is damaged (its error is not an object)"
         )
@@ -168,7 +169,6 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
     if ctx.out.pretty:
         from mcptask.protocols.base import TaskResult
 
-        error = kept.get("error") if isinstance(kept, dict) and len(kept) == 1 else None
         placeholder = Task(
             taskId=task_id, status="completed", protocol="?", server=ctx.server, raw={}
         )
@@ -176,3 +176,19 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
     else:
         ctx.out.line(rec["result"])
     return OUTCOME_EXIT.get(status, ExitCode.OK)
+
+
+def _kept_error(rec: dict[str, Any]) -> Any:
+    """The error that answered a kept result (mcptask's own record of it), or None when the
+    kept result is the server's data, whatever its shape (`TaskResult.kept`). A book written
+    before `resultKind` tells them apart by shape: mcptask's record is `{"error": {...}}`,
+    so an `error` that is not an object is the server's data."""
+    kept = rec.get("result")
+    kind = rec.get("resultKind")
+    if kind == "payload":
+        return None
+    if not (isinstance(kept, dict) and len(kept) == 1 and "error" in kept):
+        return None
+    if kind == "error":
+        return kept["error"]
+    return kept["error"] if isinstance(kept["error"], dict) else None

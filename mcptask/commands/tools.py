@@ -22,4 +22,6 @@ async def run_tools(opts: ToolsOptions, ctx: Context) -> int:
     if ctx.places.remembers:  # TAB completes `call TOOL` from them
         ctx.book.remember_tools(ctx.server, [(t.name, t.taskSupport) for t in tools])
     ctx.out.tools(tools, version=proto.protocol_version, via=proto.transport_label)
+    if proto.list_cut:
+        ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {len(tools)} tools")
     return ExitCode.OK

@@ -206,7 +206,7 @@ class _Group:
         if w.task is not None:
             self.ended.append((w.task, w.ref))
             if w.result is not None and not w.result.broken:
-                self.results[w.task_id] = {"result": w.result.to_json()}
+                self.results[w.task_id] = w.result.kept()
             if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
                 self.flush()
 

@@ -4,7 +4,6 @@ Rich is imported only for pretty output."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -14,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mcptask.model import Task
 from mcptask.protocols.wire import result_text
-from mcptask.text import redact
+from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
 
 if TYPE_CHECKING:
@@ -58,7 +57,8 @@ def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False)
+    """Strict JSON (never NaN or Infinity: `jsonsafe.Refused`)."""
+    return jsonsafe.dumps(data, ensure_ascii=False)
 
 
 @dataclass
@@ -122,12 +122,17 @@ class Output:
         filter makes of it (strings that reach a terminal cleaned, as server text always is).
         Never a secret the process holds (a server may echo one)."""
         data = redact.scrub(data)
-        if self.jq is None:
-            self.stdout.write(dumps(data) + "\n")
-        else:
-            terminal = self.stdout.isatty()
-            for text in self.jq.lines(data):
-                self.stdout.write((clean(text) if terminal else text) + "\n")
+        try:
+            if self.jq is None:
+                self.stdout.write(dumps(data) + "\n")
+            else:  # streamed as jq yields it; Ctrl-C ends it at once (output/jq.py)
+                self.jq.write(data, self.stdout, self.stdout.isatty())
+        except jsonsafe.Refused as exc:
+            # only a value not from a server can get here (a task book written before
+            # mcptask refused such JSON at the door): never print JSON that is not JSON
+            from mcptask.errors import ProtocolError
+
+            raise ProtocolError(f"cannot print this as strict JSON: {exc}") from None
         self.stdout.flush()
 
     def note(self, message: str) -> None:
@@ -184,7 +189,7 @@ class Output:
 
         rows = [
             (safe(t.taskId), status_text(t.status), safe_line(t.statusMessage or ""), age(t))
-            for t in tasks
+            for t in tasks[:PRETTY_ROWS]
         ]
         headers = ("task", "status", "message", "updated")
         needs = [
@@ -210,6 +215,7 @@ class Output:
         for row in rows:
             table.add_row(*(row[i] for i, _ in layout))
         self.console.print(table)
+        self._not_shown(len(tasks), "tasks")
 
     def tools(
         self, tools: list[Tool], *, version: str | None = None, via: str | None = None
@@ -236,7 +242,7 @@ class Output:
         table.add_column("task", no_wrap=True, min_width=9)
         table.add_column("required", overflow="fold", min_width=8, max_width=30)
         table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=60)
-        for t in tools:
+        for t in tools[:PRETTY_ROWS]:
             table.add_row(
                 safe_line(t.name, 60),
                 support_text(t.taskSupport),
@@ -244,6 +250,16 @@ class Output:
                 safe_line(t.description or t.title or "", 200),
             )
         self.console.print(table)
+        self._not_shown(len(tools), "tools")
+
+    def _not_shown(self, total: int, what: str) -> None:
+        """A pretty table stops at PRETTY_ROWS rows (Rich lays a table out whole, in memory:
+        100,000 rows took 52 s and 541 MB); it says so, and how to see every row."""
+        if total > PRETTY_ROWS:
+            self.console.print(
+                f"… and {total - PRETTY_ROWS:,} more {what} not shown: a table shows the first "
+                f"{PRETTY_ROWS:,} of {total:,} (-o json lists them all)"
+            )
 
     def result(self, result: TaskResult) -> None:
         if not self.pretty:
@@ -259,6 +275,8 @@ def delay_text(seconds: float) -> str:
 
 #: the list's task column: longer ids fold onto more lines
 LIST_ID_WIDTH = 20
+#: the most rows a pretty table shows (the rest are counted below it)
+PRETTY_ROWS = 1000
 
 
 def age(task: Task, now: float | None = None) -> str:

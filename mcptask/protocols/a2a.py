@@ -35,6 +35,7 @@ from mcptask.protocols.base import (
     Created,
     Found,
     InputRequest,
+    PageWalk,
     PushConfig,
     Responder,
     TaskProtocol,
@@ -55,6 +56,7 @@ from mcptask.protocols.wire import (
     UNSUPPORTED_OPERATION,
     VERSION_NOT_SUPPORTED,
 )
+from mcptask.text import jsonsafe
 from mcptask.text.command_line import command_line
 from mcptask.transports.rpc import FetchesUrls, RpcClient, Traces, error_from
 
@@ -603,7 +605,8 @@ class A2ABase(TaskProtocol):
             return []
         out: dict[str, Task] = {}
         token: str | None = None
-        for _ in range(1000):
+        walk = PageWalk(self.m_list)
+        while True:
             params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
             if token:
                 params["pageToken"] = token
@@ -622,9 +625,10 @@ class A2ABase(TaskProtocol):
                 task = self._task(item, f"task in {self.m_list}")
                 out.setdefault(task.taskId, task)
             nxt = data.get("nextPageToken")
-            if not isinstance(nxt, str) or not nxt or nxt == token:
+            if not walk.go_on(nxt, len(out)):
                 break
             token = nxt
+        self.list_cut = walk.cut
         return list(out.values())
 
     async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:
@@ -1032,7 +1036,7 @@ async def probe(rpc: RpcClient, url: str) -> Found | None:
         if status in (401, 403):
             detail = ""
             try:
-                body = response.json()
+                body = jsonsafe.loads(response.content)
                 if isinstance(body, dict) and isinstance(body.get("detail"), str):
                     detail = f" ({body['detail']})"
             except ValueError:
@@ -1046,7 +1050,10 @@ async def probe(rpc: RpcClient, url: str) -> Found | None:
             tried.append(f"{card_url} (HTTP {status})")
             continue
         try:
-            card = response.json()
+            card = jsonsafe.loads(response.content)  # strict, never nested past 256 levels
+        except jsonsafe.Refused as exc:
+            tried.append(f"{card_url} (JSON mcptask refuses: {exc})")
+            continue
         except ValueError:
             tried.append(f"{card_url} ({ctype}, not JSON)")
             continue

@@ -77,6 +77,12 @@ class TaskResult:
             return {"error": self.error}
         return self.payload
 
+    def kept(self) -> dict[str, Any]:
+        """The task book's fields for this result: `result` (as `to_json`), and `resultKind`
+        saying whether it is the server's data (`payload`) or mcptask's record of the error
+        that answered it (`error`): a payload may well be `{"error": "boom"}` itself."""
+        return {"result": self.to_json(), "resultKind": "error" if self.error else "payload"}
+
     @property
     def broken(self) -> bool:
         """The task says `completed` but the server answered its result with an error: the
@@ -435,6 +441,8 @@ class TaskProtocol(ABC):
     can_subscribe: ClassVar[bool] = False
     #: `get --history N` (A2A `historyLength`); protocols without history ignore it
     history_length: int | None = None
+    #: why the last list (of tasks or tools) stopped before its last page, or None
+    list_cut: str | None = None
 
     def __init__(
         self,
@@ -589,23 +597,60 @@ class TaskProtocol(ABC):
         raise NotApplicable(f"{self.name} tasks never ask for input: there is nothing to answer")
 
 
-async def paged(
-    fetch: Callable[[dict[str, Any]], Awaitable[Any]], method: str, key: str
-) -> list[Any]:
+#: a paginated list is walked for at most this many pages ...
+MAX_PAGES = 1000
+#: ... and this many items
+MAX_ITEMS = 100_000
+
+
+class Pages(list[Any]):
+    """A paginated list's items; `cut` says why the walk stopped before the last page (a
+    server whose cursors never end, or loop, must not hold mcptask), or None."""
+
+    cut: str | None = None
+
+
+class PageWalk:
+    """The cursors of one paginated list: `next(cursor, count)` says whether to go on."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.seen: set[str] = set()
+        self.pages = 0
+        self.cut: str | None = None
+
+    def go_on(self, cursor: Any, count: int) -> bool:
+        """After a page: whether to fetch the one `cursor` names (`count` items so far)."""
+        self.pages += 1
+        if not isinstance(cursor, str) or not cursor:
+            return False
+        if cursor in self.seen:
+            self.cut = f"the server's {self.method} cursors loop (a cursor came twice)"
+        elif self.pages >= MAX_PAGES:
+            self.cut = f"mcptask stops after {MAX_PAGES} pages of {self.method}"
+        elif count >= MAX_ITEMS:
+            self.cut = f"mcptask stops after {MAX_ITEMS} items of {self.method}"
+        self.seen.add(cursor)
+        return self.cut is None
+
+
+async def paged(fetch: Callable[[dict[str, Any]], Awaitable[Any]], method: str, key: str) -> Pages:
     """Every page of an MCP cursor-paginated list (`cursor` in, `nextCursor` out). `fetch`
     sends `method` with the given params; a page without its `key` list is not the protocol.
-    A cursor that repeats ends the walk (a server that loops must not loop mcptask)."""
-    out: list[Any] = []
+    A walk stopped early (cursors that loop or never end) says why in `Pages.cut`."""
+    out = Pages()
+    walk = PageWalk(method)
     cursor: str | None = None
-    for _ in range(1000):
+    while True:
         data = await fetch({"cursor": cursor} if cursor else {})
         if not isinstance(data, dict) or not isinstance(data.get(key), list):
             raise ProtocolError(f"the server's {method} answer has no `{key}` list")
-        out.extend(data[key])
+        out.extend(data[key][: max(0, MAX_ITEMS - len(out))])
         nxt = data.get("nextCursor")
-        if not isinstance(nxt, str) or not nxt or nxt == cursor:
+        if not walk.go_on(nxt, len(out)):
             break
         cursor = nxt
+    out.cut = walk.cut
     return out
 
 

@@ -55,6 +55,7 @@ from mcptask.protocols.base import (
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.server_requests import ELICIT, ServerRequests
 from mcptask.protocols.wire import INVALID_PARAMS
+from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
     HasEventStream,
@@ -728,8 +729,8 @@ class Mcp2025(TaskProtocol):
             headers = self.rpc.merged({"Mcp-Session-Id": session})
             async for event in transport.event_stream(headers=headers):
                 if event.data.strip():
-                    with contextlib.suppress(ValueError):
-                        self.take_stream_message(json.loads(event.data))
+                    with contextlib.suppress(ValueError, RecursionError):
+                        self.take_stream_message(jsonsafe.loads(event.data))
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
@@ -781,6 +782,7 @@ class Mcp2025(TaskProtocol):
                     f"the server has no tasks/list ({exc.rpc_message or 'method not found'})"
                 ) from None
             raise
+        self.list_cut = tasks.cut or self.list_cut
         return [self._task(t, "task in tasks/list") for t in tasks]
 
     # -- tools ----------------------------------------------------------------------------------
@@ -824,6 +826,7 @@ class Mcp2025(TaskProtocol):
                 self._tools = await newer.list_tools()
                 return self._tools
             self._tools = [t for t in (tool_from_wire(d) for d in pages) if t is not None]
+            self.list_cut = pages.cut
         return self._tools
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
@@ -972,7 +975,7 @@ def _message(data: str) -> dict[str, Any] | None:
     if not data.strip():
         return None
     try:
-        message = json.loads(data)
+        message = jsonsafe.loads(data)
     except (ValueError, RecursionError):
         return None
     return message if isinstance(message, dict) else None

@@ -618,6 +618,7 @@ class Mcp2026(TaskProtocol):
             pages = await paged(lambda p: self._request("tools/list", p), "tools/list", "tools")
             tools = (tool_from_wire(d, default_support="optional") for d in pages)
             self._tools = [t for t in tools if t is not None]
+            self.list_cut = pages.cut
         return self._tools
 
     async def call_plain(

@@ -3,7 +3,6 @@ types the tool's `inputSchema` declares (so `ambiguous=true` sends a boolean).""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -27,12 +26,11 @@ def schema_types(prop: Any) -> list[str]:
 
 
 def _loads(text: str) -> Any:
-    """JSON as the standard defines it: NaN and Infinity are refused."""
+    """JSON as the standard defines it: NaN, Infinity and numbers past a double (`1e999`)
+    are refused, as is nesting past `jsonsafe.MAX_DEPTH`."""
+    from mcptask.text import jsonsafe
 
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    return json.loads(text, parse_constant=constant)
+    return jsonsafe.loads(text)
 
 
 def coerce(key: str, value: str, prop: Any) -> Any:

@@ -13,11 +13,13 @@ Rules (the CLI contract, "Pacing"):
 - a task that was seen and then is not found has expired;
 - transient failures are retried with backoff; after `max_failures` in a row the task ends
   with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task;
-- where the server pushes updates (`PushFeed`s), they are applied at once (`via: push`); while a
-  task's feed is live its safety-net polls are relaxed to `max(RELAX_FACTOR x interval,
-  RELAXED_MIN)`; when the feed drops or ends for any reason (an error while delivering
-  included), polling returns to the normal pace at once; a terminal status that came by push
-  is confirmed by one poll before the task ends.
+- where the server pushes updates (`PushFeed`s), they are applied at once (`via: push`); each
+  push about a task puts its next safety-net poll off, to at most `max(RELAX_FACTOR x interval,
+  RELAXED_MIN)` after the last poll, but never past one interval after that push: a feed that
+  is live but says nothing about a task (or a server that never pushes) leaves it polled at
+  the pace the server asks; when the feed drops or ends for any reason (an error while
+  delivering included), polling returns to the normal pace at once; a terminal status that
+  came by push is confirmed by one poll before the task ends.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class Watched:
     push_live: bool = False
     #: the `via` of the feeds that are live for it (`push`, `webhook`)
     live_via: set[str] = field(default_factory=set)
+    #: when a push last mentioned the task (clock time), or None
+    pushed: float | None = None
     #: `on_input` is answering the task (it is not polled meanwhile)
     asking: bool = False
     #: a poll of it is in flight
@@ -245,6 +249,7 @@ class Watcher:
         changed = not task.same_state(w.task)
         w.task = task
         w.via = via
+        w.pushed = now = self.clock()
         if changed:
             self.events.update(w, via)
         if (
@@ -252,9 +257,14 @@ class Watcher:
             or task.status in INTERRUPTED
             or task.status in self.config.until
         ):
-            w.due = self.clock()
+            w.due = now
             self._schedule(w)
             self._wake.set()
+        elif not w.polling and not w.asking:
+            # the feed speaks of the task: its next poll may wait, up to the relaxed pace
+            # after the last poll, but no longer than one interval after this push
+            relaxed = w.answered + interval_for(task, self.config, relaxed=True)
+            w.due = max(w.due, min(relaxed, now + interval_for(task, self.config)))
 
     def progressed(self, progress: Progress) -> None:
         """A progress notification the server pushed for one of the tasks: kept on the task
@@ -296,10 +306,7 @@ class Watcher:
                 if w.push_live == bool(w.live_via):
                     continue
                 w.push_live = live
-                if live:
-                    relaxed = interval_for(w.task, self.config, relaxed=True)
-                    w.due = max(w.due, w.answered + relaxed)
-                else:
+                if not live:  # (a live feed puts no poll off until it speaks of the task)
                     # the feed dropped: back to the normal pace at once
                     w.due = max(now, min(w.due, w.answered + interval_for(w.task, self.config)))
                     self._schedule(w)
@@ -461,7 +468,8 @@ class Watcher:
         elif task.status in INTERRUPTED and self.config.stop_on_input:
             self._end(w, task.status)
         else:
-            pace = interval_for(task, self.config, relaxed=w.push_live)
+            # the server's pace; a push about the task meanwhile puts the poll off (`push`)
+            pace = interval_for(task, self.config)
             w.due = max(self.clock() + pace, self._hold_until)
 
     async def _finish(self, w: Watched, task: Task, reached: bool = False) -> None:

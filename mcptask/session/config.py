@@ -26,6 +26,7 @@ reference in one entry does not break the others.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -143,13 +144,19 @@ def _read(path: Path, mode: int) -> str:
         return ""  # `MCPTASK_CONFIG=/dev/null`: no config file, the usual idiom
     if not stat_mode.S_ISREG(mode):
         raise UsageError(f"config {path} is not a regular file")
-    with path.open("rb") as f:
-        data = f.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise UsageError(
-            f"config {path} is over the {MAX_CONFIG_BYTES // 1024 // 1024} MiB limit for a "
-            "config file"
-        )
+    from mcptask.state.files import UnsafeFile, read_regular
+
+    try:
+        # opened without blocking and checked again on the open file: a FIFO swapped in
+        # after the stat above must not hold mcptask either
+        data = read_regular(path, MAX_CONFIG_BYTES)
+    except UnsafeFile as exc:
+        if exc.errno == errno.EFBIG:
+            raise UsageError(
+                f"config {path} is over the {MAX_CONFIG_BYTES // 1024 // 1024} MiB limit for a "
+                "config file"
+            ) from None
+        raise UsageError(f"config {path} is not a regular file") from None
     return data.decode("utf-8-sig")
 
 

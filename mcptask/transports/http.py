@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import httpcore
 import httpx
 
 from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
@@ -30,6 +31,8 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 60.0
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 USER_AGENT = "mcptask"
+#: the encodings transports/body.py decodes (kept here: no import of it on start-up)
+ACCEPT_ENCODING = "gzip, deflate"
 
 
 def origin(url: str | httpx.URL) -> tuple[str, str, int | None]:
@@ -104,6 +107,13 @@ class BearerAuth(Protocol):
     async def refused(self, status: int, headers: list[str], sent: str | None) -> bool: ...
 
 
+#: redirects followed for one request
+MAX_REDIRECTS = 5
+#: a request's extension: the seconds its whole answer may take, headers included (`_send`)
+WITHIN = "mcptask.within"
+#: ... and the `time.monotonic()` that comes to for the send under way
+UNTIL = "mcptask.until"
+
 #: a request is sent at most this many times while OAuth renews, logs in or steps up
 MAX_AUTH_TRIES = 4
 
@@ -111,16 +121,12 @@ MAX_AUTH_TRIES = 4
 async def read_capped(
     response: httpx.Response, cap: int, too_big: Callable[[], Exception]
 ) -> bytes:
-    """A streamed answer's body, refused with `too_big()` as soon as it passes `cap` bytes
-    (never read whole first: a server may send without end)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            raise too_big()
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """A streamed answer's body, decoded, refused with `too_big()` as soon as it (or a layer
+    of its Content-Encoding) passes `cap` bytes: never read whole first, a server may send
+    without end (transports/body.py)."""
+    from mcptask.transports.body import decoded
+
+    return b"".join([chunk async for chunk in decoded(response, cap, too_big)])
 
 
 @dataclass
@@ -199,22 +205,26 @@ class _CappedStream(httpx.AsyncByteStream):
     """A response's decoded bytes, refused past `cap` (MCPTASK_MAX_BODY)."""
 
     def __init__(self, response: httpx.Response, cap: int) -> None:
+        from mcptask.transports.body import Meter
+
         self.response = response
         self.cap = cap
-        #: bytes since the last `reset()` (a long-lived push stream resets after each event)
-        self.size = 0
+        #: bytes per layer since the last `reset()` (a long-lived push stream resets after
+        #: each event)
+        self.meter = Meter()
 
     def reset(self) -> None:
-        self.size = 0
+        self.meter.reset()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self.response.aiter_bytes():
-            self.size += len(chunk)
-            if self.size > self.cap:
-                raise ProtocolError(
-                    f"the server's event stream passed the {_limit(self.cap)} limit "
-                    "(MCPTASK_MAX_BODY)"
-                )
+        from mcptask.transports.body import decoded
+
+        def too_big() -> Exception:
+            return ProtocolError(
+                f"the server's event stream passed the {_limit(self.cap)} limit (MCPTASK_MAX_BODY)"
+            )
+
+        async for chunk in decoded(self.response, self.cap, too_big, self.meter):
             yield chunk
 
 
@@ -253,8 +263,12 @@ class _DeadlineStream(httpx.AsyncByteStream):
 
 
 def _bounded(response: httpx.Response, seconds: float) -> _Deadline:
-    """Put the answer of `response` under a whole-answer deadline of `seconds`."""
+    """Put the answer of `response` under a whole-answer deadline of `seconds`, counted from
+    when the request went out (`UNTIL`: the status line and headers are under it too)."""
     deadline = _Deadline(seconds)
+    until = response.request.extensions.get(UNTIL)
+    if isinstance(until, float):
+        deadline.until = until
     response.stream = _DeadlineStream(response.stream, deadline)
     return deadline
 
@@ -266,9 +280,19 @@ class _BlockingTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, verify: bool) -> None:
         self._sync = httpx.HTTPTransport(verify=verify, trust_env=False)
+        # every socket read waits at most until the request's deadline (`UNTIL`): a server
+        # that trickles its status line and headers cannot stretch them past it
+        pool = self._sync._pool
+        self._backend = _DeadlineBackend(pool._network_backend)
+        pool._network_backend = self._backend
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = self._sync.handle_request(request)
+        until = request.extensions.get(UNTIL)
+        self._backend.until = until if isinstance(until, float) else None
+        try:
+            response = self._sync.handle_request(request)
+        finally:
+            self._backend.until = None  # the body: `_DeadlineStream`
         return httpx.Response(
             response.status_code,
             headers=response.headers,
@@ -278,6 +302,68 @@ class _BlockingTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         self._sync.close()
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's blocking network, each read given no more time than `until` leaves."""
+
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self.inner = inner
+        self.until: float | None = None
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        stream = self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _DeadlineNetStream(stream, self)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineNetStream(
+            self.inner.connect_unix_socket(path, timeout, socket_options), self
+        )
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
+
+
+class _DeadlineNetStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream, backend: _DeadlineBackend) -> None:
+        self.inner = inner
+        self.backend = backend
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        until = self.backend.until
+        if until is not None:
+            left = until - time.monotonic()
+            if left <= 0:
+                raise httpcore.ReadTimeout("no whole answer before the deadline")
+            timeout = left if timeout is None else min(timeout, left)
+        return self.inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        tls = self.inner.start_tls(ssl_context, server_hostname, timeout)
+        return _DeadlineNetStream(tls, self.backend)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
 
 
 class _AsyncOverSync(httpx.AsyncByteStream):
@@ -342,8 +428,9 @@ class HttpTransport:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
                 follow_redirects=True,
-                max_redirects=5,
-                headers={"User-Agent": USER_AGENT},
+                max_redirects=MAX_REDIRECTS,
+                # only what transports/body.py decodes in bounded pieces
+                headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
                 event_hooks={"request": [self._credentials]},
                 verify=verify,
                 trust_env=False,
@@ -393,10 +480,10 @@ class HttpTransport:
         a 401/403 with a new token (refreshed, logged in, stepped up)."""
         auth = self.options.auth
         if auth is None or self.options.token:
-            return await self.client.send(request, stream=True)
+            return await self._within(request)
         for attempt in range(MAX_AUTH_TRIES):
             self._bearer = sent = await auth.bearer()
-            response = await self.client.send(request, stream=True)
+            response = await self._within(request)
             if response.status_code not in (401, 403) or attempt == MAX_AUTH_TRIES - 1:
                 return response  # the last refusal is the answer (its reason in the error)
             if origin(response.url) != self._origin:
@@ -414,6 +501,23 @@ class HttpTransport:
             await response.aclose()
             self._trace(f"* OAuth: sending {request.method} {request.url} again with a new token")
         return response
+
+    async def _within(self, request: httpx.Request) -> httpx.Response:
+        """Send; the status line and headers come within the request's `WITHIN` seconds (the
+        blocking transport bounds each socket read by it; the async pools are cancelled)."""
+        within = request.extensions.get(WITHIN)
+        if not isinstance(within, int | float):
+            return await self.client.send(request, stream=True)
+        until = request.extensions[UNTIL] = time.monotonic() + float(within)
+        if self.options.blocking or not _can_wait():
+            return await self.client.send(request, stream=True)
+        import asyncio
+
+        try:
+            async with asyncio.timeout(max(0.0, until - time.monotonic())):
+                return await self.client.send(request, stream=True)
+        except TimeoutError:
+            raise httpx.ReadTimeout(f"no answer within {within:g} s", request=request) from None
 
     def _trace(self, line: str) -> None:
         if self.options.trace is not None:
@@ -444,8 +548,11 @@ class HttpTransport:
     def _where(self) -> str:
         return urls.origin(self.url)
 
-    def _connect_error(self, exc: httpx.TransportError, url: str) -> TransportError:
+    def _connect_error(self, exc: httpx.HTTPError, url: str) -> TransportError | ProtocolError:
+        """Every httpx exception, mapped once at the boundary (as httpx maps httpcore's)."""
         where = self._where()
+        if isinstance(exc, httpx.DecodingError):  # not raised by body.py; kept for safety
+            return ProtocolError(f"{where} sent an answer that does not decode: {exc}")
         if isinstance(exc, httpx.ConnectTimeout):
             return TransportError(f"timed out connecting to {where}")
         if isinstance(exc, httpx.TimeoutException):
@@ -454,7 +561,7 @@ class HttpTransport:
             reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
             return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
         if isinstance(exc, httpx.TooManyRedirects):
-            return TransportError(f"too many redirects from {url}")
+            return TransportError(f"too many redirects from {where} (more than {MAX_REDIRECTS})")
         detail = one_line(str(exc), 120) or type(exc).__name__
         cause: BaseException | None = exc
         while cause is not None:
@@ -484,8 +591,13 @@ class HttpTransport:
         )
 
     def _parse(self, body: bytes, response: httpx.Response) -> Any:
+        from mcptask.text import jsonsafe
+
         try:
-            return json.loads(body)
+            return jsonsafe.loads(body)
+        except jsonsafe.Refused as exc:
+            where = self._where()
+            raise ProtocolError(f"{where} answered JSON that mcptask refuses: {exc}") from None
         except (ValueError, UnicodeDecodeError, RecursionError):
             ctype = response.headers.get("content-type", "no content type").split(";")[0]
             snippet = one_line(body[:200].decode("utf-8", "replace"), 80)
@@ -497,8 +609,10 @@ class HttpTransport:
     def _error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
         status = response.status_code
         parsed: Any = None
+        from mcptask.text import jsonsafe
+
         try:
-            parsed = json.loads(body) if body else None
+            parsed = jsonsafe.loads(body) if body else None
         except (ValueError, UnicodeDecodeError, RecursionError):
             parsed = None
         retry_after = _retry_after(response.headers.get("retry-after"))
@@ -600,6 +714,7 @@ class HttpTransport:
                 request = self._lean_request(content, headers)
             else:
                 request = self._build("POST", target, content=content, headers=all_headers)
+            request.extensions[WITHIN] = timeout or self.options.read_timeout
             if timeout is not None:
                 request.extensions["timeout"] = httpx.Timeout(
                     timeout, connect=min(timeout, self.options.connect_timeout)
@@ -611,7 +726,7 @@ class HttpTransport:
         started = time.monotonic()
         try:
             response = await self._send_safely(request, build, _is_safe(message), lean=lean)
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise self._connect_error(exc, target) from None
         state = _StreamState(message.get("id") if "method" in message else None)
         try:
@@ -622,8 +737,13 @@ class HttpTransport:
                 state.saw(msg)
                 deadline.restart()
                 yield msg
-        except httpx.TransportError as exc:
-            if not state.resumable or isinstance(exc, httpx.TimeoutException) or not _can_wait():
+        except httpx.HTTPError as exc:
+            if (
+                not state.resumable
+                or not isinstance(exc, httpx.TransportError)
+                or isinstance(exc, httpx.TimeoutException)
+                or not _can_wait()
+            ):
                 raise self._connect_error(exc, target) from None
             self._trace(f"* the event stream broke ({type(exc).__name__}): resuming")
         finally:
@@ -785,8 +905,13 @@ class HttpTransport:
 
     def _event_messages(self, data: str) -> list[Message]:
         """The JSON-RPC messages of one SSE event's data (one, or a batch)."""
+        from mcptask.text import jsonsafe
+
         try:
-            parsed = json.loads(data)
+            parsed = jsonsafe.loads(data)
+        except jsonsafe.Refused as exc:
+            where = self._where()
+            raise ProtocolError(f"{where} sent an event that mcptask refuses: {exc}") from None
         except (ValueError, RecursionError):
             raise ProtocolError(
                 f"{self._where()} sent an event that is not JSON: {one_line(data, 80)!r}"
@@ -882,11 +1007,13 @@ class HttpTransport:
         request.extensions["timeout"] = httpx.Timeout(
             answer_within, connect=self.options.connect_timeout
         ).as_dict()
+        if answer_within:
+            request.extensions[WITHIN] = answer_within
         self._trace_request(request, None)
         started = time.monotonic()
         try:
             response = await self._send(request)
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise self._connect_error(exc, url or self.url) from None
         try:
             self._trace_response(response, started)
@@ -909,7 +1036,7 @@ class HttpTransport:
                     deadline.restart()
                 self._trace(f"< event: {event.event} id: {event.id} data: {event.data[:20000]}")
                 yield StreamEvent(event.event, event.data, event.id or None, event.retry)
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise self._connect_error(exc, self.url) from None
         except SSEError as exc:
             raise ProtocolError(f"bad event stream from {self._where()}: {exc}") from None
@@ -928,6 +1055,7 @@ class HttpTransport:
             request = self.client.build_request("GET", path_or_url)
             if json_only:
                 request.headers["Accept"] = "application/json"
+            request.extensions[WITHIN] = self._time_left(None) or self.options.read_timeout
             return request
 
         try:
@@ -946,7 +1074,7 @@ class HttpTransport:
                     body = await self._read_body(response, cap=max_body)
             finally:
                 await response.aclose()
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise self._connect_error(exc, path_or_url) from None
         response._content = body
         return response

@@ -12,6 +12,14 @@ the error when the server cannot start or dies.
 SIGTERM, SIGHUP (the terminal closed: the server sits in its own session, so the terminal's
 hang-up never reaches it) or SIGQUIT to mcptask while a server runs (outside `watch`, which
 handles them itself) and interpreter exit all stop the group too, so no server outlives mcptask.
+
+Descendants that leave the group (a daemon in a session of its own: `setsid`, a double fork)
+are found by their environment: the server is started with `MCPTASK_STDIO_TAG=<tag>`, which
+every descendant inherits, and after the group each process of this user whose environment
+(as it was when it started, `/proc/PID/environ`) has the tag is stopped the same way. What
+cannot be ended: a descendant that cleared its environment before `exec` (`env -i`), one that
+runs as another user (setuid) or in another PID namespace, and any descendant where there is
+no `/proc` (macOS, the BSDs: only the group is stopped there).
 """
 
 from __future__ import annotations
@@ -82,6 +90,73 @@ def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
 
 #: process group ids of servers that are running
 _LIVE: set[int] = set()
+#: the environment variable that marks a server's descendants (see the module docstring)
+TAG_ENV = "MCPTASK_STDIO_TAG"
+#: tags of servers that are running (the safety net stops their descendants too)
+_LIVE_TAGS: set[str] = set()
+
+
+def tagged(tag: str) -> list[int]:
+    """The processes (of this user) whose environment carries `TAG_ENV=tag`; [] without
+    /proc."""
+    needle = f"{TAG_ENV}={tag}".encode()
+    me = os.getpid()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue  # gone, or not ours to read
+        if needle in env.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def _signal_tagged(tag: str, sig: int) -> bool:
+    """Send `sig` to every process carrying `tag`; False when there is none."""
+    alive = False
+    for pid in tagged(tag):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+            alive = True
+    return alive
+
+
+def _kill_tagged_now(tag: str) -> None:
+    """Synchronously stop what carries `tag`: SIGTERM, up to 1 s, then SIGKILL."""
+    if not _signal_tagged(tag, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and tagged(tag):
+        time.sleep(0.02)
+    for _ in range(3):  # what a killed one left behind is tagged too
+        if not _signal_tagged(tag, signal.SIGKILL):
+            return
+        time.sleep(0.02)
+
+
+async def _stop_tagged(tag: str) -> None:
+    """SIGTERM the descendants that carry `tag`, then SIGKILL what ignored it."""
+    if not _signal_tagged(tag, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + CLOSE_GRACE
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        if not tagged(tag):
+            return
+    for _ in range(3):
+        if not _signal_tagged(tag, signal.SIGKILL):
+            return
+        await asyncio.sleep(0.02)
+
+
 _ATEXIT = False
 
 
@@ -99,7 +174,7 @@ def _signal_group(pgid: int, sig: int) -> bool:
 def _kill_groups_now() -> None:
     """Synchronously stop every live server group: SIGTERM, up to 1 s, then SIGKILL."""
     groups = list(_LIVE)
-    if not groups:
+    if not groups and not _LIVE_TAGS:
         return
     for pgid in groups:
         _signal_group(pgid, signal.SIGTERM)
@@ -111,6 +186,9 @@ def _kill_groups_now() -> None:
     for pgid in groups:
         _signal_group(pgid, signal.SIGKILL)
         _LIVE.discard(pgid)
+    for tag in list(_LIVE_TAGS):
+        _kill_tagged_now(tag)
+        _LIVE_TAGS.discard(tag)
 
 
 #: signals that end mcptask at once by default (no `finally`, no atexit): the safety net stops
@@ -178,6 +256,8 @@ class StdioTransport:
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
         self._proc: asyncio.subprocess.Process | None = None
         self._pgid: int | None = None
+        #: the mark in the server's environment that its descendants inherit (TAG_ENV)
+        self._tag = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._start_lock: asyncio.Lock | None = None
         self._write_lock: asyncio.Lock | None = None
         self._pending: dict[Any, asyncio.Queue[Message | BaseException]] = {}
@@ -246,6 +326,7 @@ class StdioTransport:
         env = child_environment(o.env)
         where = f" (in {o.cwd})" if o.cwd else ""
         self._trace(f"> spawn {' '.join(o.command)}{where}; environment: {', '.join(sorted(env))}")
+        env[TAG_ENV] = self._tag  # mcptask's own mark (not in the trace: not the user's)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *o.command,
@@ -275,6 +356,7 @@ class StdioTransport:
         if sys.platform != "win32":
             self._pgid = proc.pid
             _LIVE.add(proc.pid)
+            _LIVE_TAGS.add(self._tag)
         loop = asyncio.get_running_loop()
         _install_safety_net(loop)
         self._eof = asyncio.Event()
@@ -330,13 +412,26 @@ class StdioTransport:
             pass
         await self._on_eof(proc)
 
+    def _refused(self, text: str, reason: str) -> None:
+        """A line that is JSON mcptask cannot handle (too deep, a number past a double): the
+        request it answers cannot be told, so whoever waits fails now with the reason."""
+        self._trace(f"< (refused: {reason}) {text[:2000]}")
+        self._fail_pending(
+            ProtocolError(f"the stdio server {self._name} sent JSON that mcptask refuses: {reason}")
+        )
+
     def _line(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").strip()
         if not text:
             return
+        from mcptask.text import jsonsafe
+
         try:
-            parsed = json.loads(text)
-        except ValueError:
+            parsed = jsonsafe.loads(text)
+        except jsonsafe.Refused as exc:
+            self._refused(text, str(exc))
+            return
+        except (ValueError, RecursionError):
             self._trace(f"< (not JSON, ignored) {text[:2000]}")
             return
         items = parsed if isinstance(parsed, list) else [parsed]
@@ -531,9 +626,12 @@ class StdioTransport:
                     self._trace("> the server ignored SIGTERM: SIGKILL")
                     self._signal(proc, signal.SIGKILL)
                     await self._waited(proc, TERM_GRACE)
-        # whatever it left in its group (a wrapper's children) goes too
+        # whatever it left in its group (a wrapper's children) goes too, and what left the
+        # group but carries its tag (a daemon in a session of its own)
         if self._pgid is not None:
             await _stop_group(self._pgid)
+            await _stop_tagged(self._tag)
+            _LIVE_TAGS.discard(self._tag)
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=1.0)
 
@@ -553,3 +651,6 @@ class StdioTransport:
 
     def _kill(self, proc: asyncio.subprocess.Process) -> None:
         self._signal(proc, signal.SIGKILL)
+        if self._pgid is not None:
+            _kill_tagged_now(self._tag)
+            _LIVE_TAGS.discard(self._tag)

@@ -825,7 +825,14 @@ def test_a_damaged_kept_result_is_one_line(fault: FaultServer, tmp_path: Path) -
     url = fault.url(get=[rpc_error(-32602, "Task not found")])
     state = tmp_path / "state"
     TaskBook(state / "tasks.json").record(
-        url, "t-1", status="completed", protocol="mcp-2025-11-25", result={"error": "boom"}
+        url,
+        "t-1",
+        status="completed",
+        protocol="mcp-2025-11-25",
+        # mcptask's own record of an error (`resultKind`), hand-damaged: not an object; without
+        # `resultKind`, `{"error": "boom"}` is the server's data (issue 27 item 11)
+        result={"error": "boom"},
+        resultKind="error",
     )
     for output in ("pretty", "json"):
         r = case(run_inprocess("result", "t-1", "--url", url, *P, "-o", output, state_dir=state))

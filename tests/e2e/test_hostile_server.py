@@ -97,7 +97,7 @@ FAULTS = {
     "429": "HTTP 429",
     "429-retry-after": "HTTP 429",
     "-32429": "-32429",
-    "deep-json": "not JSON-RPC",
+    "deep-json": "nested more than 256 levels deep",
     "null-result": "",
 }
 ONE_SHOT = {

@@ -237,6 +237,7 @@ def test_pushed_updates_apply_at_once_and_a_terminal_push_is_confirmed_by_a_poll
             (0.0, True),
             (0.5, task("a", msg="half")),
             (0.7, task("other", "completed")),
+            (1.2, task("a", msg="more")),
             (2.0, task("a", "completed", "done")),
         ],
         [task("a"), task("a", "completed", "done")],
@@ -245,10 +246,28 @@ def test_pushed_updates_apply_at_once_and_a_terminal_push_is_confirmed_by_a_poll
     assert ends == ["completed"]
     assert ("push", "working", "half") in vias
     assert vias[-1] == ("push", "completed", "done")
-    # first poll at once; then relaxed while the feed is live; one confirming poll at the push
+    # first poll at once; then put off while the feed speaks of the task (never a pollInterval
+    # of silence); one confirming poll at the terminal push
     assert polls[0] == 0.0
     assert len(polls) == 2
     assert 2.0 <= polls[1] < RELAXED_MIN
+
+
+def test_a_live_feed_that_says_nothing_of_the_task_leaves_the_servers_pace() -> None:
+    """Issue 27 item 9: a push stream that stays open but never mentions the task (and one that
+    falls silent about it) must not relax polling: the task is polled at its pollInterval."""
+    code, polls, _vias, ends = run_scenario(
+        [(0.0, True), (0.3, task("other", msg="not ours"))],
+        [task("a")] * 3 + [task("a", "completed")],
+    )
+    assert code == 0 and ends == ["completed"]
+    assert polls == [0.0, 1.0, 2.0, 3.0], polls
+    code, polls, _vias, ends = run_scenario(
+        [(0.0, True), (0.5, task("a", msg="once"))],  # then silence about it
+        [task("a")] * 3 + [task("a", "completed")],
+    )
+    assert code == 0 and ends == ["completed"]
+    assert polls == [0.0, 1.5, 2.5, 3.5], polls
 
 
 def test_when_the_feed_drops_polling_returns_to_its_normal_pace() -> None:

@@ -219,7 +219,17 @@ def test_stdio_child_gets_a_minimal_environment(run_cli: RunCli, tmp_path: Path)
     assert len(warnings) == 1
     assert "-H headers and the token in MCPTASK_TOKEN mean nothing over stdio" in warnings[0]
     env = json.loads(dump.read_text())["env"]
-    assert set(env) <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LC_CTYPE"}
+    # and mcptask's mark, which finds the server's descendants when it stops (transports/stdio)
+    assert set(env) <= {
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+        "LC_CTYPE",
+        "MCPTASK_STDIO_TAG",
+    }
     assert TOKEN not in json.dumps(env)
 
 

@@ -24,6 +24,7 @@ arrival time), so tests can check pacing and which headers reached which origin.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -292,6 +293,103 @@ def trickle(result: Any = None, *, every: float = 0.5) -> Answer:
     return answer
 
 
+def trickle_head(result: Any = None, *, every: float = 0.3) -> Answer:
+    """The status line and headers sent one byte every `every` seconds (never a gap as long
+    as a read timeout), then the answer: only the whole takes for ever."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": result or task()})
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            f"X-Padding: {'p' * 200}\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        for byte in head:
+            if h.fault_server.stopping.wait(every) or not h.write_ok(bytes([byte])):
+                break
+        else:
+            h.write(body.encode())
+        h.close_connection = True
+
+    return answer
+
+
+def encoded(
+    result: Any = None,
+    *,
+    encoding: str = "gzip",
+    layers: int = 1,
+    body: bytes | None = None,
+    ctype: str = "application/json",
+) -> Answer:
+    """An answer with `Content-Encoding: <encoding>` `layers` times over. `body`: the bytes
+    sent as they are (a body that is not what its encoding says, or a prepared bomb)."""
+    import gzip
+    import zlib
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        data = body
+        if data is None:
+            data = json.dumps(
+                {"jsonrpc": "2.0", "id": msg.get("id"), "result": result or task()}
+            ).encode()
+            for _ in range(layers):
+                data = gzip.compress(data) if encoding == "gzip" else zlib.compress(data)
+        value = ", ".join([encoding] * layers)
+        h.send_raw(200, data, ctype, {"Content-Encoding": value})
+
+    return answer
+
+
+@functools.cache
+def gzip_bomb(decoded: int = 1024 * MIB, layers: int = 3) -> bytes:
+    """A body that decodes, through `layers` of gzip, to `decoded` bytes of spaces (built in
+    pieces: never `decoded` bytes in memory; a few seconds, so built once)."""
+    import gzip
+    import io
+
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as gz:
+        piece = b" " * MIB
+        for _ in range(decoded // MIB):
+            gz.write(piece)
+    data = buf.getvalue()
+    for _ in range(layers - 1):
+        data = gzip.compress(data, compresslevel=9)
+    return data
+
+
+def raw_result(text: str) -> Answer:
+    """A JSON-RPC answer whose `result` is `text` as it is (JSON a Python `json.dumps` would
+    not write: `1e999`, `NaN`, nesting past the recursion limit)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        body = '{"jsonrpc": "2.0", "id": ' + json.dumps(msg.get("id")) + ', "result": ' + text + "}"
+        h.send_raw(200, body.encode())
+
+    return answer
+
+
+def nested(depth: int, leaf: str = '"deep"') -> str:
+    """JSON text of objects nested `depth` deep: {"a": {"a": ... leaf ...}}."""
+    return '{"a": ' * depth + leaf + "}" * depth
+
+
+def endless_pages(key: str, *, loop: int = 0, item: Callable[[int], Any] | None = None) -> Answer:
+    """A page of one `key` item with a `nextCursor` that never ends (`loop`: the cursors go
+    round a cycle of that many)."""
+    counter = itertools.count()
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        n = next(counter)
+        cursor = f"c{n % loop}" if loop else f"c{n}"
+        one = item(n) if item is not None else task(taskId=f"t-{n}")
+        h.send_json(
+            {"jsonrpc": "2.0", "id": msg.get("id"), "result": {key: [one], "nextCursor": cursor}}
+        )
+
+    return answer
+
+
 def keepalive_sse(*, every: float = 0.3) -> Answer:
     """An SSE answer of keep-alive comments (and empty events) that never ends."""
 
@@ -347,6 +445,8 @@ class Scenario:
     stream: Answers = field(default_factory=lambda: [raw(405, b'{"error": "no GET stream"}')])
     #: the `Mcp-Session-Id` header on every answer (a str; bytes are sent as they are)
     session: str | bytes = SESSION
+    #: an answer to every request whatever its method (GET included): a redirect loop, say
+    every: Answer | None = None
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def next_answer(self, method_field: str, task_id: str = "") -> Answer:
@@ -575,6 +675,8 @@ class FaultHandler(BaseHTTPRequestHandler):
         scenario = self.fault_server._scenario(sid)
         if scenario is None:
             return self.send_raw(404, b'{"detail": "no such scenario"}')
+        if scenario.every is not None:
+            return self.answer(scenario.every, {})
         with self.fault_server._lock:
             answer = scenario.next_answer("stream")
         self.answer(answer, {})
@@ -596,6 +698,8 @@ class FaultHandler(BaseHTTPRequestHandler):
         scenario = self.fault_server._scenario(sid)
         if scenario is None or not isinstance(msg, dict):
             return self.send_raw(404, b'{"detail": "no such scenario"}')
+        if scenario.every is not None:
+            return self.answer(scenario.every, msg)
         if "id" not in msg or method is None:
             return self.send_raw(202, b"")
         fld = FIELDS.get(method)
