@@ -1,10 +1,12 @@
-"""The task book on its own: records, look-ups, endpoint keys, file mode, a corrupt file set
-aside, the size limits and parallel writers (threads and processes sharing one file)."""
+"""The task book on its own: records, look-ups, endpoint keys, file mode, a damaged book set
+aside, the import of an older JSON book, the event log, retention and parallel writers
+(threads and processes sharing one database)."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ def warnings() -> list[str]:
 
 @pytest.fixture
 def book(tmp_path: Path, warnings: list[str]) -> TaskBook:
-    return TaskBook(tmp_path / "state" / "tasks.json", warn=warnings.append)
+    return TaskBook(tmp_path / "state" / "tasks.db", warn=warnings.append)
 
 
 @pytest.fixture
@@ -37,10 +39,10 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def on_disk(book: TaskBook) -> dict[str, object]:
-    data = json.loads(book.path.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
+def write_legacy(book: TaskBook, content: bytes) -> None:
+    """An older mcptask's `tasks.json` beside the database."""
+    book.legacy.parent.mkdir(parents=True, exist_ok=True)
+    book.legacy.write_bytes(content)
 
 
 # -- endpoint keys ------------------------------------------------------------------------------
@@ -191,12 +193,12 @@ def test_all_endpoints_lists_each_endpoint_with_its_tasks(book: TaskBook) -> Non
 
 def test_set_endpoint_keeps_fields_beside_the_tasks(book: TaskBook) -> None:
     book.set_endpoint(URL, protocol="a2a")
-    assert book.endpoint(URL) == {"tasks": {}, "protocol": "a2a"}
+    assert book.endpoint(URL) == {"protocol": "a2a"}
     book.record(URL, "t1", status="working")
     book.set_endpoint(URL, protocol="mcp-2026-07-28", session="s-2")
     ep = book.endpoint(URL)
-    assert ep["protocol"] == "mcp-2026-07-28" and ep["session"] == "s-2"
-    assert set(ep["tasks"]) == {"t1"}
+    assert ep == {"protocol": "mcp-2026-07-28", "session": "s-2"}
+    assert set(book.tasks(URL)) == {"t1"}
 
 
 def test_forget_removes_one_task(book: TaskBook) -> None:
@@ -222,7 +224,6 @@ def test_the_loopback_spellings_of_an_endpoint_share_one_record(book: TaskBook) 
 
 def _two_spellings(book: TaskBook) -> None:
     """A book written before the spellings were joined: one endpoint under two keys."""
-    book.path.parent.mkdir(parents=True)
     endpoints = {
         "http://localhost:9/mcp": {"tasks": {"t1": {"status": "working"}}, "protocol": "a2a"},
         "http://127.0.0.1:9/mcp": {
@@ -230,7 +231,7 @@ def _two_spellings(book: TaskBook) -> None:
             "protocol": "mcp-2025-11-25",
         },
     }
-    book.path.write_text(json.dumps({"version": 1, "endpoints": endpoints}), encoding="utf-8")
+    write_legacy(book, json.dumps({"version": 1, "endpoints": endpoints}).encode())
 
 
 def test_an_endpoint_s_own_spelling_wins(book: TaskBook) -> None:
@@ -289,7 +290,9 @@ def test_the_default_path_is_in_the_state_directory(
 ) -> None:
     monkeypatch.setenv("MCPTASK_STATE_DIR", str(tmp_path / "elsewhere"))
     assert files.state_dir() == tmp_path / "elsewhere"
-    assert TaskBook().path == tmp_path / "elsewhere" / "tasks.json"
+    assert TaskBook().path == tmp_path / "elsewhere" / "tasks.db"
+    assert TaskBook().legacy == tmp_path / "elsewhere" / "tasks.json"
+    assert TaskBook(tmp_path / "tasks.json").path == tmp_path / "tasks.db"  # the old name
     monkeypatch.delenv("MCPTASK_STATE_DIR")
     assert files.state_dir().name == "mcptask"  # the platform's user state directory
 
@@ -297,22 +300,77 @@ def test_the_default_path_is_in_the_state_directory(
 # -- the file -----------------------------------------------------------------------------------
 
 
-def test_the_file_is_private_json(book: TaskBook) -> None:
+def test_the_database_and_its_companions_are_private(book: TaskBook) -> None:
     book.record(URL, "t1", status="working")
-    assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(book.path.parent.stat().st_mode) == 0o700
-    lock = book.path.with_name("tasks.json.lock")
-    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
-    data = on_disk(book)
-    assert data["version"] == taskbook.VERSION
-    assert list(book.path.parent.glob(".tasks-*")) == []  # no temporary file left behind
+    assert book.events(URL, "t1")  # the WAL holds something
+    folder = book.path.parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for name in ("tasks.db", "tasks.db-wal", "tasks.db-shm"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+    with sqlite3.connect(book.path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == taskbook.VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_a_rewrite_keeps_the_mode_whatever_the_old_file_had(book: TaskBook) -> None:
+def test_a_database_with_a_loose_mode_is_made_private(book: TaskBook) -> None:
     book.record(URL, "t1", status="working")
+    book.close()
     book.path.chmod(0o644)
-    book.record(URL, "t2", status="working")
+    TaskBook(book.path).record(URL, "t2", status="working")
     assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
+
+
+def test_a_damaged_database_is_set_aside_never_emptied(book: TaskBook, warnings: list[str]) -> None:
+    book.path.parent.mkdir(parents=True)
+    book.path.write_bytes(b"SQLite format 3\x00" + b"\xde\xad" * 3000)
+    assert book.lookup(URL, "t1") is None
+    assert len(warnings) == 1 and "was corrupt" in warnings[0] and "set aside as" in warnings[0]
+    (aside,) = book.path.parent.glob("tasks.db.corrupt-*")
+    assert aside.read_bytes().startswith(b"SQLite format 3")
+    book.record(URL, "t1", status="working")  # a fresh book begins
+    assert book.lookup(URL, "t1") is not None
+    assert len(warnings) == 1
+
+
+def test_one_bad_row_never_loses_the_others(book: TaskBook, warnings: list[str]) -> None:
+    book.record_many(URL, {"a": {"status": "working"}, "b": {"status": "completed"}})
+    book.record(URL, "a", status="completed", result={"ok": 1})
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET fields = '{broken', result = '[1,' WHERE id = 'a'")
+    rec = book.lookup(URL, "a")
+    assert rec is not None and rec["status"] == "completed" and "result" not in rec
+    assert set(book.tasks(URL)) == {"a", "b"}
+    assert warnings == []
+
+
+def test_an_older_json_book_is_imported_once_and_kept(book: TaskBook, clock: None) -> None:
+    endpoints = {
+        URL: {
+            "protocol": "mcp-2025-11-25",
+            "tasks": {
+                "t1": {
+                    "status": "completed",
+                    "session": "s-1",
+                    "result": {"n": 1},
+                    "resultKeptAt": "2026-01-01T00:00:00Z",
+                    "lastSeenAt": "2026-01-01T00:00:00Z",
+                },
+                "t2": {"status": "working", "answered": ["k1"]},
+            },
+        }
+    }
+    write_legacy(book, json.dumps({"version": 1, "endpoints": endpoints}).encode())
+    assert book.endpoint(URL) == {"protocol": "mcp-2025-11-25"}
+    rec = book.lookup(URL, "t1")
+    assert rec is not None and rec["result"] == {"n": 1} and rec["session"] == "s-1"
+    assert rec["resultKeptAt"] == "2026-01-01T00:00:00Z"
+    assert book.lookup(URL, "t2") == {"status": "working", "answered": ["k1"]}
+    assert not book.legacy.exists()
+    backup = book.legacy.with_name("tasks.json.bak")
+    assert json.loads(backup.read_text())["endpoints"] == endpoints
+    # once: a later book does not import the backup again
+    book.forget(URL, "t1")
+    assert TaskBook(book.path).lookup(URL, "t1") is None
 
 
 @pytest.mark.parametrize(
@@ -331,17 +389,17 @@ def test_a_rewrite_keeps_the_mode_whatever_the_old_file_had(book: TaskBook) -> N
         b"[" * 100_000,
     ],
 )
-def test_a_corrupt_file_is_set_aside_with_a_warning(
+def test_a_corrupt_json_book_is_set_aside_with_a_warning(
     book: TaskBook, warnings: list[str], content: bytes
 ) -> None:
-    book.path.parent.mkdir(parents=True)
-    book.path.write_bytes(content)
+    write_legacy(book, content)
+    book.record(URL, "t0", status="working")  # the first write looks for the old book
     assert book.lookup(URL, "t1") is None
     assert len(warnings) == 1
     assert "was corrupt; set aside as tasks.json.corrupt-" in warnings[0]
     (aside,) = book.path.parent.glob("tasks.json.corrupt-*")
     assert aside.read_bytes() == content
-    assert not book.path.exists()
+    assert not book.legacy.exists()
     # a fresh book begins
     book.record(URL, "t1", status="working")
     assert book.lookup(URL, "t1") is not None
@@ -349,15 +407,14 @@ def test_a_corrupt_file_is_set_aside_with_a_warning(
 
 
 def test_a_well_formed_book_is_not_set_aside(book: TaskBook, warnings: list[str]) -> None:
-    book.path.parent.mkdir(parents=True)
-    book.path.write_text(
+    write_legacy(
+        book,
         json.dumps(
             {
                 "version": 1,
                 "endpoints": {URL: {"tasks": {"t1": {"status": "working", "session": None}}}},
             }
-        ),
-        encoding="utf-8",
+        ).encode(),
     )
     assert book.lookup(URL, "t1") == {"status": "working", "session": None}
     assert warnings == []
@@ -375,7 +432,7 @@ def test_an_unreadable_book_warns_and_nothing_raises(book: TaskBook, warnings: l
 def test_a_state_directory_that_cannot_be_made_warns(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("in the way", encoding="utf-8")
     warned: list[str] = []
-    book = TaskBook(tmp_path / "file" / "tasks.json", warn=warned.append)
+    book = TaskBook(tmp_path / "file" / "tasks.db", warn=warned.append)
     book.record(URL, "t1", status="working")
     assert book.lookup(URL, "t1") is None
     assert book.all_endpoints() == {}
@@ -383,8 +440,9 @@ def test_a_state_directory_that_cannot_be_made_warns(tmp_path: Path) -> None:
 
 
 def test_without_a_warn_callable_problems_are_quiet(tmp_path: Path) -> None:
-    book = TaskBook(tmp_path / "tasks.json")
-    book.path.write_bytes(b"{broken")
+    book = TaskBook(tmp_path / "tasks.db")
+    book.legacy.write_bytes(b"{broken")
+    book.path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     assert book.lookup(URL, "t1") is None
 
 
@@ -429,25 +487,45 @@ def test_results_past_the_total_limit_drop_the_oldest_first(
     assert dropped["status"] == "completed"  # the task stays; only its result goes
 
 
-def test_each_endpoint_keeps_its_latest_thousand_tasks(book: TaskBook) -> None:
-    limit = taskbook.MAX_TASKS_PER_ENDPOINT
-    book.record_many(URL, {f"t{i}": {"status": "working"} for i in range(limit + 5)})
-    book.record("https://example.com/mcp", "other", status="working")
-    tasks = book.tasks(URL)
-    assert len(tasks) == limit
-    assert "t0" not in tasks and "t4" not in tasks and f"t{limit + 4}" in tasks
-    assert set(book.tasks("https://example.com/mcp")) == {"other"}
+def test_there_is_no_cap_per_endpoint(book: TaskBook) -> None:
+    book.record_many(URL, {f"t{i}": {"status": "working"} for i in range(1500)})
+    assert len(book.tasks(URL)) == 1500
 
 
-def test_the_per_endpoint_cap_drops_the_least_recently_seen(
-    book: TaskBook, clock: None, monkeypatch: pytest.MonkeyPatch
+def test_tasks_not_seen_for_the_kept_days_are_dropped(
+    book: TaskBook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(taskbook, "MAX_TASKS_PER_ENDPOINT", 3)
-    for task_id in ("a", "b", "c"):
-        book.record(URL, task_id, status="working")
-    book.record(URL, "a", status="completed")  # seen again: now the latest
-    book.record(URL, "d", status="working")
-    assert set(book.tasks(URL)) == {"a", "c", "d"}
+    book.record(URL, "old", status="completed")
+    book.record("https://gone.example/mcp", "older", status="completed")
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET seen = seen - 40 * 86400")
+        conn.execute("UPDATE endpoints SET created = created - 40 * 86400")
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'pruned'")  # due
+    monkeypatch.setenv("MCPTASK_BOOK_DAYS", "30")
+    book.record(URL, "new", status="working")  # a write prunes (at most hourly)
+    assert set(book.tasks(URL)) == {"new"}
+    assert book.events(URL, "old") == []
+    assert book.endpoint_keys() == [URL]  # an endpoint left empty and silent goes too
+
+
+def test_prune_drops_what_was_not_seen_for_so_long(book: TaskBook) -> None:
+    book.record(URL, "a", status="completed")
+    book.record(URL, "b", status="working")
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET seen = seen - 8 * 86400 WHERE id = 'a'")
+    assert book.prune(7 * 86400) == (1, 0)
+    assert set(book.tasks(URL)) == {"b"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "days"),
+    [("", 30.0), ("7", 7.0), ("0.5", 0.5), ("x", 30.0), ("-1", 30.0), ("inf", 30.0)],
+)
+def test_kept_days_come_from_the_environment(
+    raw: str, days: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPTASK_BOOK_DAYS", raw)
+    assert taskbook.keep_days() == days
 
 
 # -- parallel writers ---------------------------------------------------------------------------
@@ -469,7 +547,7 @@ def _check_every_write_landed(book: TaskBook, warnings: list[str]) -> None:
     ep = book.endpoint(URL)
     assert all(ep[f"writer{w}"] == EACH - 1 for w in range(WRITERS))
     assert warnings == []
-    assert list(book.path.parent.glob("tasks.json.corrupt-*")) == []
+    assert list(book.path.parent.glob("*.corrupt-*")) == []
 
 
 def test_parallel_threads_lose_no_write(book: TaskBook, warnings: list[str]) -> None:
