@@ -34,30 +34,18 @@ def completion_url(ctx: typer.Context) -> str | None:
 
 def task_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """Task ids from the task book (only the target's when it is known), most recently seen
-    first."""
-    from mcptask.state.endpoints import endpoint_key
+    first, at most `taskbook.MAX_COMPLETIONS` (one indexed query, whatever the book's size)."""
     from mcptask.state.taskbook import TaskBook
 
     book = TaskBook()
-    if not book.path.is_file():
+    if not book.exists():
         return []
     url = completion_url(ctx)
-    endpoints = book.all_endpoints()
-    if url is not None:
-        key = endpoint_key(url)
-        endpoints = {key: endpoints[key]} if key in endpoints else {}
-    typed = set(ctx.params.get("task_ids") or ())
-    found: dict[str, tuple[str, str, str]] = {}
-    for key, ep in endpoints.items():
-        tasks = ep.get("tasks") if isinstance(ep, dict) else None
-        for task_id, rec in (tasks if isinstance(tasks, dict) else {}).items():
-            if not task_id.startswith(incomplete) or task_id in typed or not isinstance(rec, dict):
-                continue
-            seen = str(rec.get("lastSeenAt", ""))
-            if task_id not in found or seen > found[task_id][0]:
-                found[task_id] = (seen, str(rec.get("status", "?")), key)
-    ranked = sorted(found.items(), key=lambda kv: kv[1][0], reverse=True)
-    return [(task_id, f"{status} on {key}") for task_id, (_, status, key) in ranked]
+    if url == "":  # a stdio server named by --stdio or -s: its command line is its key
+        return []
+    typed = ctx.params.get("task_ids") or ()
+    found = book.complete(incomplete, url, exclude=typed)
+    return [(task_id, f"{status} on {key}") for task_id, status, key in found]
 
 
 def config_server_names(config: str | None) -> list[tuple[str, str]]:

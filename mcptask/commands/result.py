@@ -37,6 +37,11 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
     """`--timeout` bounds every phase (finding the protocol, the first look-up, the wait, the
     result fetch): each request's timeouts shrink to what is left of it."""
     ctx, task_id = ctx.places.locate(opts.task_id)
+    if ctx.target.command is not None and task_id not in ctx.places.seen:
+        # a stdio server's task died with its process: its result, if the book kept it
+        rec = ctx.book.lookup(ctx.server, task_id)
+        if rec is not None and "result" in rec:
+            return _kept_result(ctx, task_id, TaskNotFound(task_id), gone_from="its server")
     ctx.places.require_reachable("result", [task_id])
     if opts.timeout is None:
         return await _result(opts, ctx, task_id, None)
@@ -149,8 +154,10 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
     return result.exit_code
 
 
-def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
-    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
+def _kept_result(
+    ctx: Context, task_id: str, exc: TaskNotFound, *, gone_from: str = "the server"
+) -> int:
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.records else None
     if rec is None:
         raise exc
     if "result" not in rec:
@@ -162,7 +169,7 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
         )
     status = str(rec.get("status", "completed"))
     ctx.out.note(
-        f"task {task_id} is gone from the server; showing the result kept at "
+        f"task {task_id} is gone from {gone_from}; showing the result kept at "
         f"{rec.get('resultKeptAt', '?')}"
     )
     if ctx.out.pretty:

@@ -140,6 +140,14 @@ class ShowsProgress(Protocol):
     def progress(self, w: Watched) -> None: ...
 
 
+@runtime_checkable
+class ShowsPush(Protocol):
+    """Events that also hear when a task's push feed goes live or drops (the task book's
+    recorder)."""
+
+    def push_state(self, w: Watched, live: bool) -> None: ...
+
+
 def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
     hint = poll_seconds(task.pollInterval if task is not None else None, config.default_interval)
     hint = max(hint, config.floor)
@@ -283,6 +291,8 @@ class Watcher:
                 if w.task_id not in feed.task_ids or w.done or w.push_live == live:
                     continue
                 w.push_live = live
+                if isinstance(self.events, ShowsPush):
+                    self.events.push_state(w, live)
                 if live:
                     relaxed = interval_for(w.task, self.config, relaxed=True)
                     w.due = max(w.due, w.answered + relaxed)

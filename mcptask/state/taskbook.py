@@ -278,13 +278,9 @@ class TaskBook:
         """The endpoint's task ids that begin with `prefix` (by index)."""
         where, args = _prefix(prefix)
         place = same_place(endpoint_key(url))
-        return sorted(
-            {
-                tid
-                for key, tid, _ in self._read(lambda c: _hits(c, where, args), [])
-                if same_place(key) == place
-            }
-        )
+        none: list[tuple[str, str, Record]] = []
+        hits = self._read(lambda c: _hits(c, where, args), none)
+        return sorted({tid for key, tid, _ in hits if same_place(key) == place})
 
     def all_endpoints(self) -> dict[str, Record]:
         """Every endpoint's fields with its tasks (`tasks`): the whole book."""
@@ -467,6 +463,8 @@ class TaskBook:
         def change(conn: sqlite3.Connection) -> None:
             eid, _ = _endpoint_for_write(conn, url)
             now = time.time()
+            if plain:  # a task's state was seen: the endpoint answered
+                conn.execute("UPDATE endpoints SET last_ok = ? WHERE id = ?", (now, eid))
             rows: list[tuple[Any, ...]] = []
             for task_id, fields in plain.items():
                 rows += _upsert(conn, eid, task_id, fields, kept.get(task_id), stamp, now)
@@ -533,8 +531,29 @@ class TaskBook:
             return 0
         return self._write(change, 0)
 
+    def silent_endpoints(self, longer_than: float) -> dict[str, str]:
+        """Endpoints whose last attempt failed and that have not answered for `longer_than`
+        seconds: key -> for how long, in words."""
+
+        def q(conn: sqlite3.Connection) -> dict[str, str]:
+            now = time.time()
+            out = {}
+            for key, created, ok, _fail in conn.execute(
+                "SELECT key, created, last_ok, last_fail FROM endpoints WHERE last_fail IS NOT "
+                "NULL AND last_fail > COALESCE(last_ok, 0) AND COALESCE(last_ok, created) < ?",
+                (now - longer_than,),
+            ):
+                since = ok if ok is not None else created
+                out[key] = f"{(now - since) / 86400:.1f} days"
+            return out
+
+        return self._read(q, {})
+
     def has_endpoint(self, url: str) -> bool:
-        return bool(self._read(lambda c: _endpoint_rows(c, url), []))
+        def q(conn: sqlite3.Connection) -> bool:
+            return bool(_endpoint_rows(conn, url))
+
+        return self._read(q, False)
 
     def prune(self, older_than: float) -> tuple[int, int]:
         """Drop tasks not seen for `older_than` seconds (with their events), and endpoints
@@ -700,6 +719,9 @@ def _upsert(
         )
         if status is not None:
             out.append((eid, task_id, at, ev.CREATED, via, status, message, data_text))
+        asked = new.get("inputRequests")
+        if isinstance(asked, dict) and asked:
+            out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked)))
     else:
         old_status, old_message, old_fields = old
         merged = {**_fields(old_fields), **new}
@@ -727,6 +749,9 @@ def _upsert(
                 out.append((eid, task_id, at, ev.MESSAGE, via, status, message, data_text))
             elif pace is not None and pace != old_pace:
                 out.append((eid, task_id, at, ev.PACE, via, status, None, data_text))
+        asked = new.get("inputRequests")
+        if isinstance(asked, dict) and asked and asked != _fields(old_fields).get("inputRequests"):
+            out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked)))
     if isinstance(result, str):
         conn.execute(
             "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
@@ -734,6 +759,14 @@ def _upsert(
             (result, len(result), stamp, eid, task_id),
         )
     return out
+
+
+def _question(asked: dict[str, Any]) -> str:
+    """A question event's data: the requests by key (their keys only when large)."""
+    text = store.dumps({"requests": asked})
+    if len(text) > 4096:
+        text = store.dumps({"keys": sorted(str(k) for k in asked)[:100]})
+    return text
 
 
 def _event_row(eid: int, e: Record, now: float) -> tuple[Any, ...]:
