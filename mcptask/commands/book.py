@@ -51,24 +51,23 @@ def _table(ctx: Context, rows: list[dict[str, Any]], path: str) -> None:
         return f"{duration(now - at)} ago" if at is not None else "never"
 
     table = Table(title=safe(path), title_justify="left", show_edge=False)
-    for col in (
-        "endpoint",
-        "protocol",
-        "tasks",
-        "unfinished",
-        "events",
-        "last answer",
-        "last failure",
-    ):
-        table.add_column(col, overflow="fold", no_wrap=col != "endpoint")
+    widest = max(len(row["endpoint"]) for row in rows)
+    table.add_column("endpoint", overflow="fold", min_width=min(widest, 40))
+    failures = any(row["lastFailure"] for row in rows)
+    for col in ("protocol", "tasks", "open", "events", "answered", "failed")[
+        : 6 if failures else 5
+    ]:
+        table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(
+        cells = [
             safe(row["endpoint"]),
             safe(row["protocol"] or "?"),
             str(row["tasks"]),
             str(row["unfinished"]),
             str(row["events"]),
             ago(row["lastContact"]),
-            ago(row["lastFailure"]) if row["lastFailure"] else "",
-        )
+        ]
+        if failures:
+            cells.append(ago(row["lastFailure"]) if row["lastFailure"] else "")
+        table.add_row(*cells)
     ctx.out.console.print(table)

@@ -71,7 +71,7 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
         task = await proto.get(ref)
     except TaskNotFound as exc:
         return _kept_result(ctx, task_id, exc)
-    ctx.places.remember(task, ref)
+    ctx.places.remember(task, ref, via="poll")
     if task.status not in TERMINAL:
         if task.status in INTERRUPTED:
             raise TaskEnded(
@@ -99,7 +99,7 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
             await watcher.run()
         if w.task is not None:
             task = w.task
-            ctx.places.remember(task, ref)
+            ctx.places.remember(task, ref, via="poll")
         if w.outcome == "timeout":
             raise TaskEnded(
                 f"task {task.taskId} is still {task.status} (--timeout)", ExitCode.TIMEOUT
@@ -144,7 +144,20 @@ class _Quiet:
 
 
 def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
-    ctx.places.remember(result.task, ref, result=result.to_json())
+    import json
+
+    from mcptask.state.events import RESULT, event
+
+    payload = result.to_json()
+    size = len(json.dumps(payload, default=str)) if ctx.places.records else None
+    fetched = event(
+        result.task.taskId,
+        RESULT,
+        status=result.task.status,
+        bytes=size,
+        broken=result.broken or None,
+    )
+    ctx.places.remember(result.task, ref, result=payload, events=[fetched])
     ctx.out.result(result)
     if result.broken:
         ctx.out.note(
