@@ -73,15 +73,16 @@ def test_login_then_call_watch_result_with_refresh(
     now = set(_secrets(state_dir))
     assert now != first
     seen = first | now
-    for name in ("tasks.json", "auth.json"):
-        path = state_dir / name
-        if path.exists():
-            text = path.read_text()
-            assert not [s for s in seen if s in text], name
+    for path in state_dir.iterdir():
+        if path.name != "credentials.json" and path.is_file():
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert not [s for s in seen if s in text], path.name
     assert not [s for s in seen if s in watched.stderr + watched.stdout]
     assert sorted(p.name for p in state_dir.iterdir() if not p.name.endswith(".lock")) == [
         "credentials.json",
-        "tasks.json",
+        "tasks.db",
+        "tasks.db-shm",
+        "tasks.db-wal",
     ]
 
 

@@ -499,7 +499,9 @@ def test_tasks_not_seen_for_the_kept_days_are_dropped(
     book.record("https://gone.example/mcp", "older", status="completed")
     with sqlite3.connect(book.path) as conn:
         conn.execute("UPDATE tasks SET seen = seen - 40 * 86400")
-        conn.execute("UPDATE endpoints SET created = created - 3456000, last_ok = last_ok - 3456000")
+        conn.execute(
+            "UPDATE endpoints SET created = created - 3456000, last_ok = last_ok - 3456000"
+        )
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'pruned'")  # due
     monkeypatch.setenv("MCPTASK_BOOK_DAYS", "30")
     book.record(URL, "new", status="working")  # a write prunes (at most hourly)
