@@ -57,7 +57,9 @@ def execute(
 
     async def main() -> int:
         try:
-            return await make(ctx)
+            code = await make(ctx)
+            ctx.succeeded()
+            return code
         finally:
             await ctx.aclose()
 

@@ -89,6 +89,7 @@ def why_stuck(
     live_watch = bool(
         not task.terminal
         and watched
+        and watched[-1]["kind"] != "end"
         and seen is not None
         and now - seen <= max(LIVE_FACTOR * interval, 5.0)
     )

@@ -193,8 +193,10 @@ class _Group:
         if w.task is None:
             return
         old = self.seen.get(w.task_id)
-        if old is not None and not old[0].same_state(w.task):
-            self.flush()  # every change is kept, not only the last of a batch
+        if self.events or (old is not None and not old[0].same_state(w.task)):
+            # every change is kept (not only the last of a batch), after what came before it
+            self.flush()
+            old = None
         fields = {**(old[2] if old is not None else {}), VIA: via, AT: time.time(), **extra}
         self.seen[w.task_id] = (w.task, w.ref, fields)
         self.maybe_flush()
@@ -291,13 +293,14 @@ async def _everything_unfinished(ctx: Context) -> list[tuple[Context, list[str]]
     book = ctx.book
     silent = book.silent_endpoints(SILENT_FOR)
     places = []
-    reached: set[str] = set()
+    # aliases: endpoints that post to one place are one endpoint (the one named as it posts)
+    chosen: dict[str, str] = {}
     for endpoint in book.endpoint_keys():
         posts_to = book.endpoint(endpoint).get("postTo")
         where = same_place(posts_to if isinstance(posts_to, str) else endpoint)
-        if where in reached:
-            continue  # an alias of an endpoint already watched
-        reached.add(where)
+        if where not in chosen or same_place(endpoint) == where:
+            chosen[where] = endpoint
+    for endpoint in chosen.values():
         if endpoint in silent:
             ctx.out.note(
                 f"skipping {endpoint}: it has not answered for {silent[endpoint]}; "

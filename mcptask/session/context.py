@@ -149,6 +149,13 @@ class Context:
             self._children[endpoint] = child
         return child
 
+    def succeeded(self) -> None:
+        """The command ended without an error: what it learnt of its endpoints is kept."""
+        for child in self._children.values():
+            child.succeeded()
+        if self._endpoint is not None:
+            self._endpoint.keep_detected()
+
     async def aclose(self) -> None:
         try:
             for child in self._children.values():

@@ -277,10 +277,21 @@ class TaskBook:
     def find_prefix(self, url: str, prefix: str) -> list[str]:
         """The endpoint's task ids that begin with `prefix` (by index)."""
         where, args = _prefix(prefix)
-        place = same_place(endpoint_key(url))
-        none: list[tuple[str, str, Record]] = []
-        hits = self._read(lambda c: _hits(c, where, args), none)
-        return sorted({tid for key, tid, _ in hits if same_place(key) == place})
+
+        def q(conn: sqlite3.Connection) -> list[str]:
+            ids = {r[0] for r in _endpoint_rows(conn, url)}
+            return sorted(
+                {
+                    tid
+                    for (tid,) in conn.execute(
+                        f"SELECT t.id FROM tasks t WHERE {where} AND t.endpoint IN "
+                        f"({','.join('?' * len(ids))})",
+                        (*args, *ids),
+                    )
+                }
+            )
+
+        return self._read(q, [])
 
     def all_endpoints(self) -> dict[str, Record]:
         """Every endpoint's fields with its tasks (`tasks`): the whole book."""
@@ -395,9 +406,8 @@ class TaskBook:
             )
             params: tuple[Any, ...] = tuple(args)
             if url is not None:
-                place = same_place(endpoint_key(url))
                 sql += " AND e.place = ?"
-                params += (place,)
+                params += (_place(conn, url),)
             sql += " ORDER BY t.seen DESC LIMIT ?"
             out: dict[str, tuple[str, str, str]] = {}
             for tid, status, key in conn.execute(sql, (*params, limit + len(skip))):
@@ -416,6 +426,13 @@ class TaskBook:
             eid, old = _endpoint_for_write(conn, url)
             merged = {**old, **fields}
             conn.execute("UPDATE endpoints SET fields = ? WHERE id = ?", (store.dumps(merged), eid))
+            posts_to = fields.get("postTo")
+            if isinstance(posts_to, str) and _same_origin(posts_to, url):
+                # an alias: the URL's agent card named another endpoint of the same origin
+                conn.execute(
+                    "UPDATE endpoints SET place = ? WHERE id = ?",
+                    (same_place(endpoint_key(posts_to)), eid),
+                )
 
         self._write(change, None)
 
@@ -461,7 +478,7 @@ class TaskBook:
         stamp = now_iso()
 
         def change(conn: sqlite3.Connection) -> None:
-            eid, _ = _endpoint_for_write(conn, url)
+            eid, _ = _endpoint_for_write(conn, url, tasks=True)
             now = time.time()
             if plain:  # a task's state was seen: the endpoint answered
                 conn.execute("UPDATE endpoints SET last_ok = ? WHERE id = ?", (now, eid))
@@ -615,20 +632,33 @@ def _record(row: tuple[Any, ...]) -> Record:
 _BAD = object()
 
 
+def _place(conn: sqlite3.Connection, url: str) -> str:
+    """The place `url` is filed under: its own row's (an alias posts to another endpoint's
+    place), else what its spelling says (`same_place`)."""
+    own = endpoint_key(url)
+    row = conn.execute("SELECT place FROM endpoints WHERE key = ?", (own,)).fetchone()
+    return str(row[0]) if row else same_place(own)
+
+
 def _endpoint_rows(conn: sqlite3.Connection, url: str) -> list[tuple[int, str, str]]:
     """(id, key, fields) of the stored endpoints that name `url`: its own key first, then its
-    other spellings (loopback names), sorted."""
+    other spellings (loopback names) and aliases (URLs whose agent card named it), sorted."""
     own = endpoint_key(url)
     rows = conn.execute(
-        "SELECT id, key, fields FROM endpoints WHERE place = ? ORDER BY key", (same_place(own),)
+        "SELECT id, key, fields FROM endpoints WHERE place = ? ORDER BY key", (_place(conn, url),)
     ).fetchall()
     return sorted(rows, key=lambda r: r[1] != own)
 
 
-def _endpoint_for_write(conn: sqlite3.Connection, url: str) -> tuple[int, Record]:
-    """Where a change for `url` goes: the endpoint under any spelling, else a new one under
-    its own key; (id, its fields)."""
+def _endpoint_for_write(
+    conn: sqlite3.Connection, url: str, *, tasks: bool = False
+) -> tuple[int, Record]:
+    """Where a change for `url` goes: the endpoint under any spelling (for `tasks`, the one
+    an alias posts to), else a new one under its own key; (id, its fields)."""
     rows = _endpoint_rows(conn, url)
+    if tasks and rows:
+        place = _place(conn, url)
+        rows = sorted(rows, key=lambda r: same_place(r[1]) != place)
     if rows:
         return rows[0][0], _fields(rows[0][2])
     key = endpoint_key(url)
@@ -645,14 +675,27 @@ def _hits(
 ) -> list[tuple[str, str, Record]]:
     out: dict[tuple[str, str], tuple[str, str, Record]] = {}
     rows = conn.execute(
-        f"SELECT e.key, {', '.join('t.' + c.strip() for c in _TASK_COLS.split(','))} "
+        f"SELECT e.place, e.key, {', '.join('t.' + c.strip() for c in _TASK_COLS.split(','))} "
         f"FROM tasks t JOIN endpoints e ON e.id = t.endpoint WHERE {where} ORDER BY e.id",
         args,
     ).fetchall()
     for row in rows:
-        key, tid = row[0], row[1]
-        out.setdefault((same_place(key), tid), (key, tid, _record(row[1:])))
+        place, key, tid = row[0], row[1], row[2]
+        out.setdefault((place, tid), (key, tid, _record(row[2:])))
     return list(out.values())
+
+
+def _same_origin(one: str, other: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        a, b = urlsplit(endpoint_key(one)), urlsplit(endpoint_key(other))
+    except ValueError:
+        return False
+    return (a.scheme, same_place(f"{a.scheme}://{a.netloc}")) == (
+        b.scheme,
+        same_place(f"{b.scheme}://{b.netloc}"),
+    )
 
 
 def _prefix(prefix: str) -> tuple[str, tuple[Any, ...]]:
