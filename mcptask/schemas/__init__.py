@@ -24,6 +24,11 @@ NAMES = (
     "check",
     "tools",
     "servers",
+    "log-event",
+    "log",
+    "book",
+    "forget",
+    "prune",
 )
 URN = "urn:mcptask:schema:"
 
