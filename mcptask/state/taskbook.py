@@ -44,6 +44,8 @@ MIN_PREFIX = 4
 MAX_TOOLS_KEPT = 500
 #: completion candidates offered at most
 MAX_COMPLETIONS = 50
+#: ids beginning with a typed prefix that completion sorts itself; more are walked by recency
+COMPLETION_SCAN = 2000
 
 #: pseudo-fields of `record_many`'s updates: how the state came (poll, push, listed) and when
 VIA = "_via"
@@ -400,9 +402,20 @@ class TaskBook:
 
         def q(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
             where, args = _prefix(prefix) if prefix else ("1", ())
+            # few ids begin so: sort them; many do: walk the most recent first (by index) and
+            # keep those that begin so; either way a bounded number of rows
+            many = len(
+                conn.execute(
+                    f"SELECT 1 FROM tasks t WHERE {where} LIMIT {COMPLETION_SCAN}", args
+                ).fetchall()
+            )
+            if many >= COMPLETION_SCAN:
+                by_seen = "INDEXED BY tasks_seen"
+            else:
+                by_seen = "INDEXED BY tasks_id" if prefix else ""
             sql = (
-                "SELECT t.id, t.status, e.key FROM tasks t JOIN endpoints e ON e.id = t.endpoint "
-                f"WHERE {where}"
+                f"SELECT t.id, t.status, e.key FROM tasks t {by_seen} "
+                f"JOIN endpoints e ON e.id = t.endpoint WHERE {where}"
             )
             params: tuple[Any, ...] = tuple(args)
             if url is not None:
@@ -711,7 +724,7 @@ def _result_text(result: Any) -> str | tuple[str] | None:
     except RecursionError:  # deeper than scrubbing goes: scrub the text instead
         try:
             text = redact.scrub_text(store.dumps(result))
-            json.loads(text)
+            store._deep(lambda: json.loads(text))
         except (RecursionError, ValueError):
             return ("too deeply nested to be scrubbed of secrets",)
     except (TypeError, ValueError) as exc:
@@ -853,7 +866,7 @@ def _limit_events(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> Non
     for task_id in task_ids:
         row = conn.execute(
             "SELECT n FROM events WHERE endpoint = ? AND task = ? ORDER BY n DESC LIMIT 1 OFFSET ?",
-            (eid, task_id, cap - 1),
+            (eid, task_id, max(cap - 2, 0)),
         ).fetchone()
         if row is None:
             continue

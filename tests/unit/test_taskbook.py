@@ -572,3 +572,127 @@ def test_parallel_processes_lose_no_write(book: TaskBook, warnings: list[str]) -
         p.join(60)
     assert [p.exitcode for p in procs] == [0] * WRITERS
     _check_every_write_landed(book, warnings)
+
+
+# -- the event log ------------------------------------------------------------------------------
+
+
+def kinds(book: TaskBook, task_id: str, url: str = URL) -> list[tuple[str, str | None]]:
+    return [(e["kind"], e.get("via")) for e in book.events(url, task_id)]
+
+
+def test_each_change_of_state_is_an_event(book: TaskBook) -> None:
+    via = taskbook.VIA
+    book.record(URL, "t1", status="working", statusMessage="queued", pollInterval=1000)
+    book.record(URL, "t1", status="working", statusMessage="queued", **{via: "poll"})  # no change
+    book.record(URL, "t1", status="working", statusMessage="half way", **{via: "push"})
+    book.record(URL, "t1", status="working", statusMessage="half way", pollInterval=5000)
+    book.record(URL, "t1", status="input_required", inputRequests={"k1": {"message": "name?"}})
+    book.record(URL, "t1", status="completed", statusMessage="done", **{via: "poll"})
+    assert kinds(book, "t1") == [
+        ("created", None),
+        ("message", "push"),
+        ("pace", None),
+        ("status", None),
+        ("question", None),
+        ("status", "poll"),
+    ]
+    events = book.events(URL, "t1")
+    assert events[0]["status"] == "working" and events[0]["message"] == "queued"
+    assert events[0]["data"] == {"pollInterval": 1000}
+    assert events[4]["data"] == {"requests": {"k1": {"message": "name?"}}}
+    assert [e["n"] for e in events] == sorted(e["n"] for e in events)
+    assert book.events(URL, "t1", after=events[3]["n"]) == events[4:]
+    rec = book.lookup(URL, "t1")
+    assert rec is not None and rec["statusMessage"] == "done"
+
+
+def test_events_are_added_with_the_command_and_never_a_secret(book: TaskBook) -> None:
+    from mcptask.state.events import RETRY, event
+    from mcptask.text import redact
+
+    redact.hold(["s3cr3t-token"])
+    try:
+        book.record_many(
+            URL,
+            {"t1": {"status": "working", "statusMessage": "echo s3cr3t-token"}},
+            events=[event("t1", RETRY, message="401 for s3cr3t-token", delay=2.0)],
+            command="watch",
+        )
+    finally:
+        redact.release_all()
+    events = book.events(URL, "t1")
+    assert [e["kind"] for e in events] == ["created", "retry"]
+    assert {e["command"] for e in events} == {"watch"}
+    assert events[1]["data"] == {"delay": 2.0}
+    for f in book.path.parent.iterdir():
+        assert b"s3cr3t-token" not in f.read_bytes()
+
+
+def test_events_per_task_are_capped_keeping_the_creation(
+    book: TaskBook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcptask.state import events as ev
+
+    monkeypatch.setattr(ev, "MAX_EVENTS_PER_TASK", 5)
+    for i in range(12):
+        book.record(URL, "t1", status="working", statusMessage=f"step {i}")
+    events = book.events(URL, "t1")
+    assert len(events) == 5
+    assert events[0]["kind"] == "created" and events[-1]["message"] == "step 11"
+
+
+def test_forget_drops_the_history_too(book: TaskBook) -> None:
+    book.record(URL, "t1", status="working")
+    assert book.forget(URL, "t1") == 1
+    assert book.events(URL, "t1") == []
+    assert book.forget(URL, "t1") == 0
+    book.record(URL, "t2", status="working")
+    assert book.forget_endpoint("http://localhost:8000/mcp/") == 1  # another spelling
+    assert book.endpoint_keys() == []
+
+
+def test_completion_is_most_recent_first_and_capped(book: TaskBook) -> None:
+    for i in range(60):
+        book.record(URL, f"abcd-{i:02d}", status="working")
+    book.record("https://other.example/mcp", "abcd-other", status="completed")
+    got = book.complete("abcd")
+    assert len(got) == taskbook.MAX_COMPLETIONS
+    assert got[0][0] == "abcd-other" and got[1][0] == "abcd-59"
+    only = book.complete("abcd", URL, exclude=["abcd-59"])
+    assert only[0] == ("abcd-58", "working", URL)
+    assert book.complete("zz") == []
+
+
+def test_an_alias_posts_its_tasks_to_the_endpoint_it_names(book: TaskBook) -> None:
+    real, alias = "http://127.0.0.1:9/", "http://127.0.0.1:9/mcp"
+    book.record(real, "t1", status="working")
+    book.set_endpoint(alias, protocol="a2a-1.0", postTo=real)
+    book.record(alias, "t2", status="working")  # listed through the alias
+    assert set(book.tasks(real)) == {"t1", "t2"}
+    assert [(ep, tid) for ep, tid, _ in book.find("t2")] == [("http://127.0.0.1:9", "t2")]
+    assert book.endpoint(alias)["postTo"] == real
+    book.set_endpoint("http://127.0.0.1:9/x", postTo="https://elsewhere.example/")
+    assert book.tasks("http://127.0.0.1:9/x") == {}  # another origin is not an alias
+
+
+@pytest.mark.parametrize("depth", [950, 990, 3000])
+def test_a_deeply_nested_result_is_stored_and_read_back(book: TaskBook, depth: int) -> None:
+    from mcptask.text import redact
+
+    result: object = {"leaf": "kept"}
+    for _ in range(depth):
+        result = [result]
+    redact.hold(["never-stored-secret"])  # scrubbing recurses too
+    try:
+        book.record(URL, "deep", status="completed", result=result)
+    finally:
+        redact.release_all()
+    rec = TaskBook(book.path).lookup(URL, "deep")  # a fresh reader
+    assert rec is not None and rec["status"] == "completed"
+    kept, levels = rec["result"], 0
+    while isinstance(kept, list):  # compared level by level: `==` itself would recurse
+        (kept,) = kept
+        levels += 1
+    assert (levels, kept) == (depth, {"leaf": "kept"})
+    assert book.find("deep")
