@@ -80,12 +80,16 @@ def test_login_then_call_watch_result_with_refresh(
     assert not [s for s in seen if s in watched.stderr + watched.stdout]
     names = {p.name for p in state_dir.iterdir() if not p.name.endswith(".lock")}
     # SQLite removes the -wal and -shm files when the last connection closes
-    assert {"credentials.json", "tasks.db"} <= names <= {
-        "credentials.json",
-        "tasks.db",
-        "tasks.db-shm",
-        "tasks.db-wal",
-    }
+    assert (
+        {"credentials.json", "tasks.db"}
+        <= names
+        <= {
+            "credentials.json",
+            "tasks.db",
+            "tasks.db-shm",
+            "tasks.db-wal",
+        }
+    )
 
 
 def test_login_on_demand_status_token_logout(
