@@ -25,6 +25,8 @@ class LogOptions:
 
 #: seconds between two looks at the book while following
 FOLLOW_EVERY = 0.25
+#: seconds `--follow` waits, once the task ended, for what is recorded with its end
+FOLLOW_TAIL = 1.0
 #: while following, the server is polled by `log` itself when nothing recorded the task for
 #: this many of its poll intervals (at least FOLLOW_SELF_MIN seconds)
 FOLLOW_SELF_FACTOR = 3.0
@@ -60,7 +62,7 @@ class _Printer:
 
     @property
     def last(self) -> int:
-        return int(self.events[-1]["n"]) if self.events else 0
+        return max((int(e["n"]) for e in self.events), default=0)
 
     def show(self, new: list[dict[str, Any]]) -> None:
         if not new:
@@ -105,6 +107,9 @@ async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: _Printe
             printer.show(new)
             last_news = time.time()
             if ends(printer.events):
+                # what the watch writes with the end (the result, its end) comes a moment later
+                await ctx.sleep(FOLLOW_TAIL)
+                printer.show(book.events(ctx.server, task_id, after=printer.last))
                 return
         rec = book.lookup(ctx.server, task_id)
         pace = rec.get("pollInterval") if rec else None

@@ -193,9 +193,8 @@ class _Group:
         if w.task is None:
             return
         old = self.seen.get(w.task_id)
-        if self.events or (old is not None and not old[0].same_state(w.task)):
-            # every change is kept (not only the last of a batch), after what came before it
-            self.flush()
+        if old is not None and not old[0].same_state(w.task):
+            self.flush()  # every change is kept, not only the last of a batch
             old = None
         fields = {**(old[2] if old is not None else {}), VIA: via, AT: time.time(), **extra}
         self.seen[w.task_id] = (w.task, w.ref, fields)

@@ -360,7 +360,8 @@ class TaskBook:
         return self._read(q, [])
 
     def events(self, url: str, task_id: str, after: int = 0) -> list[Record]:
-        """The task's events after event number `after`, oldest first."""
+        """The task's events recorded after event number `after`, oldest first (by when they
+        were seen: a watch writes what it saw in batches)."""
 
         def q(conn: sqlite3.Connection) -> list[Record]:
             out = []
@@ -384,7 +385,7 @@ class TaskBook:
                         rec["data"] = extra
                     rec["endpoint"] = key
                     out.append(rec)
-            out.sort(key=lambda r: r["n"])
+            out.sort(key=lambda r: (r["at"], r["n"]))  # a batch's events, each when it was seen
             return out
 
         return self._read(q, [])
