@@ -92,6 +92,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
                 ticker.cancel()
                 for g in groups:
                     g.flush()
+                    g.contact()
     code = max(codes, default=ExitCode.OK)
     events.finish(watched, code)
     if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server
@@ -122,6 +123,8 @@ class _Group:
         self.seen: dict[str, tuple[Task, TaskRef, dict[str, Any]]] = {}
         self.events: list[dict[str, Any]] = []
         self.flushed = ctx.clock()
+        #: a task's state came from the endpoint during the watch
+        self.answered = False
         self.watcher: Watcher
 
     @property
@@ -183,6 +186,13 @@ class _Group:
             self.ctx.places.remember_many(batch, each=each, events=events)
         self.flushed = self.ctx.clock()
 
+    def contact(self) -> None:
+        """An endpoint none of whose tasks answered, and some failed: `book` shows when it
+        last failed, `watch --all` skips it once it has not answered for a day."""
+        failed = any(w.outcome == "error" for w in self.watcher.watched)
+        if failed and not self.answered and self.ctx.places.records:
+            self.ctx.book.contact(self.ctx.server, ok=False)
+
     def maybe_flush(self) -> None:
         if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
             self.flush()
@@ -192,6 +202,7 @@ class _Group:
 
         if w.task is None:
             return
+        self.answered = True
         old = self.seen.get(w.task_id)
         if old is not None and not old[0].same_state(w.task):
             self.flush()  # every change is kept, not only the last of a batch

@@ -273,3 +273,36 @@ def test_watch_all_shows_an_agent_s_tasks_once_after_a_mistaken_tools(
     assert task_id in ids
     assert len(ids) == len(set(ids)), ids  # each task once
     ok(run_cli("cancel", task_id), 0, 11)
+
+
+def test_watch_all_skips_an_endpoint_silent_for_a_day(
+    run_cli: RunCli, state_dir: Path, everything_server: ServerProcess
+) -> None:
+    import sqlite3
+
+    from mcptask.state.taskbook import TaskBook
+
+    gone = "http://127.0.0.1:9/mcp"  # nothing listens there
+    book = TaskBook(state_dir / "tasks.db")
+    book.set_endpoint(gone, protocol="mcp-2025-11-25")
+    book.record(gone, "lost-task", status="working", protocol="mcp-2025-11-25")
+    book.close()
+    alive = ok(
+        run_cli("call", "simulate-research-query", "topic=alive", "--url", everything_server.url)
+    )
+    alive_id = alive.json()["taskId"]
+    first = ok(run_cli("watch", "--all", "-o", "json"))
+    assert f"skipping {gone}" in first.stderr
+    assert [t["taskId"] for t in first.json()["tasks"]] == [alive_id]
+    (entry,) = [
+        e for e in ok(run_cli("book", "-o", "json")).json()["endpoints"] if e["endpoint"] == gone
+    ]
+    assert entry["lastFailure"] is not None
+    with sqlite3.connect(state_dir / "tasks.db") as conn:  # a day and more goes by
+        conn.execute("UPDATE endpoints SET created = created - 2 * 86400, last_ok = NULL")
+    second = ok(run_cli("watch", "--all", "-o", "json"))
+    assert f"skipping {gone}: it has not answered for" in second.stderr
+    assert "mcptask forget --endpoint" in second.stderr
+    # asked for by name, it is tried
+    tried = run_cli("watch", "--all", "--url", gone, "-o", "json")
+    assert tried.code == 4
