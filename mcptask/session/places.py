@@ -79,13 +79,12 @@ class Places:
         ctx = self._ctx
         if ctx.has_target():
             return [(ctx, [self._expand(task_id) for task_id in ids])]
-        groups: dict[str, list[str]] = {}
+        groups: dict[str, dict[str, None]] = {}
+        found = self._ctx.book.find_many(ids)  # one read of the book, by index
         for task_id in ids:
-            endpoint, full = self._find(task_id, NoTarget)
-            groups.setdefault(endpoint, [])
-            if full not in groups[endpoint]:
-                groups[endpoint].append(full)
-        return [(ctx.at(endpoint), found) for endpoint, found in groups.items()]
+            endpoint, full = self._find(task_id, NoTarget, found.get(task_id))
+            groups.setdefault(endpoint, {})[full] = None
+        return [(ctx.at(endpoint), list(found)) for endpoint, found in groups.items()]
 
     def _expand(self, task_id: str) -> str:
         """A prefix of one of this endpoint's ids in the book, as the whole id."""
@@ -102,9 +101,15 @@ class Places:
             raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
         return matches[0] if matches else task_id
 
-    def _find(self, task_id: str, no_target: type[UsageError]) -> tuple[str, str]:
+    def _find(
+        self,
+        task_id: str,
+        no_target: type[UsageError],
+        hits: list[tuple[str, str, dict[str, Any]]] | None = None,
+    ) -> tuple[str, str]:
         """(endpoint, whole id) of a task the book knows, for a run without a target."""
-        hits = self._ctx.book.find(task_id)
+        if hits is None:
+            hits = self._ctx.book.find(task_id)
         if not hits:
             raise no_target(
                 f"task {task_id} is not in the task book, so mcptask does not know where it "

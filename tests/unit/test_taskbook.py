@@ -696,3 +696,15 @@ def test_a_deeply_nested_result_is_stored_and_read_back(book: TaskBook, depth: i
         levels += 1
     assert (levels, kept) == (depth, {"leaf": "kept"})
     assert book.find("deep")
+
+
+def test_find_many_is_find_for_each_id_in_one_read(book: TaskBook) -> None:
+    book.record(URL, "abcd-1", status="working")
+    book.record(URL, "abcd-2", status="working")
+    book.record("https://example.com/mcp", "wxyz-9", status="working")
+    ids = ["abcd-1", "wxyz", "abcd", "abc", "none-such", *[f"x{i}" for i in range(600)]]
+    found = book.find_many(ids)
+    for task_id in ids:
+        assert sorted(h[:2] for h in found[task_id]) == sorted(h[:2] for h in book.find(task_id))
+    assert [h[1] for h in found["wxyz"]] == ["wxyz-9"]
+    assert TaskBook(book.path.parent / "none.db").find_many(["a"]) == {"a": []}
