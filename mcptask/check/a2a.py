@@ -149,6 +149,40 @@ C = check_table(
             "GetTask and CancelTask of an unknown id are -32001",
             f"{A} §3.3.2 Error Handling, §5.4 Error Code Mappings",
         ),
+        (
+            "push.capability",
+            "push",
+            "the card says whether the agent pushes (capabilities.pushNotifications, a boolean)",
+            f"{A} §4.4.1 AgentCard capabilities, §3.3.4 Capability Validation",
+        ),
+        (
+            "push.configs",
+            "push",
+            "push configs are created (with the id given), read, listed and deleted; an agent "
+            "without push answers PushNotificationNotSupported (-32003)",
+            f"{A} §3.1.7-§3.1.10 Push Notification Config operations, §3.3.4 Capability Validation",
+        ),
+        (
+            "push.delivery",
+            "push",
+            "each state change of the task is POSTed to the config's URL as a StreamResponse, "
+            "the final one included",
+            f"{A} §3.1.7 Create Push Notification Config (Behavior), §4.3.3 Push Notification "
+            "Payload",
+        ),
+        (
+            "push.authentication",
+            "push",
+            "deliveries carry the config's token (X-A2A-Notification-Token) and the "
+            "authentication it names",
+            f"{A} §4.3.1 PushNotificationConfig, §4.3.2 AuthenticationInfo",
+        ),
+        (
+            "push.after-delete",
+            "push",
+            "no delivery after the config is deleted; a second delete is not an error (idempotent)",
+            f"{A} §3.1.10 Delete Push Notification Config",
+        ),
     ),
 )
 CHECKS: list[CheckDef] = list(C.values())
@@ -176,6 +210,308 @@ def _same_url(a: str, b: str) -> bool:
         return (s.scheme.lower(), s.netloc.lower(), s.path.rstrip("/"))
 
     return norm(a) == norm(b)
+
+
+# -- push notifications -------------------------------------------------------------------------
+
+#: seconds to wait for deliveries after the task was seen to end (they may still be in flight)
+PUSH_GRACE = 5.0
+PUSH_CREDENTIALS = "mcptask-check-credentials"
+
+
+class PushRun:
+    """A task whose updates were POSTed to the check's receiver, and what the config calls
+    answered on the way."""
+
+    def __init__(self) -> None:
+        self.track: A2ATrack | None = None
+        self.config_id = f"mcptask-check-{uuid.uuid4().hex[:12]}"
+        self.created: Any = None
+        self.got: Any = None
+        self.listed: Any = None
+        self.errors: dict[str, RpcError] = {}
+        self.deliveries: list[Any] = []
+        self.token = ""
+
+
+def _config_body(data: Any) -> dict[str, Any]:
+    """A config as 1.0 (flat) or 0.3 (nested in `pushNotificationConfig`) sends it."""
+    if not isinstance(data, dict):
+        return {}
+    inner = data.get("pushNotificationConfig")
+    return inner if isinstance(inner, dict) else data
+
+
+def _push_states(deliveries: list[Any], task_id: str) -> list[str]:
+    from mcptask.protocols.a2a_push import read_event, task_id_of
+
+    states: list[str] = []
+    for d in deliveries:
+        if d.task_id != task_id and task_id_of(d.body) != task_id:
+            continue
+        found = read_event(d.body)
+        if found is None:
+            continue
+        state = _state(found[1])
+        if state is not None:
+            states.append(state)
+    return states
+
+
+class _PushChecks:
+    """The push checks, mixed into `A2ASuite`."""
+
+    async def _push_rpc(
+        self: Any, which: int, params: dict[str, Any]
+    ) -> tuple[Any, RpcError | None]:
+        """One config call; an answer without `result` (a2a-sdk's 0.3 delete) is success."""
+        method = A2ABase._PUSH_METHODS[self.v.version][which]
+        message: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": f"check-{uuid.uuid4().hex[:8]}",
+            "method": method,
+            "params": params,
+        }
+        try:
+            async with aclosing(self.recorder.send(message, headers=self.headers())) as stream:
+                async for incoming in stream:
+                    if "method" in incoming:
+                        continue
+                    if incoming.get("error") is not None:
+                        return None, error_from(incoming["error"])
+                    return incoming.get("result"), None
+        except RpcError as exc:
+            return None, exc
+        raise BadAnswer(f"{method}: the agent closed the connection without answering")
+
+    def _push_params(self: Any, which: int, task_id: str, config: dict[str, Any]) -> dict[str, Any]:
+        v10 = self.v10
+        if which == 0:
+            if v10:
+                return {"taskId": task_id, **config}
+            c = dict(config)
+            if "authentication" in c:
+                auth = c["authentication"]
+                c["authentication"] = {
+                    "schemes": [auth["scheme"]],
+                    "credentials": auth["credentials"],
+                }
+            return {"taskId": task_id, "pushNotificationConfig": c}
+        if which == 2:
+            return {"taskId": task_id} if v10 else {"id": task_id}
+        cid = config["id"]
+        return (
+            {"taskId": task_id, "id": cid}
+            if v10
+            else {"id": task_id, "pushNotificationConfigId": cid}
+        )
+
+    async def _push_says(self: Any) -> bool | None:
+        if getattr(self, "rest", None) is not None:  # the HTTP+JSON binding (issue 25)
+            raise not_applicable("the push checks speak JSON-RPC; HTTP+JSON is not covered yet")
+        _, card = await self.card.get()
+        caps = card.get("capabilities")
+        value = caps.get("pushNotifications") if isinstance(caps, dict) else None
+        return value if isinstance(value, bool) else None
+
+    async def _receiver(self: Any, deliveries: list[Any]) -> Any:
+        from mcptask.protocols.a2a_push import task_id_of
+        from mcptask.transports.webhook import WebhookReceiver
+
+        receiver = WebhookReceiver(
+            task_of=task_id_of,
+            authorization=f"Bearer {PUSH_CREDENTIALS}",
+            on_delivery=deliveries.append,
+        )
+        await receiver.start()
+        return receiver
+
+    async def _push_run(self: Any) -> PushRun:
+        if await self._push_says() is not True:
+            raise not_applicable("the card does not say pushNotifications: true")
+        run = PushRun()
+        receiver = await self._receiver(run.deliveries)
+        run.token = receiver.token
+        try:
+            track = await self.send()
+            run.track = track
+            config = {
+                "id": run.config_id,
+                "url": receiver.url,
+                "token": receiver.token,
+                "authentication": {"scheme": "Bearer", "credentials": PUSH_CREDENTIALS},
+            }
+            run.created, error = await self._push_rpc(
+                0, self._push_params(0, track.task_id, config)
+            )
+            if error is not None:
+                run.errors["create"] = error
+                return run
+            run.got, error = await self._push_rpc(1, self._push_params(1, track.task_id, config))
+            if error is not None:
+                run.errors["get"] = error
+            run.listed, error = await self._push_rpc(2, self._push_params(2, track.task_id, config))
+            if error is not None:
+                run.errors["list"] = error
+            await self.wait_terminal(track)
+            clock_end = asyncio.get_running_loop().time() + PUSH_GRACE
+            final = _word(track.states[-1])
+            while asyncio.get_running_loop().time() < clock_end:
+                if final in [_word(s) for s in _push_states(run.deliveries, track.task_id)]:
+                    break
+                await asyncio.sleep(0.1)
+            _, error = await self._push_rpc(3, self._push_params(3, track.task_id, config))
+            if error is not None:
+                run.errors["delete"] = error
+            return run
+        finally:
+            await receiver.aclose()
+
+    async def c_push_capability(self: Any) -> Outcome:
+        _, card = await self.card.get()
+        caps = card.get("capabilities")
+        if not isinstance(caps, dict):
+            return FAIL, "the card has no capabilities object"
+        if "pushNotifications" not in caps:
+            return PASS, "capabilities.pushNotifications is absent (no push)"
+        value = caps["pushNotifications"]
+        if not isinstance(value, bool):
+            return FAIL, f"capabilities.pushNotifications is {short(value)}, not a boolean"
+        return PASS, f"capabilities.pushNotifications: {str(value).lower()}"
+
+    async def c_push_configs(self: Any) -> Outcome:
+        if await self._push_says() is not True:
+            track = await self.main.get()
+            config = {"id": "mcptask-check", "url": "https://example.invalid/hook"}
+            _, error = await self._push_rpc(0, self._push_params(0, track.task_id, config))
+            if error is not None and error.code == -32003:
+                return PASS, f"no push in the card; create: {rpc_error_text(error)}"
+            what = rpc_error_text(error) if error is not None else "a config"
+            return FAIL, f"no push in the card, yet create answered {what}, not -32003"
+        run = await self.push_run.get()
+        method = A2ABase._PUSH_METHODS[self.v.version]
+        if "create" in run.errors:
+            return FAIL, f"{method[0]}: {rpc_error_text(run.errors['create'])}"
+        problems = []
+        for name, data in (("create", run.created), ("get", run.got)):
+            if name in run.errors:
+                problems.append(f"{name}: {rpc_error_text(run.errors[name])}")
+                continue
+            body = _config_body(data)
+            if body.get("id") != run.config_id:
+                problems.append(f"{name} answered id {short(body.get('id'))}, not {run.config_id}")
+            if not isinstance(body.get("url"), str):
+                problems.append(f"{name} answered no url")
+        if "list" in run.errors:
+            problems.append(f"list: {rpc_error_text(run.errors['list'])}")
+        else:
+            items = run.listed.get("configs") if isinstance(run.listed, dict) else run.listed
+            ids = [_config_body(c).get("id") for c in _list(items)]
+            if run.config_id not in ids:
+                problems.append(f"list does not hold the config ({short(ids)})")
+        if "delete" in run.errors:
+            problems.append(f"delete: {rpc_error_text(run.errors['delete'])}")
+        if problems:
+            return FAIL, "; ".join(problems)
+        return PASS, f"{', '.join(method)}: config {run.config_id} made, read, listed, deleted"
+
+    async def c_push_delivery(self: Any) -> Outcome:
+        run = await self.push_run.get()
+        if run.track is None or "create" in run.errors:
+            raise could_not_run("no push config could be made")
+        track = run.track
+        from mcptask.protocols.a2a_push import read_event
+
+        # every POST that came with a JSON body counts here, refused by the receiver or not
+        # (what it carried is judged by push.authentication)
+        mine = [d for d in run.deliveries if d.body is not None or d.status == 415]
+        bad = [d for d in mine if read_event(d.body) is None]
+        pushed = squash([_word(s) for s in _push_states(mine, track.task_id)])
+        polled = squash([_word(s) for s in track.states])
+        if not mine:
+            host = urlsplit(self.recorder.url).hostname or ""
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                return WARN, (
+                    "nothing was delivered to the receiver on 127.0.0.1; an agent on another "
+                    "machine cannot reach it"
+                )
+            return FAIL, f"nothing was delivered while the task went {' → '.join(polled)}"
+        if bad:
+            return (
+                FAIL,
+                f"{len(bad)} of {len(mine)} deliveries are not a StreamResponse: "
+                f"{short(bad[0].body)}",
+            )
+        if polled[-1] not in pushed:
+            return FAIL, (
+                f"the final state {polled[-1]} was not delivered (delivered: "
+                f"{' → '.join(pushed) or 'no states'})"
+            )
+        missing = [w for w in polled[1:] if w not in pushed]
+        text = f"{len(mine)} deliveries; states {' → '.join(pushed)} (polled {' → '.join(polled)})"
+        if missing:
+            return WARN, f"{text}; not delivered: {', '.join(missing)}"
+        return PASS, text
+
+    async def c_push_authentication(self: Any) -> Outcome:
+        run = await self.push_run.get()
+        if run.track is None or "create" in run.errors:
+            raise could_not_run("no push config could be made")
+        if not run.deliveries:
+            raise could_not_run("nothing was delivered")
+        no_token = [d for d in run.deliveries if d.token_matched is not True]
+        no_auth = [d for d in run.deliveries if d.auth_matched is not True]
+        neither = [d for d in no_token if d.auth_matched is not True]
+        n = len(run.deliveries)
+        if neither:
+            return FAIL, (
+                f"{len(neither)} of {n} deliveries carry neither the config's token nor its "
+                "authentication: a receiver cannot tell them from forgeries"
+            )
+        if no_token:
+            return WARN, (
+                f"{len(no_token)} of {n} deliveries lack the config's token in "
+                "X-A2A-Notification-Token (they carried Authorization: Bearer)"
+            )
+        if no_auth:
+            return WARN, (
+                f"{len(no_auth)} of {n} deliveries lack the configured Authorization: Bearer "
+                "(the token matched)"
+            )
+        return PASS, f"all {n} deliveries carried the token and Authorization: Bearer"
+
+    async def c_push_after_delete(self: Any) -> Outcome:
+        if await self._push_says() is not True:
+            raise not_applicable("the card does not say pushNotifications: true")
+        await self.push_run.get()  # one task at a time
+        deliveries: list[Any] = []
+        receiver = await self._receiver(deliveries)
+        try:
+            track = await self.send()
+            config = {"id": f"mcptask-check-{uuid.uuid4().hex[:12]}", "url": receiver.url}
+            config["token"] = receiver.token
+            _, error = await self._push_rpc(0, self._push_params(0, track.task_id, config))
+            if error is not None:
+                raise could_not_run(f"create: {rpc_error_text(error)}")
+            _, error = await self._push_rpc(3, self._push_params(3, track.task_id, config))
+            if error is not None:
+                return FAIL, f"delete: {rpc_error_text(error)}"
+            deleted = len(deliveries)
+            _, again = await self._push_rpc(3, self._push_params(3, track.task_id, config))
+            await self.wait_terminal(track)
+            await asyncio.sleep(PUSH_GRACE / 2)  # time for a delivery that should not come
+        finally:
+            await receiver.aclose()
+        late = _push_states(deliveries[deleted:], track.task_id)
+        final = _word(track.states[-1])
+        if final in [_word(s) for s in late]:
+            return FAIL, f"the final state {final} was delivered after the config was deleted"
+        if again is not None and again.code != -32001:
+            return FAIL, f"a second delete: {rpc_error_text(again)} (MUST be idempotent)"
+        text = f"nothing delivered after delete while the task went on to {final}"
+        if again is not None:
+            return WARN, f"{text}; a second delete answered {rpc_error_text(again)}"
+        return PASS, f"{text}; a second delete succeeded"
 
 
 class A2ATrack:
@@ -206,7 +542,7 @@ class A2ATrack:
         return self.word in TERMINAL_WORDS
 
 
-class A2ASuite(TaskSuite[A2ATrack]):
+class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
     protocol = "a2a"
 
     def __init__(self, *args: Any, proto: TaskProtocol, **kwargs: Any) -> None:
@@ -217,6 +553,7 @@ class A2ASuite(TaskSuite[A2ATrack]):
         self.proto = proto
         self.card = self.lazy("the agent card", self._card)
         self.all_states: list[tuple[str, str]] = []
+        self.push_run = self.lazy("a task followed by webhook", self._push_run)
 
     @property
     def v10(self) -> bool:
@@ -237,6 +574,11 @@ class A2ASuite(TaskSuite[A2ATrack]):
             ("list.includes-task", self.c_list),
             ("cancel.terminal", self.c_cancel_terminal),
             ("errors.unknown-task", self.c_unknown),
+            ("push.capability", self.c_push_capability),
+            ("push.configs", self.c_push_configs),
+            ("push.delivery", self.c_push_delivery),
+            ("push.authentication", self.c_push_authentication),
+            ("push.after-delete", self.c_push_after_delete),
         ]
         if self.agno:
             return [(C[name], self._agno) for name, _ in order]

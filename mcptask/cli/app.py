@@ -4,7 +4,7 @@ httpx nor pydantic; each command imports what it uses when it runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,6 +17,9 @@ from mcptask.cli.options import (
     Jq,
     NoPush,
     OutputMode,
+    PushPort,
+    PushPublicUrl,
+    PushReceiverFlag,
     TaskId,
     Timeout,
     WantResult,
@@ -101,6 +104,9 @@ def watch(
             autocompletion=complete.statuses,
         ),
     ] = None,
+    push_receiver: PushReceiverFlag = False,
+    push_public_url: PushPublicUrl = None,
+    push_port: PushPort = 0,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -112,6 +118,7 @@ def watch(
         push=not no_push,
         all_tasks=all_tasks,
         until=until,
+        receiver=_receiver(push_receiver, push_public_url, push_port),
     )
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
 
@@ -302,13 +309,36 @@ def send(
     interval: Interval = None,
     timeout: Timeout = None,
     no_push: NoPush = False,
+    push_receiver: PushReceiverFlag = False,
+    push_public_url: PushPublicUrl = None,
+    push_port: PushPort = 0,
 ) -> None:
     from mcptask.commands._follow import FollowUp
     from mcptask.commands.send import SendOptions, run_send
 
+    receiver = _receiver(push_receiver, push_public_url, push_port)
+    if receiver is not None and not watch:
+        execute(g, lambda ctx: _usage("--push-receiver goes with --watch"))
+        return
     then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    then.receiver = receiver
     opts = SendOptions(text, then=then)
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
+
+
+def _receiver(on: bool, public_url: str | None, port: int) -> Any:
+    """`--push-receiver` and its options as a `commands._webhook.PushReceiver` (None: off)."""
+    if not on and public_url is None and not port:
+        return None
+    from mcptask.commands._webhook import PushReceiver
+
+    return PushReceiver(public_url=public_url, port=port)
+
+
+async def _usage(message: str) -> int:
+    from mcptask.errors import UsageError
+
+    raise UsageError(message)
 
 
 @app.command(**described("check"))
@@ -528,12 +558,144 @@ def auth_token(g: GlobalOptions) -> None:
     execute(g, lambda ctx: run_token(TokenOptions(), ctx))
 
 
+push_app = typer.Typer(
+    name="push",
+    cls=HelpfulGroup,
+    help=COMMANDS["push"].description,
+    short_help=COMMANDS["push"].summary,
+    epilog=examples_text("push"),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(push_app)
+
+ConfigId = Annotated[
+    str | None,
+    typer.Option("--id", help="The push config's id (default: the task's only one)."),
+]
+
+
+@push_app.command("set", **described("push set"))
+@with_target
+def push_set(
+    g: GlobalOptions,
+    task_id: TaskId,
+    webhook: Annotated[
+        str,
+        typer.Option(
+            "--webhook", help="Where the agent POSTs the task's updates (--url is the agent)."
+        ),
+    ],
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="Sent back by the agent in X-A2A-Notification-Token."),
+    ] = None,
+    auth_scheme: Annotated[
+        str | None,
+        typer.Option("--auth-scheme", help="The Authorization scheme the agent sends (Bearer)."),
+    ] = None,
+    auth_credentials: Annotated[
+        str | None,
+        typer.Option("--auth-credentials", help="The credentials sent with --auth-scheme."),
+    ] = None,
+    config_id: Annotated[
+        str | None, typer.Option("--id", help="The config's id (default: the agent picks).")
+    ] = None,
+) -> None:
+    from mcptask.commands.push import PushOptions, run_push
+
+    opts = PushOptions(
+        "set",
+        task_id,
+        url=webhook,
+        token=token,
+        auth_scheme=auth_scheme,
+        auth_credentials=auth_credentials,
+        config_id=config_id,
+    )
+    execute(g, lambda ctx: run_push(opts, ctx), one_at_a_time=True)
+
+
+@push_app.command("get", **described("push get"))
+@with_target
+def push_get(g: GlobalOptions, task_id: TaskId, config_id: ConfigId = None) -> None:
+    from mcptask.commands.push import PushOptions, run_push
+
+    opts = PushOptions("get", task_id, config_id=config_id)
+    execute(g, lambda ctx: run_push(opts, ctx), one_at_a_time=True)
+
+
+@push_app.command("list", **described("push list"))
+@with_target
+def push_list(g: GlobalOptions, task_id: TaskId) -> None:
+    from mcptask.commands.push import PushOptions, run_push
+
+    opts = PushOptions("list", task_id)
+    execute(g, lambda ctx: run_push(opts, ctx), one_at_a_time=True)
+
+
+@push_app.command("delete", **described("push delete"))
+@with_target
+def push_delete(g: GlobalOptions, task_id: TaskId, config_id: ConfigId = None) -> None:
+    from mcptask.commands.push import PushOptions, run_push
+
+    opts = PushOptions("delete", task_id, config_id=config_id)
+    execute(g, lambda ctx: run_push(opts, ctx), one_at_a_time=True)
+
+
+@push_app.command("listen", **described("push listen"))
+def push_listen(
+    port: Annotated[int, typer.Option("--port", help="The port (default: any free one).")] = 0,
+    host: Annotated[
+        str, typer.Option("--host", help="The address to bind (default: loopback only).")
+    ] = "127.0.0.1",
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="The X-A2A-Notification-Token required (default: a random one, shown once).",
+        ),
+    ] = None,
+    path: Annotated[
+        str | None, typer.Option("--path", help="The URL path (default: a random one).")
+    ] = None,
+    max_body: Annotated[
+        int | None,
+        typer.Option("--max-body", help="The largest body taken, in bytes (default 1 MiB)."),
+    ] = None,
+    count: Annotated[
+        int | None, typer.Option("--count", help="Stop after this many notifications.")
+    ] = None,
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option("--task", help="Take notifications about this task only (repeatable)."),
+    ] = None,
+    output: OutputMode = "auto",
+    jq: Jq = None,
+) -> None:
+    from mcptask.commands.push import PushOptions, run_push
+    from mcptask.session.targets import GlobalOptions
+
+    g = GlobalOptions(output=output, url="http://127.0.0.1", jq=jq)
+    opts = PushOptions(
+        "listen",
+        host=host,
+        port=port,
+        token=token,
+        path=path,
+        max_body=max_body,
+        count=count,
+        tasks=tasks,
+    )
+    execute(g, lambda ctx: run_push(opts, ctx), streaming=True)
+
+
 @app.command(**described("schema"))
 def schema(
     name: Annotated[
         str | None,
         typer.Argument(
-            help="The shape: task, list, watch-event, watch-summary, result, cancel, check, tools or servers (none: list them).",
+            help="The shape: task, list, watch-event, watch-summary, result, cancel, check, tools, servers or push (none: list them).",
             autocompletion=complete.schema_names,
         ),
     ] = None,

@@ -48,7 +48,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "Follow one or more tasks until each ends: a live view on a terminal, one JSON event "
         "per line in a pipe (`-o json`: one summary at the end). Updates the server pushes are "
         "shown at once; polls follow the pace the server asks (`--interval` only slows them). "
-        "On a terminal a task that asks for input gets a form. Exit by the final state: 0 "
+        "On a terminal a task that asks for input gets a form. --push-receiver takes an A2A "
+        "agent's push notifications on a webhook on 127.0.0.1 (`via: webhook`). Exit by the final state: 0 "
         "completed, 5 failed, 6 needs input, 7 timed out, 8 cancelled, 9 unknown or expired "
         "(the highest with several tasks).",
         (
@@ -359,11 +360,93 @@ COMMANDS: dict[str, CommandHelp] = {
             ),
         ),
     ),
+    "push": CommandHelp(
+        SERVERS,
+        "A2A push notifications: configs and a receiver",
+        "An A2A task's push notification configs (where the agent POSTs the task's updates, and "
+        "the token it sends with them): set, get, list, delete. `push listen` is a webhook "
+        "receiver that prints every notification it gets, one JSON line each, until Ctrl-C. "
+        "`watch --push-receiver` does both for the tasks it watches.",
+        (
+            (
+                "print what an agent pushes",
+                "mcptask push listen --port 8765 --token s3cret",
+            ),
+            (
+                "and point a task's updates at it",
+                "mcptask push set 8488be63 --webhook http://127.0.0.1:8765/hook --token s3cret",
+            ),
+            ("", "mcptask push list 8488be63"),
+        ),
+    ),
+    "push set": CommandHelp(
+        SERVERS,
+        "Make the agent POST a task's updates to a URL",
+        "Create (or replace, with --id) a push notification config for the task: the agent "
+        "POSTs each update to --webhook with --token in X-A2A-Notification-Token (and an "
+        "Authorization header with --auth-scheme and --auth-credentials). Agents should "
+        "refuse loopback and private URLs: give one they can reach. Exit 11 when the agent "
+        "does not push.",
+        (
+            (
+                "",
+                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --token s3cret",
+            ),
+            (
+                "with an Authorization header, under an id of your own",
+                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --auth-scheme Bearer --auth-credentials abc --id hook-1",
+            ),
+        ),
+    ),
+    "push get": CommandHelp(
+        SERVERS,
+        "Show one push config of a task",
+        "Show one push notification config of the task (--id; without it, the task's only "
+        "one): its URL and whether a token or credentials are set, never what they are.",
+        (
+            ("", "mcptask push get 8488be63 --id hook-1"),
+            ("the task's only config, as JSON", "mcptask push get 8488be63 -o json"),
+        ),
+    ),
+    "push list": CommandHelp(
+        SERVERS,
+        "List a task's push configs",
+        "List the task's push notification configs: each one's id, the URL the agent POSTs "
+        "to, and whether a token or credentials are set, never what they are.",
+        (
+            ("", "mcptask push list 8488be63"),
+            ("one config per line", "mcptask push list 8488be63 -o ndjson"),
+        ),
+    ),
+    "push delete": CommandHelp(
+        SERVERS,
+        "Stop a task's pushes to a URL",
+        "Delete one push notification config of the task (--id; without it, the task's only "
+        "one): the agent stops POSTing there.",
+        (
+            ("", "mcptask push delete 8488be63 --id hook-1"),
+            ("the task's only config", "mcptask push delete 8488be63"),
+        ),
+    ),
+    "push listen": CommandHelp(
+        SERVERS,
+        "Print every push notification received",
+        "A webhook receiver on 127.0.0.1 (--host to bind elsewhere), at a random port and path "
+        "unless given, that prints every notification as one JSON line: the task, its state, "
+        "what changed, whether the token matched, what it answered. It refuses (401) a "
+        "request without the token, bodies over --max-body (413), anything not JSON (415), "
+        "and answers duplicates once. The first line says where it listens; without --token "
+        "a random one is shown once on stderr. Ctrl-C ends it (exit 0).",
+        (
+            ("", "mcptask push listen --port 8765 --token s3cret"),
+            ("stop after the first notification", "mcptask push listen --count 1 -o json"),
+        ),
+    ),
     "schema": CommandHelp(
         SCRIPTING,
         "Print the JSON Schema of an output shape",
         "Print the JSON Schema (draft 2020-12) of one of the JSON shapes mcptask prints: task, "
-        "list, watch-event, watch-summary, result, cancel, check, tools, servers. The schemas "
+        "list, watch-event, watch-summary, result, cancel, check, tools, servers, push. The schemas "
         "ship in the package; docs/output.md says which command prints which.",
         (
             ("", "mcptask schema task"),
@@ -445,6 +528,18 @@ METAVARS = {
     "client_id": "CLIENT_ID",
     "client_secret_file": "PATH",
     "client_key_file": "PATH",
+    "push_public_url": "URL",
+    "push_port": "PORT",
+    "webhook": "URL",
+    "auth_scheme": "SCHEME",
+    "auth_credentials": "CREDENTIALS",
+    "config_id": "ID",
+    "port": "PORT",
+    "host": "ADDRESS",
+    "path": "PATH",
+    "max_body": "BYTES",
+    "count": "N",
+    "tasks": "TASK_ID",
     "client_metadata_url": "URL",
     "endpoint": "URL",
     "older_than": "AGE",

@@ -296,6 +296,28 @@ NoPush = Annotated[
     bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
 ]
 
+PushReceiverFlag = Annotated[
+    bool,
+    typer.Option(
+        "--push-receiver",
+        help="A2A: receive push notifications on a webhook on 127.0.0.1 (configs made per task, deleted at the end).",
+    ),
+]
+PushPublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--push-public-url",
+        help="The URL the agent reaches --push-receiver at (a tunnel); its random path is added (implies --push-receiver).",
+    ),
+]
+PushPort = Annotated[
+    int,
+    typer.Option(
+        "--push-port",
+        help="--push-receiver's local port (default: any free one; implies --push-receiver).",
+    ),
+]
+
 OutputMode = Annotated[
     str,
     typer.Option(

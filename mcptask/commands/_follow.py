@@ -23,6 +23,8 @@ class FollowUp:
     interval: float | None = None
     timeout: float | None = None
     push: bool = True
+    #: `--push-receiver` (`commands._webhook.PushReceiver`)
+    receiver: Any = None
 
 
 def how_to_reach(ctx: Context, task_id: str, ref: Any, why: str) -> str:
@@ -84,6 +86,7 @@ async def after_create(
             initial={task.taskId: task},
             title=title,
             push=push,
+            receiver=then.receiver,
         ),
         ctx,
     )

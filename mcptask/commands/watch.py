@@ -20,6 +20,7 @@ from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
+    from mcptask.commands._webhook import PushReceiver
     from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
     from mcptask.session.context import Context
@@ -39,6 +40,8 @@ class WatchOptions:
     all_tasks: bool = False
     #: `--until STATUS,...`: a task that reaches one of them ends there, exit 0
     until: str | None = None
+    #: `--push-receiver`: a webhook receiver for A2A push notifications (`commands._webhook`)
+    receiver: PushReceiver | None = None
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -52,6 +55,10 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     if not opts.task_ids and not opts.all_tasks:
         raise UsageError("watch needs task ids (or --all)")
     opts.until_statuses()  # a bad --until is a usage error before any request
+    if opts.receiver is not None:
+        if not opts.push:
+            raise UsageError("--push-receiver is a push channel: drop --no-push")
+        opts.receiver.check()
     if opts.all_tasks:
         places = await _everything_unfinished(ctx)
     else:
@@ -81,18 +88,24 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
             events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
         events.track(watched)
     watchers = [g.watcher for g in groups]
+    receiving: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+    if opts.receiver is not None:
+        from mcptask.commands._webhook import push_receiver
+
+        receiving = push_receiver(opts.receiver, groups, ctx)
     with signals(*watchers), _reader_gone(ctx, watchers):
-        # the live view is left on every path, so the terminal never stays in live mode
-        view = events if isinstance(events, LiveEvents) else contextlib.nullcontext()
-        with view:
-            ticker = asyncio.ensure_future(_flush_now_and_then(groups))
-            try:
-                codes = await asyncio.gather(*(w.run() for w in watchers))
-            finally:
-                ticker.cancel()
-                for g in groups:
-                    g.flush()
-                    g.contact()
+        async with receiving:
+            # the live view is left on every path, so the terminal never stays in live mode
+            view = events if isinstance(events, LiveEvents) else contextlib.nullcontext()
+            with view:
+                ticker = asyncio.ensure_future(_flush_now_and_then(groups))
+                try:
+                    codes = await asyncio.gather(*(w.run() for w in watchers))
+                finally:
+                    ticker.cancel()
+                    for g in groups:
+                        g.flush()
+                        g.contact()
     code = max(codes, default=ExitCode.OK)
     events.finish(watched, code)
     if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server

@@ -374,7 +374,11 @@ def _ttl_cell(view: LiveEvents, w: Watched, now: float) -> str:
 
 
 def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
-    return w.via if w.done else ("push" if w.push_live else "poll")
+    if w.done:
+        return w.via
+    if not w.push_live:
+        return "poll"
+    return "webhook" if w.live_via == {"webhook"} else "push"
 
 
 #: the live view's columns, left to right (a new column: one entry here, with its `drop` rank)

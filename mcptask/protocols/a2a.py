@@ -33,6 +33,7 @@ from mcptask.protocols.base import (
     CannotList,
     Created,
     InputRequest,
+    PushConfig,
     Responder,
     TaskProtocol,
     TaskRef,
@@ -44,7 +45,9 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.wire import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    PUSH_NOT_SUPPORTED,
     TASK_NOT_CANCELABLE,
     TASK_NOT_FOUND,
     UNSUPPORTED_OPERATION,
@@ -580,6 +583,171 @@ class A2ABase(TaskProtocol):
                 yield task
                 if task.terminal:
                     return
+
+    # -- push notification configs ----------------------------------------------------------
+    # 1.0: `CreateTaskPushNotificationConfig {taskId, url, token, authentication {scheme,
+    # credentials}, id?}`, Get/Delete `{taskId, id}`, List `{taskId}` -> `{configs}`; 0.3:
+    # `tasks/pushNotificationConfig/set {taskId, pushNotificationConfig {url, token,
+    # authentication {schemes, credentials}, id?}}`, get/delete `{id, pushNotificationConfigId}`,
+    # list `{id}` -> a list.
+
+    can_push_configs: ClassVar[bool] = True
+    #: set, get, list, delete, by version
+    _PUSH_METHODS: ClassVar[dict[str, tuple[str, str, str, str]]] = {
+        "1.0": (
+            "CreateTaskPushNotificationConfig",
+            "GetTaskPushNotificationConfig",
+            "ListTaskPushNotificationConfigs",
+            "DeleteTaskPushNotificationConfig",
+        ),
+        "0.3": (
+            "tasks/pushNotificationConfig/set",
+            "tasks/pushNotificationConfig/get",
+            "tasks/pushNotificationConfig/list",
+            "tasks/pushNotificationConfig/delete",
+        ),
+    }
+
+    async def push_supported(self) -> bool | None:
+        """The agent card's `capabilities.pushNotifications` (None: no card, or it says
+        nothing)."""
+        transport = self.rpc.transport
+        if not isinstance(transport, FetchesUrls):
+            return None
+        for card_url in card_urls(self.server):
+            try:
+                response = await transport.get(card_url, max_body=CARD_LIMIT, json_only=True)
+                card = response.json() if response.status_code == 200 else None
+            except (ProtocolError, ValueError):
+                continue
+            if isinstance(card, dict):
+                caps = card.get("capabilities")
+                value = caps.get("pushNotifications") if isinstance(caps, dict) else None
+                return value if isinstance(value, bool) else None
+        return None
+
+    async def _push_call(self, which: int, params: dict[str, Any], ref: TaskRef) -> Any:
+        method = self._PUSH_METHODS[self.version][which]
+        try:
+            if which == 3:
+                return await self._call_lenient(method, params)
+            return await self.rpc.request(method, params)
+        except RpcError as exc:
+            raise self._push_error(exc, method, ref, which) from None
+
+    def _push_error(self, exc: RpcError, method: str, ref: TaskRef, which: int) -> Exception:
+        msg = exc.rpc_message
+        if exc.code == PUSH_NOT_SUPPORTED:
+            return NotApplicable(
+                f"the agent does not support push notifications (-32003 "
+                f"{msg or 'push notification not supported'})"
+            )
+        if exc.code == INVALID_PARAMS and "url" in msg.lower():
+            return ServerError(
+                f"the agent refused the push URL ({msg}); agents should refuse loopback and "
+                "private addresses from afar: give a URL it can reach (a tunnel, a public "
+                "host; `watch --push-public-url`)"
+            )
+        if exc.code == TASK_NOT_FOUND and which in (1, 3):
+            # agents answer a config they do not have like a task they do not have
+            return TaskNotFound(f"task {ref.task_id}, or its push config: {msg or 'not found'}")
+        return self._error(exc, method, ref)
+
+    async def _call_lenient(self, method: str, params: dict[str, Any]) -> Any:
+        """A request whose answer may lack `result` (a2a-sdk's 0.3 `delete` answers
+        `{"jsonrpc", "id"}` alone): an answer with neither result nor error is success."""
+        self._ids += 1
+        req_id = f"push-{self._ids}"
+        message = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
+        stream = self.rpc.transport.send(message)
+        async with aclosing(stream):  # type: ignore[type-var]
+            async for incoming in stream:
+                if "method" in incoming:
+                    continue
+                if incoming.get("id") != req_id:
+                    raise ProtocolError(
+                        f"the agent answered request id {incoming.get('id')!r} to {method}"
+                    )
+                if incoming.get("error") is not None:
+                    raise error_from(incoming["error"])
+                return incoming.get("result")
+        raise ProtocolError(f"the agent closed the connection without answering {method}")
+
+    def _push_config(self, data: Any, task_id: str) -> PushConfig:
+        """A config as either version sends it."""
+        if not isinstance(data, dict):
+            raise ProtocolError("the agent sent a push config that is not an object")
+        inner = data.get("pushNotificationConfig")
+        body = inner if isinstance(inner, dict) else data  # 0.3 nests it
+        url = body.get("url")
+        if not isinstance(url, str):
+            raise ProtocolError("the agent sent a push config without a url")
+        auth = body.get("authentication")
+        scheme = credentials = None
+        if isinstance(auth, dict):
+            schemes = auth.get("schemes")
+            scheme = auth.get("scheme")
+            if scheme is None and isinstance(schemes, list) and schemes:
+                scheme = schemes[0]
+            credentials = auth.get("credentials")
+        found = data.get("taskId")
+        return PushConfig(
+            task_id=found if isinstance(found, str) else task_id,
+            id=lenient_str(body.get("id")),
+            url=url,
+            token=lenient_str(body.get("token")),
+            auth_scheme=scheme if isinstance(scheme, str) else None,
+            credentials=credentials if isinstance(credentials, str) else None,
+        )
+
+    async def push_set(
+        self,
+        ref: TaskRef,
+        url: str,
+        *,
+        token: str | None = None,
+        auth_scheme: str | None = None,
+        credentials: str | None = None,
+        config_id: str | None = None,
+    ) -> PushConfig:
+        config: dict[str, Any] = {"url": url}
+        if config_id:
+            config["id"] = config_id
+        if token:
+            config["token"] = token
+        if auth_scheme:
+            auth: dict[str, Any] = (
+                {"scheme": auth_scheme} if self.version == "1.0" else {"schemes": [auth_scheme]}
+            )
+            if credentials:
+                auth["credentials"] = credentials
+            config["authentication"] = auth
+        if self.version == "1.0":
+            params = {"taskId": ref.task_id, **config}
+        else:
+            params = {"taskId": ref.task_id, "pushNotificationConfig": config}
+        return self._push_config(await self._push_call(0, params, ref), ref.task_id)
+
+    def _config_params(self, ref: TaskRef, config_id: str) -> dict[str, Any]:
+        if self.version == "1.0":
+            return {"taskId": ref.task_id, "id": config_id}
+        return {"id": ref.task_id, "pushNotificationConfigId": config_id}
+
+    async def push_get(self, ref: TaskRef, config_id: str) -> PushConfig:
+        data = await self._push_call(1, self._config_params(ref, config_id), ref)
+        return self._push_config(data, ref.task_id)
+
+    async def push_list(self, ref: TaskRef) -> list[PushConfig]:
+        params = {"taskId": ref.task_id} if self.version == "1.0" else {"id": ref.task_id}
+        data = await self._push_call(2, params, ref)
+        if isinstance(data, dict):
+            data = data.get("configs", [])  # 1.0 omits an empty list
+        if not isinstance(data, list):
+            raise ProtocolError("the agent's push config list is not a list")
+        return [self._push_config(item, ref.task_id) for item in data]
+
+    async def push_delete(self, ref: TaskRef, config_id: str) -> None:
+        await self._push_call(3, self._config_params(ref, config_id), ref)
 
 
 class A2A10(A2ABase):

@@ -336,6 +336,9 @@ class PushFeed(ABC):
     subscription). `run` delivers tasks as they arrive and reports whether the feed is live;
     it reconnects by itself and returns only when pushing is impossible or over."""
 
+    #: how its updates are labelled (`via` in ndjson and the live view)
+    via: ClassVar[str] = "push"
+
     def __init__(self, task_ids: set[str]) -> None:
         self.task_ids = task_ids
         #: set by the watcher: progress notifications tied to one of the tasks go here
@@ -378,6 +381,34 @@ class SubscriptionFeed(PushFeed):
                 return
             health(False)
             await asyncio.sleep(min(30.0, 0.5 * 2**failures))
+
+
+@dataclass
+class PushConfig:
+    """A push notification config as the agent shows it (A2A `TaskPushNotificationConfig`):
+    where it POSTs the task's updates, and what it sends with them. Secrets never leave it:
+    `to_json` says whether a token or credentials are set, not what they are."""
+
+    task_id: str
+    id: str | None
+    url: str
+    token: str | None = None
+    auth_scheme: str | None = None
+    credentials: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        from mcptask.text.urls import safe_url
+
+        auth = None
+        if self.auth_scheme is not None:
+            auth = {"scheme": self.auth_scheme, "credentialsSet": bool(self.credentials)}
+        return {
+            "taskId": self.task_id,
+            "id": self.id,
+            "url": safe_url(self.url),
+            "tokenSet": bool(self.token),
+            "authentication": auth,
+        }
 
 
 class TaskProtocol(ABC):
@@ -434,6 +465,35 @@ class TaskProtocol(ABC):
         if not self.can_subscribe:
             return []
         return [SubscriptionFeed(self, ref) for ref in refs]
+
+    #: the protocol has push notification configs (`push`, `watch --push-receiver`)
+    can_push_configs: ClassVar[bool] = False
+
+    async def push_supported(self) -> bool | None:
+        """What the server says of push notifications before any config call (the A2A agent
+        card's `capabilities.pushNotifications`); None when it says nothing."""
+        return None
+
+    async def push_set(
+        self,
+        ref: TaskRef,
+        url: str,
+        *,
+        token: str | None = None,
+        auth_scheme: str | None = None,
+        credentials: str | None = None,
+        config_id: str | None = None,
+    ) -> PushConfig:
+        raise NotApplicable(f"push notification configs are A2A's; {self.name} has none")
+
+    async def push_get(self, ref: TaskRef, config_id: str) -> PushConfig:
+        raise NotApplicable(f"push notification configs are A2A's; {self.name} has none")
+
+    async def push_list(self, ref: TaskRef) -> list[PushConfig]:
+        raise NotApplicable(f"push notification configs are A2A's; {self.name} has none")
+
+    async def push_delete(self, ref: TaskRef, config_id: str) -> None:
+        raise NotApplicable(f"push notification configs are A2A's; {self.name} has none")
 
     async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:
         """Follow one task's event stream (protocols with `can_subscribe`)."""

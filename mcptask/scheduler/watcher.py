@@ -104,6 +104,8 @@ class Watched:
     answered: float = 0.0
     #: the task's push feed is connected
     push_live: bool = False
+    #: the `via` of the feeds that are live for it (`push`, `webhook`)
+    live_via: set[str] = field(default_factory=set)
     #: `on_input` is answering the task (it is not polled meanwhile)
     asking: bool = False
     #: a poll of it is in flight
@@ -241,9 +243,9 @@ class Watcher:
                 return w
         return None
 
-    async def push(self, task: Task) -> None:
+    async def push(self, task: Task, via: str = "push") -> None:
         """Apply a task the server pushed, as if a poll had returned it. A terminal (or
-        input-needing) status is confirmed by one poll, at once."""
+        input-needing) status is confirmed by one poll, at once. `via`: the feed's label."""
         w = self._by_id(task.taskId)
         if w is None:
             return  # not one of ours
@@ -251,9 +253,9 @@ class Watcher:
             return  # a replayed or late event: the task has moved on since
         changed = not task.same_state(w.task)
         w.task = task
-        w.via = "push"
+        w.via = via
         if changed:
-            self.events.update(w, "push")
+            self.events.update(w, via)
         if (
             task.status in TERMINAL
             or task.status in INTERRUPTED
@@ -278,7 +280,14 @@ class Watcher:
         polling at their own pace at once. What it raised ends the watch, as a poll's would."""
         health = self._health_for(feed)
         try:
-            await feed.run(self.push, health)
+            if feed.via == "push":
+                await feed.run(self.push, health)
+            else:
+
+                async def deliver(task: Task) -> None:
+                    await self.push(task, feed.via)
+
+                await feed.run(deliver, health)
         except Exception as exc:
             self._errors.append(exc)
         finally:
@@ -288,7 +297,12 @@ class Watcher:
         def health(live: bool) -> None:
             now = self.clock()
             for w in self.watched:
-                if w.task_id not in feed.task_ids or w.done or w.push_live == live:
+                if w.task_id not in feed.task_ids or w.done:
+                    continue
+                # several feeds may follow one task (a subscription and a webhook): it is
+                # live while any of them is
+                (w.live_via.add if live else w.live_via.discard)(feed.via)
+                if w.push_live == bool(w.live_via):
                     continue
                 w.push_live = live
                 if isinstance(self.events, ShowsPush):
@@ -432,8 +446,8 @@ class Watcher:
         await self._seen(w, task, "poll")
 
     async def _seen(self, w: Watched, task: Task, via: str) -> None:
-        if w.via == "push" and w.task is not None and w.task.status == task.status:
-            via = "push"  # the poll confirms what the push said
+        if w.via != "poll" and w.task is not None and w.task.status == task.status:
+            via = w.via  # the poll confirms what the push (or webhook) said
         changed = not task.same_state(w.task)
         w.task = task
         w.via = via

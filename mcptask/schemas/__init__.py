@@ -24,6 +24,7 @@ NAMES = (
     "check",
     "tools",
     "servers",
+    "push",
     "log-event",
     "log",
     "book",

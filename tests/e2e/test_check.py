@@ -281,6 +281,8 @@ def test_a2a_sdk_passes_the_a2a_checks(run_cli: RunCli, a2a_server: A2AServerPro
     assert report["protocol"] == "a2a-1.0"
     assert report["serverInfo"]["name"] == "mcptask test agent"
     v = verdicts(report)
+    push_needs = ("a2a.push.delivery", "a2a.push.authentication", "a2a.push.after-delete")
+    assert {v.pop(name) for name in push_needs} == {"SKIP"}  # its card says no push
     assert set(v.values()) == {"PASS"}, report["checks"]
     assert set(v) == {
         "a2a.card.fields",
@@ -296,10 +298,46 @@ def test_a2a_sdk_passes_the_a2a_checks(run_cli: RunCli, a2a_server: A2AServerPro
         "a2a.list.includes-task",
         "a2a.cancel.terminal",
         "a2a.errors.unknown-task",
+        "a2a.push.capability",
+        "a2a.push.configs",
     }
+    assert "-32003" in by_id(report, "a2a.push.configs")["observed"]
     assert "-32009" in by_id(report, "a2a.wire.version-header")["observed"]
     assert "-32002" in by_id(report, "a2a.cancel.terminal")["observed"]
     assert "-32001" in by_id(report, "a2a.errors.unknown-task")["observed"]
+
+
+@pytest.mark.parametrize("proto", ["a2a-1.0", "a2a-0.3"])
+def test_check_on_push_against_an_agent_that_pushes(
+    run_cli: RunCli, a2a_push_server: A2AServerProcess, proto: str
+) -> None:
+    report = _run(run_cli, "-u", a2a_push_server.url, "-p", proto, code=0)
+    v = {k: x for k, x in verdicts(report).items() if k.startswith("a2a.push.")}
+    assert v == {
+        "a2a.push.capability": "PASS",
+        "a2a.push.configs": "PASS",
+        "a2a.push.delivery": "PASS",
+        "a2a.push.authentication": "PASS",
+        "a2a.push.after-delete": "PASS",
+    }, report["checks"]
+    assert "completed" in by_id(report, "a2a.push.delivery")["observed"]
+    assert "§3.1.10" in by_id(report, "a2a.push.after-delete")["spec"]
+
+
+def test_check_on_push_against_the_a2a_js_agent(
+    run_cli: RunCli, a2a_js_server: A2AServerProcess
+) -> None:
+    report = _run(run_cli, "-u", a2a_js_server.url, "-p", "a2a-1.0", code=0)
+    v = {k: x for k, x in verdicts(report).items() if k.startswith("a2a.push.")}
+    # @a2a-js/sdk 1.3.0 sends a config's authentication *instead of* its token
+    assert v == {
+        "a2a.push.capability": "PASS",
+        "a2a.push.configs": "PASS",
+        "a2a.push.delivery": "PASS",
+        "a2a.push.authentication": "WARN",
+        "a2a.push.after-delete": "PASS",
+    }, report["checks"]
+    assert "X-A2A-Notification-Token" in by_id(report, "a2a.push.authentication")["observed"]
 
 
 # -- in-process: outcome rules, JUnit, helpers ----------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from mcptask.demo.server import DemoServer
 from mcptask.errors import TransportError
-from mcptask.session.context import MANY_TASKS
+from mcptask.session.endpoint import MANY_TASKS
 from mcptask.transports.http import HttpOptions, HttpTransport
 
 from conftest import RunCli, assert_one_line_error

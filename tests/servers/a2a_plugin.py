@@ -15,6 +15,10 @@ Every fixture yields a ``ServerProcess`` subclass (so ``.url``, ``.port``, ``.pr
   ``.security_key`` (None) and ``.headers`` (``{}``).
 * ``agno_secure_server`` -> same, started with ``OS_SECURITY_KEY``: ``.security_key`` is
   ``"test-key-123"`` and ``.headers`` is ``{"Authorization": "Bearer test-key-123"}``.
+* ``a2a_push_server``    -> ``A2AServerProcess`` like ``a2a_server``, with push notifications on
+  and streaming off (``a2a_server.py --push --no-streaming``).
+* ``a2a_js_server``      -> ``A2AServerProcess``: the @a2a-js/sdk 1.3.0 agent
+  (``a2a_js_server.cjs --no-streaming``); ``.url`` is ``http://127.0.0.1:P/a2a/jsonrpc``.
 
 A server that cannot be built or started fails the test (never skips) with its log's tail.
 """
@@ -29,7 +33,12 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from servers.a2a_envs import A2A_SERVER_SCRIPT, AGNO_SERVER_SCRIPT, ENVIRONMENTS
+from servers.a2a_envs import (
+    A2A_JS_SERVER_SCRIPT,
+    A2A_SERVER_SCRIPT,
+    AGNO_SERVER_SCRIPT,
+    ENVIRONMENTS,
+)
 from servers.common import ServerProcess, free_port, start_server
 
 AGNO_AGENT_ID = "echo"
@@ -114,6 +123,55 @@ def a2a_server() -> Iterator[A2AServerProcess]:
         A2AServerProcess,
         base_url=base,
         rest_url=base + "/rest",
+        card_url=base + "/.well-known/agent-card.json",
+    )
+    try:
+        _wait_http(server, server.card_url, {})
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def a2a_push_server() -> Iterator[A2AServerProcess]:
+    """a2a-sdk 1.3.0 server with push notifications on (in-memory config store and sender,
+    `pushNotifications: true`) and streaming off (`streaming: false`: updates reach a client
+    only by webhook or by polling); it refuses push URLs on private addresses other than
+    127.0.0.1 (`http://10.1.2.3/...`: -32602)."""
+    python = _python("a2a")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), "--push", "--no-streaming"]
+    proc = _start(cmd, port=port, url=base + "/")
+    server: A2AServerProcess = _upgrade(
+        proc,
+        A2AServerProcess,
+        base_url=base,
+        rest_url=base + "/rest",
+        card_url=base + "/.well-known/agent-card.json",
+    )
+    try:
+        _wait_http(server, server.card_url, {})
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def a2a_js_server() -> Iterator[A2AServerProcess]:
+    """@a2a-js/sdk 1.3.0 agent (`a2a_js_server.cjs`): JSON-RPC at `/a2a/jsonrpc`, A2A 1.0 and
+    0.3 (compat layer), push notifications on (in-memory store, the SDK's sender), streaming
+    off; 3 steps of 1 s, `slow...` 20."""
+    modules = _python("a2a-js")  # builds the npm folder
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = ["node", str(A2A_JS_SERVER_SCRIPT), "--port", str(port), "--no-streaming"]
+    proc = _start(cmd, port=port, url=base + "/a2a/jsonrpc", env={"A2A_JS_MODULES": modules})
+    server: A2AServerProcess = _upgrade(
+        proc,
+        A2AServerProcess,
+        base_url=base,
+        rest_url="",
         card_url=base + "/.well-known/agent-card.json",
     )
     try:

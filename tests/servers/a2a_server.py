@@ -25,14 +25,24 @@ Tasks live in memory. The agent's behaviour depends on the user's text:
                      (for cancel tests).
 
 ``--step-seconds`` changes the 1 s step duration.
+
+``--push`` turns push notifications on (the SDK's in-memory config store and its sender, which
+POSTs each update as a ``StreamResponse`` with ``X-A2A-Notification-Token``) and says
+``pushNotifications: true`` in the card; ``--no-streaming`` says ``streaming: false`` (the SDK then
+refuses ``SubscribeToTask``: updates reach a client only by webhook or by polling). With ``--push``
+the agent screens push URLs as the spec asks (SHOULD refuse private addresses), except
+``127.0.0.1``, where the tests' receivers listen: ``http://10.1.2.3/...`` is refused (-32602).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
+from urllib.parse import urlsplit
 
+import httpx
 import uvicorn
 from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -43,7 +53,12 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -116,7 +131,7 @@ class EchoExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message([new_text_part("cancelled by request")]))
 
 
-def build_card(base: str) -> AgentCard:
+def build_card(base: str, *, push: bool = False, streaming: bool = True) -> AgentCard:
     rpc_url = base + JSONRPC_PATH
     rest_url = base + REST_PREFIX
     return AgentCard(
@@ -128,7 +143,7 @@ def build_card(base: str) -> AgentCard:
             AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
             AgentInterface(url=rpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
         ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=streaming, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[
@@ -144,13 +159,38 @@ def build_card(base: str) -> AgentCard:
     )
 
 
-def build_app(port: int, step_seconds: float = 1.0) -> Starlette:
+async def screen_push_url(url: str) -> bool:
+    """The spec's SHOULD (refuse private and loopback addresses), but for 127.0.0.1 where the
+    tests' receivers listen."""
+    host = urlsplit(url).hostname or ""
+    if host == "127.0.0.1":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_global
+    except ValueError:
+        return False  # a name: this test agent resolves none
+
+
+def build_app(
+    port: int, step_seconds: float = 1.0, *, push: bool = False, streaming: bool = True
+) -> Starlette:
     base = f"http://127.0.0.1:{port}"
-    card = build_card(base)
+    card = build_card(base, push=push, streaming=streaming)
+    extra: dict[str, object] = {}
+    if push:
+        store = InMemoryPushNotificationConfigStore()
+        extra = {
+            "push_config_store": store,
+            "push_sender": BasePushNotificationSender(
+                httpx.AsyncClient(timeout=10), store, push_url_validator=screen_push_url
+            ),
+            "push_url_validator": screen_push_url,
+        }
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(step_seconds),
         task_store=InMemoryTaskStore(),
         agent_card=card,
+        **extra,  # type: ignore[arg-type]
     )
     routes = [
         *create_agent_card_routes(card),
@@ -164,9 +204,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--step-seconds", type=float, default=1.0)
+    parser.add_argument("--push", action="store_true", help="push notifications on")
+    parser.add_argument("--no-streaming", action="store_true", help="streaming off in the card")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
-    app = build_app(args.port, args.step_seconds)
+    app = build_app(args.port, args.step_seconds, push=args.push, streaming=not args.no_streaming)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info")
 
 
