@@ -168,6 +168,28 @@ def cancel(g: GlobalOptions, task_id: TaskId) -> None:
     )
 
 
+@app.command(**described("log"))
+@with_target
+def log(
+    g: GlobalOptions,
+    task_id: TaskId,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow", "-f", help="Keep printing what any mcptask records until the task ends."
+        ),
+    ] = False,
+    timeout: Timeout = None,
+) -> None:
+    from mcptask.commands.log import LogOptions, run_log
+
+    execute(
+        g,
+        lambda ctx: run_log(LogOptions(task_id, follow=follow, timeout=timeout), ctx),
+        streaming=follow,
+    )
+
+
 @app.command(**described("answer"))
 @with_target
 def answer(
@@ -415,6 +437,53 @@ def servers(
     execute(
         GlobalOptions(config=config, output=output, jq=jq),
         lambda ctx: run_servers(ServersOptions(), ctx),
+    )
+
+
+@app.command(**described("book"))
+def book(output: OutputMode = "auto", jq: Jq = None) -> None:
+    from mcptask.commands.book import BookOptions, run_book
+    from mcptask.session.targets import GlobalOptions
+
+    execute(GlobalOptions(output=output, jq=jq), lambda ctx: run_book(BookOptions(), ctx))
+
+
+@app.command(**described("forget"))
+@with_target
+def forget(
+    g: GlobalOptions,
+    task_ids: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Task ids to drop from the task book.", autocompletion=complete.task_ids
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint", help="Drop this endpoint (every spelling), its tasks and history."
+        ),
+    ] = None,
+) -> None:
+    from mcptask.commands.forget import ForgetOptions, run_forget
+
+    execute(g, lambda ctx: run_forget(ForgetOptions(task_ids or [], endpoint), ctx))
+
+
+@app.command(**described("prune"))
+def prune(
+    older_than: Annotated[
+        str,
+        typer.Option("--older-than", help="Drop tasks not seen for this long: 7d, 12h, 30m, 2w."),
+    ],
+    output: OutputMode = "auto",
+    jq: Jq = None,
+) -> None:
+    from mcptask.commands.prune import PruneOptions, run_prune
+    from mcptask.session.targets import GlobalOptions
+
+    execute(
+        GlobalOptions(output=output, jq=jq), lambda ctx: run_prune(PruneOptions(older_than), ctx)
     )
 
 

@@ -231,6 +231,56 @@ COMMANDS: dict[str, CommandHelp] = {
             ),
         ),
     ),
+    "log": CommandHelp(
+        FOLLOW,
+        "Tell a task's story from the task book",
+        "Print everything mcptask recorded about a task, oldest first: its creation, each "
+        "status and message (marked push or poll), progress, questions and answers, retries "
+        "and errors, push streams opened and lost, the result fetched. Times are relative to "
+        "the first sighting, with the gap since the event before. `--follow` keeps printing "
+        "what any mcptask process records (a `watch` elsewhere) until the task ends, and "
+        "polls the server itself when nothing else does. `-o ndjson`: one event per line; "
+        "`-o json`: one document (docs/output.md). Exit 9 when the book has no history of it.",
+        (
+            ("", "mcptask log 8488be63"),
+            ("follow a task another terminal watches", "mcptask log 8488be63 --follow"),
+            ("the events as JSON lines", "mcptask log 8488be63 -o ndjson"),
+        ),
+    ),
+    "book": CommandHelp(
+        SERVERS,
+        "List the endpoints in the task book",
+        "The task book as an address book: each endpoint mcptask has recorded tasks on (HTTP "
+        "URLs, stdio servers by their command line), its protocol, its tasks and how many are "
+        "unfinished, its events, when it last answered and last failed. Tend it with `forget` "
+        "and `prune`; the book lives in the state directory (MCPTASK_STATE_DIR).",
+        (
+            ("", "mcptask book"),
+            ("as JSON", "mcptask book -o json"),
+        ),
+    ),
+    "forget": CommandHelp(
+        SERVERS,
+        "Drop tasks or an endpoint from the task book",
+        "Drop tasks (with their history and kept results) from the task book, or a whole "
+        "endpoint with `--endpoint URL` (every spelling of it). The server is not asked "
+        "anything: its tasks go on. Exit 9 when the book has none of them.",
+        (
+            ("", "mcptask forget 8488be63"),
+            ("an endpoint that is gone for good", f"mcptask forget --endpoint {URL}"),
+        ),
+    ),
+    "prune": CommandHelp(
+        SERVERS,
+        "Drop what the task book has not seen for a while",
+        "Drop the tasks not seen for the given age (with their history and kept results), and "
+        "endpoints left without tasks that have not answered for as long. The book does this "
+        "by itself for what it has not seen for MCPTASK_BOOK_DAYS days (default 30).",
+        (
+            ("", "mcptask prune --older-than 7d"),
+            ("everything older than twelve hours", "mcptask prune --older-than 12h"),
+        ),
+    ),
     "servers": CommandHelp(
         SERVERS,
         "List the servers in the config file",
@@ -491,4 +541,6 @@ METAVARS = {
     "count": "N",
     "tasks": "TASK_ID",
     "client_metadata_url": "URL",
+    "endpoint": "URL",
+    "older_than": "AGE",
 }

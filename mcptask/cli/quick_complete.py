@@ -11,7 +11,6 @@ keeps `TASK_ID_COMMANDS` equal to the Typer app's parameters and the answers equ
 
 from __future__ import annotations
 
-import heapq
 import os
 import re
 import shlex
@@ -104,28 +103,17 @@ def url_for(p: Mapping[str, Any]) -> str | None:
 def book_candidates(url: str | None, typed: set[str], incomplete: str) -> list[tuple[str, str]]:
     """The task book's ids that start with `incomplete` (those on `url` when it is not None),
     not among `typed`, most recently seen first, at most MAX_CANDIDATES: (id, "status on
-    endpoint"). The one place completion reads the task book."""
-    from mcptask.state.endpoints import endpoint_key
+    endpoint"). The one place completion reads the task book: one indexed query, whatever the
+    book's size."""
     from mcptask.state.taskbook import TaskBook
 
-    book = TaskBook()
-    if not book.path.is_file():
+    if url == "":  # a stdio server named by --stdio or -s: its command line is its key
         return []
-    endpoints = book.all_endpoints()
-    if url is not None:
-        key = endpoint_key(url)
-        endpoints = {key: endpoints[key]} if key in endpoints else {}
-    found: dict[str, tuple[str, str, str]] = {}
-    for key, ep in endpoints.items():
-        tasks = ep.get("tasks") if isinstance(ep, dict) else None
-        for task_id, rec in (tasks if isinstance(tasks, dict) else {}).items():
-            if not task_id.startswith(incomplete) or task_id in typed or not isinstance(rec, dict):
-                continue
-            seen = str(rec.get("lastSeenAt", ""))
-            if task_id not in found or seen > found[task_id][0]:
-                found[task_id] = (seen, str(rec.get("status", "?")), key)
-    ranked = heapq.nlargest(MAX_CANDIDATES, found.items(), key=lambda kv: kv[1][0])
-    return [(task_id, f"{status} on {key}") for task_id, (_, status, key) in ranked]
+    book = TaskBook()
+    if not book.exists():
+        return []
+    found = book.complete(incomplete, url, exclude=typed, limit=MAX_CANDIDATES)
+    return [(task_id, f"{status} on {key}") for task_id, status, key in found]
 
 
 def _split(line: str) -> list[str]:

@@ -50,10 +50,16 @@ def execute(
         raise typer.Exit(exc.exit_code) from None
     ctx = Context(g, out, env=env)
     ctx.one_at_a_time = one_at_a_time
+    from typer._click.globals import get_current_context
+
+    current_click = get_current_context(silent=True)
+    ctx.command = current_click.info_name if current_click is not None else None
 
     async def main() -> int:
         try:
-            return await make(ctx)
+            code = await make(ctx)
+            ctx.succeeded()
+            return code
         finally:
             await ctx.aclose()
 

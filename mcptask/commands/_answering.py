@@ -180,8 +180,11 @@ def keep_answered(
     ctx: Context, task: Task, ref: TaskRef, old: frozenset[str], new: list[str]
 ) -> None:
     if new:
+        from mcptask.state.events import ANSWER, event
+
         keys = list(dict.fromkeys([*sorted(old), *new]))[-ANSWERED_KEPT:]
-        ctx.places.remember(task, ref, answered=keys)
+        sent = [event(task.taskId, ANSWER, status=task.status, keys=list(new))]
+        ctx.places.remember(task, ref, answered=keys, events=sent)
 
 
 def moved_on(before: Task, after: Task, done: Answered) -> bool:

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mcptask.errors import ExitCode, TaskNotFound
+from mcptask.errors import ExitCode, McptaskError, TaskNotFound
 
 if TYPE_CHECKING:
     from mcptask.model import Task
@@ -24,7 +24,13 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
         task = await proto.get(ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
-    ctx.places.remember(task, ref)
+    except McptaskError as exc:
+        if ctx.places.records and ctx.book.lookup(ctx.server, task_id) is not None:
+            from mcptask.state.events import ERROR
+
+            ctx.places.note(task_id, ERROR, message=exc.message)
+        raise
+    ctx.places.remember(task, ref, via="poll")
     return task, ref
 
 

@@ -105,7 +105,10 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     if done.new_task is not None:
         return _new_task(ctx, task, ref, done.new_task)
     after, moved = await confirm(ctx, proto, ref, task, done)
-    ctx.places.remember(after, ref)
+    from mcptask.state.events import ANSWER, event
+
+    took = event(task.taskId, ANSWER, status=after.status, confirmed=moved, keys=list(done.keys))
+    ctx.places.remember(after, ref, events=[took])
     if not moved:
         raise TaskEnded(
             f"task {task.taskId} still waits for input {CONFIRM_SECONDS:g} s after the answer: "

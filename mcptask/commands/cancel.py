@@ -26,12 +26,16 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
         task = await proto.cancel(ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
+    from mcptask.state.events import CANCEL, event
+
     if task is None:
+        if ctx.book.lookup(ctx.server, task_id) is not None:
+            ctx.places.note(task_id, CANCEL, message="cancellation requested")
         ctx.out.note(f"cancellation of task {task_id} requested")
         if not ctx.out.pretty:
             ctx.out.line({"taskId": task_id, "cancelRequested": True})
         return ExitCode.OK
-    ctx.places.remember(task, ref)
+    ctx.places.remember(task, ref, events=[event(task.taskId, CANCEL, status=task.status)])
     if ctx.out.pretty:
         ctx.out.note(f"task {task.taskId}: cancellation requested")
     ctx.out.task(task)

@@ -1,4 +1,5 @@
-"""`mcptask get TASK_ID`: one status fetch."""
+"""`mcptask get TASK_ID`: one status fetch, with what the task book's history knows of it
+(since when nothing moved, the pace, a watch elsewhere, retries, a pending question, the ttl)."""
 
 from __future__ import annotations
 
@@ -24,5 +25,22 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
     proto = await ctx.endpoint.protocol()
     proto.history_length = opts.history
     task, _ = await look_up(ctx, proto, task_id)
+    if not ctx.places.records:
+        ctx.out.task(task)
+        return ExitCode.OK
+    from mcptask.commands._history import why_stuck
+
+    info = why_stuck(
+        task, ctx.book.lookup(ctx.server, task.taskId), ctx.book.events(ctx.server, task.taskId)
+    )
+    if not ctx.out.pretty:
+        shown = task.to_json()
+        raw = shown.pop("raw")
+        ctx.out.line({**shown, "history": info, "raw": raw})
+        return ExitCode.OK
     ctx.out.task(task)
+    if not task.terminal:
+        from mcptask.output.history import print_stuck
+
+        print_stuck(ctx.out, info, task.taskId)
     return ExitCode.OK

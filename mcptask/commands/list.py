@@ -43,7 +43,7 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
     ctx.places.remember_many(
-        list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True))
+        list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True)), via="listed"
     )
     ctx.out.tasks(tasks)
     if proto.list_cut:

@@ -37,6 +37,11 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
     """`--timeout` bounds every phase (finding the protocol, the first look-up, the wait, the
     result fetch): each request's timeouts shrink to what is left of it."""
     ctx, task_id = ctx.places.locate(opts.task_id)
+    if ctx.target.command is not None and task_id not in ctx.places.seen:
+        # a stdio server's task died with its process: its result, if the book kept it
+        rec = ctx.book.lookup(ctx.server, task_id)
+        if rec is not None and "result" in rec:
+            return _kept_result(ctx, task_id, TaskNotFound(task_id), gone_from="its server")
     ctx.places.require_reachable("result", [task_id])
     if opts.timeout is None:
         return await _result(opts, ctx, task_id, None)
@@ -66,7 +71,7 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
         task = await proto.get(ref)
     except TaskNotFound as exc:
         return _kept_result(ctx, task_id, exc)
-    ctx.places.remember(task, ref)
+    ctx.places.remember(task, ref, via="poll")
     if task.status not in TERMINAL:
         if task.status in INTERRUPTED:
             raise TaskEnded(
@@ -94,7 +99,7 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
             await watcher.run()
         if w.task is not None:
             task = w.task
-            ctx.places.remember(task, ref)
+            ctx.places.remember(task, ref, via="poll")
         if w.outcome == "timeout":
             raise TaskEnded(
                 f"task {task.taskId} is still {task.status} (--timeout)", ExitCode.TIMEOUT
@@ -139,7 +144,20 @@ class _Quiet:
 
 
 def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
-    ctx.places.remember(result.task, ref, **result.kept())
+    import json
+
+    from mcptask.state.events import RESULT, event
+
+    payload = result.to_json()
+    size = len(json.dumps(payload, default=str)) if ctx.places.records else None
+    fetched = event(
+        result.task.taskId,
+        RESULT,
+        status=result.task.status,
+        bytes=size,
+        broken=result.broken or None,
+    )
+    ctx.places.remember(result.task, ref, **result.kept(), events=[fetched])
     ctx.out.result(result)
     if result.broken:
         ctx.out.note(
@@ -149,8 +167,10 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
     return result.exit_code
 
 
-def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
-    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
+def _kept_result(
+    ctx: Context, task_id: str, exc: TaskNotFound, *, gone_from: str = "the server"
+) -> int:
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.records else None
     if rec is None:
         raise exc
     if "result" not in rec:
@@ -163,7 +183,7 @@ def _kept_result(ctx: Context, task_id: str, exc: TaskNotFound) -> int:
         )
     status = str(rec.get("status", "completed"))
     ctx.out.note(
-        f"task {task_id} is gone from the server; showing the result kept at "
+        f"task {task_id} is gone from {gone_from}; showing the result kept at "
         f"{rec.get('resultKeptAt', '?')}"
     )
     if ctx.out.pretty:

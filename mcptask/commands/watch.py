@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -108,11 +110,14 @@ async def _watch(
             # the live view is left on every path, so the terminal never stays in live mode
             view = events if isinstance(events, LiveEvents) else contextlib.nullcontext()
             with view:
+                ticker = asyncio.ensure_future(_flush_now_and_then(groups))
                 try:
                     codes = await asyncio.gather(*(w.run() for w in watchers))
                 finally:
+                    ticker.cancel()
                     for g in groups:
                         g.flush()
+                        g.contact()
     code = max(codes, default=ExitCode.OK)
     events.finish(watched, code)
     if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server
@@ -130,17 +135,21 @@ def _events(opts: WatchOptions, ctx: Context) -> NdjsonEvents | JsonEvents | Liv
 
 class _Group:
     """The tasks of one endpoint in a watch: its context (connection pool, session, push
-    stream), its protocol, its own watcher (pace, rate limits, backoff), and the ended tasks
-    waiting to be written to the task book in a batch (each write rewrites the whole file: at
-    most every BOOK_FLUSH seconds during the watch, and the rest when it ends), each with its
-    result (fetched in the tick that saw it end, with or without --result: `result` has it
-    after the server forgot the task)."""
+    stream), its protocol, its own watcher (pace, rate limits, backoff), and what the watch
+    saw of them waiting to be written to the task book in a batch (one transaction at most
+    every BOOK_FLUSH seconds, and the rest when it ends): each change of status or message
+    (when and whether by push or poll), retries, progress, push feeds opened and lost, and
+    each ended task with its result (fetched in the tick that saw it end, with or without
+    --result: `result` has it after the server forgot the task)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.ended: list[tuple[Task, TaskRef]] = []
-        self.results: dict[str, dict[str, Any]] = {}
+        #: task id -> (task, reference, fields): the last state seen of each since the flush
+        self.seen: dict[str, tuple[Task, TaskRef, dict[str, Any]]] = {}
+        self.events: list[dict[str, Any]] = []
         self.flushed = ctx.clock()
+        #: a task's state came from the endpoint during the watch
+        self.answered = False
         self.watcher: Watcher
 
     @property
@@ -175,14 +184,14 @@ class _Group:
                 default_interval=proto.default_interval,
                 timeout=opts.timeout,
                 want_result=opts.want_result,
-                keep_result=ctx.places.remembers,
+                keep_result=ctx.places.records,
                 push=opts.push,
                 until=opts.until_statuses(),
                 on_input=inline_answers(ctx, proto, events, lock=lock)
                 if answers and isinstance(events, LiveEvents)
                 else None,
             ),
-            events=_EndHook(events, self.on_end),
+            events=_Recorder(events, self),
             clock=ctx.clock,
             sleep=ctx.sleep,
         )
@@ -195,20 +204,55 @@ class _Group:
         return self
 
     def flush(self) -> None:
-        if self.ended:
-            batch, kept = self.ended[:], dict(self.results)
-            self.ended.clear()
-            self.results.clear()
-            self.ctx.places.remember_many(batch, each=kept)
+        if self.seen or self.events:
+            batch = [(task, ref) for task, ref, _ in self.seen.values()]
+            each = {task.taskId: fields for task, _, fields in self.seen.values()}
+            events = self.events[:]
+            self.seen.clear()
+            self.events.clear()
+            self.ctx.places.remember_many(batch, each=each, events=events)
         self.flushed = self.ctx.clock()
 
-    def on_end(self, w: Watched) -> None:
-        if w.task is not None:
-            self.ended.append((w.task, w.ref))
-            if w.result is not None and not w.result.broken:
-                self.results[w.task_id] = w.result.kept()
-            if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
-                self.flush()
+    def contact(self) -> None:
+        """An endpoint none of whose tasks answered, and some failed: `book` shows when it
+        last failed, `watch --all` skips it once it has not answered for a day."""
+        failed = any(w.outcome == "error" for w in self.watcher.watched)
+        if failed and not self.answered and self.ctx.places.records:
+            self.ctx.book.contact(self.ctx.server, ok=False)
+
+    def maybe_flush(self) -> None:
+        if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
+            self.flush()
+
+    def saw(self, w: Watched, via: str, **extra: Any) -> None:
+        from mcptask.state.taskbook import AT, VIA
+
+        if w.task is None:
+            return
+        self.answered = True
+        old = self.seen.get(w.task_id)
+        if old is not None and not old[0].same_state(w.task):
+            self.flush()  # every change is kept, not only the last of a batch
+            old = None
+        fields = {**(old[2] if old is not None else {}), VIA: via, AT: time.time(), **extra}
+        self.seen[w.task_id] = (w.task, w.ref, fields)
+        self.maybe_flush()
+
+    def note(self, w: Watched, kind: str, **fields: Any) -> None:
+        from mcptask.state.events import event
+
+        status = w.task.status if w.task is not None else None
+        self.events.append(event(w.task_id, kind, at=time.time(), status=status, **fields))
+        self.maybe_flush()
+
+
+async def _flush_now_and_then(groups: list[_Group]) -> None:
+    """What the watch saw reaches the book within BOOK_FLUSH seconds even when nothing else
+    happens (`log --follow` in another process shows it)."""
+    while True:
+        await asyncio.sleep(BOOK_FLUSH)
+        for g in groups:
+            g.maybe_flush()
 
 
 def _resume_hint(ctx: Context, watched: list[Watched]) -> None:
@@ -267,31 +311,61 @@ def _pipe_fd(ctx: Context) -> int | None:
     return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
 
 
-#: seconds between two task-book writes of ended tasks during a watch
-BOOK_FLUSH = 1.0
+#: seconds between two task-book writes during a watch (one transaction each)
+BOOK_FLUSH = 0.5
 #: seconds between two looks at whether the reader of a piped stdout went away
 PIPE_CHECK = 0.2
 
 
 async def _everything_unfinished(ctx: Context) -> list[tuple[Context, list[str]]]:
     """`watch --all`: with a target, its unfinished tasks; without one, those of every
-    endpoint in the task book."""
+    endpoint in the task book: aliases of one endpoint (a URL whose agent card named another
+    endpoint of the book) once, and endpoints that have not answered for a day skipped with a
+    note (their tasks stay in the book: `watch ID` still tries them)."""
     if ctx.has_target():
-        return [(ctx, await _unfinished_tasks(ctx))]
+        return [(ctx, await _unfinished_tasks(ctx, ask=True))]
+    from mcptask.errors import McptaskError
+    from mcptask.state.endpoints import same_place
+
+    book = ctx.book
+    silent = book.silent_endpoints(SILENT_FOR)
     places = []
-    for endpoint in ctx.book.all_endpoints():
+    # aliases: endpoints that post to one place are one endpoint (the one named as it posts)
+    chosen: dict[str, str] = {}
+    for endpoint in book.endpoint_keys():
+        posts_to = book.endpoint(endpoint).get("postTo")
+        where = same_place(posts_to if isinstance(posts_to, str) else endpoint)
+        if where not in chosen or same_place(endpoint) == where:
+            chosen[where] = endpoint
+    for endpoint in chosen.values():
+        if endpoint in silent:
+            ctx.out.note(
+                f"skipping {endpoint}: it has not answered for {silent[endpoint]}; "
+                f"`mcptask watch --all --url {endpoint}` tries it, "
+                f"`mcptask forget --endpoint {endpoint}` drops it"
+            )
+            continue
         place = ctx.at(endpoint)
-        places.append((place, await _unfinished_tasks(place)))
+        try:
+            ids = await _unfinished_tasks(place, ask=False)
+        except McptaskError as exc:
+            if exc.exit_code != ExitCode.SERVER:
+                raise
+            book.contact(endpoint, ok=False)
+            ctx.out.note(f"skipping {endpoint}: {exc.message}")
+            continue
+        places.append((place, ids))
     return places
 
 
-async def _unfinished_tasks(ctx: Context) -> list[str]:
+async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
     """The server's unfinished tasks (where it can list them) and the task book's tasks for
-    this endpoint that were last seen unfinished."""
+    this endpoint that were last seen unfinished; `ask`: list the server even when the book
+    has no unfinished task there."""
     ids: dict[str, None] = {}
     book = ctx.book.tasks(ctx.server) if ctx.places.remembers else {}
     unfinished = [t for t, rec in book.items() if str(rec.get("status", "working")) not in TERMINAL]
-    if not unfinished and not ctx.has_target():
+    if not unfinished and not ask:
         return []  # nothing of ours is left there: no need to ask the server
     proto = await ctx.endpoint.protocol()
     await ctx.endpoint.expect_tasks(len(unfinished))
@@ -308,25 +382,57 @@ async def _unfinished_tasks(ctx: Context) -> list[str]:
     return list(ids)
 
 
-class _EndHook:
-    """Passes events through and records each ended task in the task book."""
+#: `watch --all` skips an endpoint that has not answered for this long (seconds)
+SILENT_FOR = 86400.0
 
-    def __init__(self, inner: Any, on_end: Any) -> None:
+
+class _Recorder:
+    """Passes events through and records what the watch sees in the task book (batched by
+    the task's `_Group`)."""
+
+    def __init__(self, inner: Any, group: _Group) -> None:
         self.inner = inner
-        self.on_end = on_end
+        self.group = group
 
-    def update(self, w: Any, via: str) -> None:
+    def update(self, w: Watched, via: str) -> None:
+        self.group.saw(w, via)
         self.inner.update(w, via)
 
-    def retry(self, w: Any, error: str, delay: float) -> None:
+    def retry(self, w: Watched, error: str, delay: float) -> None:
+        from mcptask.state import events as ev
+
+        limited = "429" in error or "rate" in error.lower()
+        self.group.note(
+            w, ev.RETRY, message=error, delay=round(delay, 3), rateLimited=limited or None
+        )
         self.inner.retry(w, error, delay)
 
-    def end(self, w: Any) -> None:
-        self.on_end(w)
+    def end(self, w: Watched) -> None:
+        from mcptask.state import events as ev
+
+        extra: dict[str, Any] = {}
+        if w.result is not None and not w.result.broken:
+            extra.update(w.result.kept())
+        self.group.saw(w, w.via, **extra)
+        if w.result is not None:
+            size = len(json.dumps(w.result.to_json(), default=str)) if extra else None
+            self.group.note(w, ev.RESULT, bytes=size, broken=w.result.broken or None)
+        if w.last_error and w.outcome in ("error", "unknown"):
+            self.group.note(w, ev.ERROR, message=w.last_error)
+        self.group.note(w, ev.END, outcome=w.outcome, exitCode=w.exit_code)
         self.inner.end(w)
 
-    def progress(self, w: Any) -> None:
+    def progress(self, w: Watched) -> None:
         from mcptask.scheduler.watcher import ShowsProgress
+        from mcptask.state import events as ev
 
+        p = w.progress
+        if p is not None:
+            self.group.note(w, ev.PROGRESS, message=p.message, progress=p.progress, total=p.total)
         if isinstance(self.inner, ShowsProgress):
             self.inner.progress(w)
+
+    def push_state(self, w: Watched, live: bool) -> None:
+        from mcptask.state import events as ev
+
+        self.group.note(w, ev.PUSH_OPEN if live else ev.PUSH_LOST, via="push")

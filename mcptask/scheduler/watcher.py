@@ -145,6 +145,14 @@ class ShowsProgress(Protocol):
     def progress(self, w: Watched) -> None: ...
 
 
+@runtime_checkable
+class ShowsPush(Protocol):
+    """Events that also hear when a task's push feed goes live or drops (the task book's
+    recorder)."""
+
+    def push_state(self, w: Watched, live: bool) -> None: ...
+
+
 def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
     hint = poll_seconds(task.pollInterval if task is not None else None, config.default_interval)
     hint = max(hint, config.floor)
@@ -306,6 +314,8 @@ class Watcher:
                 if w.push_live == bool(w.live_via):
                     continue
                 w.push_live = live
+                if isinstance(self.events, ShowsPush):
+                    self.events.push_state(w, live)
                 if not live:  # (a live feed puts no poll off until it speaks of the task)
                     # the feed dropped: back to the normal pace at once
                     w.due = max(now, min(w.due, w.answered + interval_for(w.task, self.config)))

@@ -25,6 +25,11 @@ NAMES = (
     "tools",
     "servers",
     "push",
+    "log-event",
+    "log",
+    "book",
+    "forget",
+    "prune",
 )
 URN = "urn:mcptask:schema:"
 

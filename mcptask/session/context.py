@@ -51,6 +51,8 @@ class Context:
         self._places: Places | None = None
         #: the command makes one request at a time (set by the CLI for one-shot commands)
         self.one_at_a_time = False
+        #: the command's name (the task book's events say which command saw them)
+        self.command: str | None = None
         #: contexts for the other endpoints this run reaches (task ids found in the task book)
         self._children: dict[str, Context] = {}
 
@@ -141,10 +143,18 @@ class Context:
                 env=self._env,
             )
             child.one_at_a_time = self.one_at_a_time
+            child.command = self.command
             if self._endpoint is not None and self._endpoint.many_tasks:
                 child.endpoint.many_tasks = True
             self._children[endpoint] = child
         return child
+
+    def succeeded(self) -> None:
+        """The command ended without an error: what it learnt of its endpoints is kept."""
+        for child in self._children.values():
+            child.succeeded()
+        if self._endpoint is not None:
+            self._endpoint.keep_detected()
 
     async def aclose(self) -> None:
         try:

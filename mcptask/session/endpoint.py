@@ -52,6 +52,8 @@ class Endpoint:
         self._rpc: RpcClient | None = None
         self._protocol: TaskProtocol | None = None
         self._lazy_oauth: LazyOAuth | None = None
+        #: the protocol detected this run, for the task book once the command succeeded
+        self.detected: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:
@@ -181,7 +183,8 @@ class Endpoint:
                 # the endpoint an agent card named, where every request goes
                 named = self._post_to(found.post_to, detected=True)
                 if self.remembers:
-                    self._book().set_endpoint(self.key, protocol=name, postTo=named)
+                    # kept once the command ends without an error (`keep_detected`)
+                    self.detected = {"protocol": name, "postTo": named}
             self._protocol = protocols.create(
                 name,
                 self.rpc(),
@@ -190,6 +193,13 @@ class Endpoint:
                 context_id=self.options.context_id,
             )
         return self._protocol
+
+    def keep_detected(self) -> None:
+        """Remember the detected protocol in the task book: a command that failed to speak to
+        a URL adds nothing there."""
+        if self.detected is not None and self.remembers:
+            self._book().set_endpoint(self.key, **self.detected)
+            self.detected = None
 
     def _post_to(self, url: Any, *, detected: bool = False) -> str | None:
         """Post to the endpoint the agent card named (when the protocol was detected, or as

@@ -15,6 +15,20 @@ if TYPE_CHECKING:
     from mcptask.session.context import Context
 
 
+def observed(task: Task) -> dict[str, Any]:
+    """What the book keeps of a task's state as seen: its status and message, the server's
+    times and pace."""
+    return {
+        "status": task.status,
+        "statusMessage": task.statusMessage,
+        "lastUpdatedAt": task.lastUpdatedAt,
+        "createdAt": task.createdAt,
+        "pollInterval": task.pollInterval,
+        "ttl": task.ttl,
+        "inputRequests": task.inputRequests,
+    }
+
+
 def _ambiguous_prefix(prefix: str, hits: list[tuple[str, str]]) -> str:
     shown = ", ".join(f"{tid} ({ep})" for ep, tid in hits[:10])
     more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
@@ -30,13 +44,20 @@ class Places:
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
         #: ids of the tasks this run has seen (over stdio, the only reachable ones)
-        self._seen: set[str] = set()
+        self.seen: set[str] = set()
 
     @property
     def remembers(self) -> bool:
-        """Tasks on stdio servers die with the process: they are not kept in the book."""
+        """The book's references reach the target's tasks again (HTTP endpoints: a stdio
+        server's tasks die with its process)."""
         target = self._ctx.target
         return target.command is None and not target.ephemeral
+
+    @property
+    def records(self) -> bool:
+        """What this run sees is recorded: every target but a throwaway one (the demo's);
+        stdio servers too, keyed by their command line (their results outlive them)."""
+        return not self._ctx.target.ephemeral
 
     # -- which endpoint a task id lives on -------------------------------------------------------
 
@@ -58,13 +79,12 @@ class Places:
         ctx = self._ctx
         if ctx.has_target():
             return [(ctx, [self._expand(task_id) for task_id in ids])]
-        groups: dict[str, list[str]] = {}
+        groups: dict[str, dict[str, None]] = {}
+        found = self._ctx.book.find_many(ids)  # one read of the book, by index
         for task_id in ids:
-            endpoint, full = self._find(task_id, NoTarget)
-            groups.setdefault(endpoint, [])
-            if full not in groups[endpoint]:
-                groups[endpoint].append(full)
-        return [(ctx.at(endpoint), found) for endpoint, found in groups.items()]
+            endpoint, full = self._find(task_id, NoTarget, found.get(task_id))
+            groups.setdefault(endpoint, {})[full] = None
+        return [(ctx.at(endpoint), list(found)) for endpoint, found in groups.items()]
 
     def _expand(self, task_id: str) -> str:
         """A prefix of one of this endpoint's ids in the book, as the whole id."""
@@ -73,17 +93,23 @@ class Places:
         if not self.remembers or len(task_id) < MIN_PREFIX:
             return task_id
         server = self._ctx.server
-        known = self._ctx.book.tasks(server)
-        if task_id in known:
+        book = self._ctx.book
+        if book.lookup(server, task_id) is not None:
             return task_id
-        matches = sorted(t for t in known if t.startswith(task_id))
+        matches = book.find_prefix(server, task_id)
         if len(matches) > 1:
             raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
         return matches[0] if matches else task_id
 
-    def _find(self, task_id: str, no_target: type[UsageError]) -> tuple[str, str]:
+    def _find(
+        self,
+        task_id: str,
+        no_target: type[UsageError],
+        hits: list[tuple[str, str, dict[str, Any]]] | None = None,
+    ) -> tuple[str, str]:
         """(endpoint, whole id) of a task the book knows, for a run without a target."""
-        hits = self._ctx.book.find(task_id)
+        if hits is None:
+            hits = self._ctx.book.find(task_id)
         if not hits:
             raise no_target(
                 f"task {task_id} is not in the task book, so mcptask does not know where it "
@@ -110,7 +136,7 @@ class Places:
         from mcptask.session.targets import unreachable_over_stdio
 
         for task_id in task_ids:
-            if task_id not in self._seen:
+            if task_id not in self.seen:
                 raise unreachable_over_stdio(command, task_id)
 
     # -- references and records -----------------------------------------------------------------
@@ -124,9 +150,10 @@ class Places:
         from mcptask.protocols.base import TaskRef
 
         options = self._ctx.options
-        book = self._ctx.book.tasks(self._ctx.server) if self.remembers else {}
+        ids = list(task_ids)
+        book = self._ctx.book.lookup_many(self._ctx.server, ids) if self.remembers else {}
         out = []
-        for task_id in task_ids:
+        for task_id in ids:
             rec = book.get(task_id) or {}
             session = options.session or rec.get("session")
             context = options.context_id or rec.get("contextId")
@@ -149,24 +176,46 @@ class Places:
         seen: list[tuple[Task, TaskRef]],
         *,
         each: dict[str, dict[str, Any]] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        via: str | None = None,
         **extra: Any,
     ) -> None:
-        """Record tasks in the task book, in one locked write; `each` adds fields to some
-        tasks (by id: a watch's results), `extra` to all."""
-        self._seen.update(task.taskId for task, _ in seen)
+        """Record tasks in the task book, in one transaction; `each` adds fields to some
+        tasks (by id: a watch's results, when and how each was seen), `extra` to all.
+        A change of status or message is an event in the book's log; `events` adds more."""
+        self.seen.update(task.taskId for task, _ in seen)
         protocol = self._ctx.endpoint.built
-        if not self.remembers or protocol is None or not seen:
+        if not self.records or protocol is None or not (seen or events):
             return
+        from mcptask.state.taskbook import VIA
+
         updates: dict[str, dict[str, Any]] = {}
         for task, ref in seen:
-            fields = protocol.book_fields(ref)
-            fields.update(status=task.status, **extra, **(each or {}).get(task.taskId, {}))
+            fields: dict[str, Any] = (
+                protocol.book_fields(ref) if self.remembers else {"protocol": protocol.name}
+            )
+            fields.update(observed(task))
+            if via is not None:
+                fields[VIA] = via
+            fields.update(**extra, **(each or {}).get(task.taskId, {}))
             if task.contextId and not fields.get("contextId"):
                 fields["contextId"] = task.contextId
             if task.createdAt and task.ttl is not None:  # a task lost inside it is told apart
                 fields.update(createdAt=task.createdAt, ttl=task.ttl)
             updates[task.taskId] = fields
-        self._ctx.book.record_many(self._ctx.server, updates)
+        self._ctx.book.record_many(
+            self._ctx.server, updates, events=events, command=self._ctx.command
+        )
+
+    def note(self, task_id: str, kind: str, **fields: Any) -> None:
+        """One event about a task (a cancel asked, an answer sent, an error) in the log."""
+        if not self.records:
+            return
+        from mcptask.state.events import event
+
+        self._ctx.book.add_events(
+            self._ctx.server, [event(task_id, kind, **fields)], command=self._ctx.command
+        )
 
     def remember_session(self, session: str) -> None:
         """Keep a session in which a task may exist that the book does not know (its

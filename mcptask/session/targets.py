@@ -170,6 +170,8 @@ def endpoint_target(options: GlobalOptions, url: str, warn: Warn | None = None) 
     from mcptask.session import config
     from mcptask.state.endpoints import same_place
 
+    if url.startswith("stdio:"):  # a stdio server the book keeps the tasks of
+        return Target(command=url.removeprefix("stdio:").split())
     place = same_place(url)
     for entry in config.load(options.config).servers.values():
         if not entry.url or entry.unsupported:

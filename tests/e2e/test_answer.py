@@ -57,8 +57,9 @@ def _ok(r: CliResult) -> CliResult:
 
 
 def _book(state_dir: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((state_dir / "tasks.json").read_text())
-    return data
+    from mcptask.state.taskbook import TaskBook
+
+    return {"endpoints": TaskBook(state_dir / "tasks.db").all_endpoints()}
 
 
 def _wait_for(run_cli: RunCli, url: str, tid: str, status: str, *extra: str) -> dict[str, Any]:

@@ -73,16 +73,23 @@ def test_login_then_call_watch_result_with_refresh(
     now = set(_secrets(state_dir))
     assert now != first
     seen = first | now
-    for name in ("tasks.json", "auth.json"):
-        path = state_dir / name
-        if path.exists():
-            text = path.read_text()
-            assert not [s for s in seen if s in text], name
+    for path in state_dir.iterdir():
+        if path.name != "credentials.json" and path.is_file():
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert not [s for s in seen if s in text], path.name
     assert not [s for s in seen if s in watched.stderr + watched.stdout]
-    assert sorted(p.name for p in state_dir.iterdir() if not p.name.endswith(".lock")) == [
-        "credentials.json",
-        "tasks.json",
-    ]
+    names = {p.name for p in state_dir.iterdir() if not p.name.endswith(".lock")}
+    # SQLite removes the -wal and -shm files when the last connection closes
+    assert (
+        {"credentials.json", "tasks.db"}
+        <= names
+        <= {
+            "credentials.json",
+            "tasks.db",
+            "tasks.db-shm",
+            "tasks.db-wal",
+        }
+    )
 
 
 def test_login_on_demand_status_token_logout(

@@ -126,8 +126,9 @@ def one_line(run: Run, code: int) -> str:
 
 
 def book(state: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((state / "tasks.json").read_text())
-    return data
+    from mcptask.state.taskbook import TaskBook
+
+    return {"endpoints": TaskBook(state / "tasks.db").all_endpoints()}
 
 
 def book_task(state: Path, task_id: str = "t-1") -> dict[str, Any]:
@@ -188,8 +189,8 @@ def test_a_secret_the_server_echoes_into_a_result_is_neither_stored_nor_printed(
         case(run_inprocess(*command, *args, state_dir=state, env=env), secrets=secrets)
     kept = book_task(state)
     lost("result" in kept)
-    stored = (state / "tasks.json").read_text()
-    assert token not in stored and header not in stored
+    stored = b"".join(p.read_bytes() for p in state.iterdir() if p.is_file())
+    assert token.encode() not in stored and header.encode() not in stored
     assert "[redacted]" in json.dumps(kept["result"])
 
 
@@ -309,10 +310,10 @@ def test_a_hand_edited_session_in_the_book_is_one_line(fault: FaultServer, tmp_p
     url = fault.url()
     state = tmp_path / "state"
     case(run_inprocess("get", "t-1", "--url", url, *P, state_dir=state))
-    data = book(state)
-    (endpoint,) = data["endpoints"].values()
-    endpoint["tasks"]["t-1"]["session"] = "caf\u00e9\u2028"
-    (state / "tasks.json").write_text(json.dumps(data))
+    from mcptask.state.taskbook import TaskBook
+
+    (endpoint,) = book(state)["endpoints"]
+    TaskBook(state / "tasks.db").record(endpoint, "t-1", session="caf\u00e9\u2028")
     r = case(run_inprocess("get", "t-1", "--url", url, *P, state_dir=state))
     assert "Mcp-Session-Id" in one_line(r, 4)
 

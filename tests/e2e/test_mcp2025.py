@@ -4,7 +4,6 @@ carries the session from one process to the next."""
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,9 @@ def create(run_cli: RunCli, url: str, *args: str) -> dict[str, Any]:
 
 
 def book(state_dir: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((state_dir / "tasks.json").read_text())
-    return data
+    from mcptask.state.taskbook import TaskBook
+
+    return {"endpoints": TaskBook(state_dir / "tasks.db").all_endpoints()}
 
 
 def test_call_get_watch_result_list_through_the_remembered_session(
@@ -41,7 +41,7 @@ def test_call_get_watch_result_list_through_the_remembered_session(
     # the book holds the session (tasks are session-bound on this server), never a token
     rec = book(state_dir)["endpoints"][url]["tasks"][tid]
     assert rec["session"] and rec["protocol"] == "mcp-2025-11-25"
-    assert (state_dir / "tasks.json").stat().st_mode & 0o777 == 0o600
+    assert (state_dir / "tasks.db").stat().st_mode & 0o777 == 0o600
 
     got = run_cli("get", tid, "--url", url, "-o", "json")
     assert got.code == 0, got.stderr
@@ -218,11 +218,10 @@ def test_kept_result_is_shown_after_the_task_is_gone(
     task = create(run_cli, url, "quick", "x=21")
     assert run_cli("result", task["taskId"], "--url", url, "-o", "json").code == 0
     # pretend the server purged the task: rename it in the book so the server does not know it
-    path = state_dir / "tasks.json"
-    data = json.loads(path.read_text())
-    tasks = data["endpoints"][url]["tasks"]
-    tasks["purged-task"] = tasks.pop(task["taskId"])
-    path.write_text(json.dumps(data))
+    import sqlite3
+
+    with sqlite3.connect(state_dir / "tasks.db") as conn:
+        conn.execute("UPDATE tasks SET id = 'purged-task' WHERE id = ?", (task["taskId"],))
     r = run_cli("result", "purged-task", "--url", url, "-o", "json")
     assert r.code == 0, r.stderr
     assert r.json()["structuredContent"] == {"result": 42}

@@ -213,3 +213,31 @@ def test_tools_and_a_plain_calls_events(run_cli: RunCli, everything_server: Serv
     assert "progress" in kinds and kinds[-1] == "end" and "taskId" not in lines[-1]
     valid("result", lines[-1]["result"])
     valid("result", ok(run_cli("call", "echo", "message=hi", *url, "-o", "json")).json())
+
+
+# -- the task book's history (fastmcp 4.1.4, MCP 2026-07-28) -------------------------------------
+
+
+def test_log_book_forget_prune_and_get_s_history(
+    run_cli: RunCli, fastmcp4_server: ServerProcess
+) -> None:
+    url = ("--url", fastmcp4_server.url)
+    tid = ok(run_cli("call", "ask_name", *url, "-o", "json")).json()["taskId"]
+    ok(run_cli("watch", *url, "--until", "input_required", "-o", "ndjson", "--", tid))
+    task = valid("task", ok(run_cli("get", *url, "-o", "json", "--", tid)).json())
+    assert task["history"]["pendingQuestion"] is not None
+    doc = valid("log", ok(run_cli("log", *url, "-o", "json", "--", tid)).json())
+    kinds = {e["kind"] for e in doc["events"]}
+    assert {"created", "status", "question", "end"} <= kinds
+    for line in ok(run_cli("log", *url, "-o", "ndjson", "--", tid)).lines():
+        valid("log-event", line)
+    done_id = ok(run_cli("call", "slow_echo", "text=x", "seconds=0.5", *url, "-o", "json")).json()[
+        "taskId"
+    ]
+    ok(run_cli("result", *url, "-o", "json", "--", done_id))
+    events_ = ok(run_cli("log", *url, "-o", "json", "--", done_id)).json()["events"]
+    assert "result" in {e["kind"] for e in events_}
+    valid("book", ok(run_cli("book", "-o", "json")).json())
+    valid("forget", ok(run_cli("forget", *url, "-o", "json", "--", tid)).json())
+    valid("prune", ok(run_cli("prune", "--older-than", "1d", "-o", "json")).json())
+    valid("forget", ok(run_cli("forget", "--endpoint", fastmcp4_server.url, "-o", "json")).json())

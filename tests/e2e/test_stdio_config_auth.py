@@ -108,9 +108,11 @@ def test_stdio_call_watch_completes_and_leaves_no_child(
     assert lines[-1]["event"] == "end" and lines[-1]["outcome"] == "completed"
     assert any(line.get("status") == "working" for line in lines[:-1])
     assert_no_child(marker)
-    # stdio tasks are not kept in the task book
+    # stdio tasks are kept in the task book (under the command line), ended
     local = run_cli("list", "--local", "-o", "json", "--stdio", cmd)
-    assert local.code == 0 and local.json() == {"tasks": []}
+    assert local.code == 0
+    assert [t["status"] for t in local.json()["tasks"]] == ["completed"]
+    assert local.json()["tasks"][0]["server"] == "stdio:" + cmd
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -515,7 +515,9 @@ def test_any_task_book_file_is_read_or_set_aside(content: bytes) -> None:
         book.set_endpoint("http://s/mcp", protocol="mcp-2025-11-25")
         rec = book.lookup("http://s/mcp", "new")
         assert rec is not None and rec["status"] == "working" and rec["result"] == {"a": 1}
-        json.loads(path.read_bytes())
+        # imported (kept as .bak) or set aside, never lost
+        kept = [p for p in Path(d).iterdir() if p.name.startswith("tasks.json.")]
+        assert len(kept) == 1 and kept[0].read_bytes() == content
         assert len(warnings) <= 1
 
 

@@ -1,10 +1,12 @@
-"""The task book on its own: records, look-ups, endpoint keys, file mode, a corrupt file set
-aside, the size limits and parallel writers (threads and processes sharing one file)."""
+"""The task book on its own: records, look-ups, endpoint keys, file mode, a damaged book set
+aside, the import of an older JSON book, the event log, retention and parallel writers
+(threads and processes sharing one database)."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ def warnings() -> list[str]:
 
 @pytest.fixture
 def book(tmp_path: Path, warnings: list[str]) -> TaskBook:
-    return TaskBook(tmp_path / "state" / "tasks.json", warn=warnings.append)
+    return TaskBook(tmp_path / "state" / "tasks.db", warn=warnings.append)
 
 
 @pytest.fixture
@@ -37,10 +39,10 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def on_disk(book: TaskBook) -> dict[str, object]:
-    data = json.loads(book.path.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
+def write_legacy(book: TaskBook, content: bytes) -> None:
+    """An older mcptask's `tasks.json` beside the database."""
+    book.legacy.parent.mkdir(parents=True, exist_ok=True)
+    book.legacy.write_bytes(content)
 
 
 # -- endpoint keys ------------------------------------------------------------------------------
@@ -191,12 +193,12 @@ def test_all_endpoints_lists_each_endpoint_with_its_tasks(book: TaskBook) -> Non
 
 def test_set_endpoint_keeps_fields_beside_the_tasks(book: TaskBook) -> None:
     book.set_endpoint(URL, protocol="a2a")
-    assert book.endpoint(URL) == {"tasks": {}, "protocol": "a2a"}
+    assert book.endpoint(URL) == {"protocol": "a2a"}
     book.record(URL, "t1", status="working")
     book.set_endpoint(URL, protocol="mcp-2026-07-28", session="s-2")
     ep = book.endpoint(URL)
-    assert ep["protocol"] == "mcp-2026-07-28" and ep["session"] == "s-2"
-    assert set(ep["tasks"]) == {"t1"}
+    assert ep == {"protocol": "mcp-2026-07-28", "session": "s-2"}
+    assert set(book.tasks(URL)) == {"t1"}
 
 
 def test_the_loopback_spellings_of_an_endpoint_share_one_record(book: TaskBook) -> None:
@@ -212,7 +214,6 @@ def test_the_loopback_spellings_of_an_endpoint_share_one_record(book: TaskBook) 
 
 def _two_spellings(book: TaskBook) -> None:
     """A book written before the spellings were joined: one endpoint under two keys."""
-    book.path.parent.mkdir(parents=True)
     endpoints = {
         "http://localhost:9/mcp": {"tasks": {"t1": {"status": "working"}}, "protocol": "a2a"},
         "http://127.0.0.1:9/mcp": {
@@ -220,7 +221,7 @@ def _two_spellings(book: TaskBook) -> None:
             "protocol": "mcp-2025-11-25",
         },
     }
-    book.path.write_text(json.dumps({"version": 1, "endpoints": endpoints}), encoding="utf-8")
+    write_legacy(book, json.dumps({"version": 1, "endpoints": endpoints}).encode())
 
 
 def test_an_endpoint_s_own_spelling_wins(book: TaskBook) -> None:
@@ -271,7 +272,9 @@ def test_the_default_path_is_in_the_state_directory(
 ) -> None:
     monkeypatch.setenv("MCPTASK_STATE_DIR", str(tmp_path / "elsewhere"))
     assert files.state_dir() == tmp_path / "elsewhere"
-    assert TaskBook().path == tmp_path / "elsewhere" / "tasks.json"
+    assert TaskBook().path == tmp_path / "elsewhere" / "tasks.db"
+    assert TaskBook().legacy == tmp_path / "elsewhere" / "tasks.json"
+    assert TaskBook(tmp_path / "tasks.json").path == tmp_path / "tasks.db"  # the old name
     monkeypatch.delenv("MCPTASK_STATE_DIR")
     assert files.state_dir().name == "mcptask"  # the platform's user state directory
 
@@ -279,22 +282,77 @@ def test_the_default_path_is_in_the_state_directory(
 # -- the file -----------------------------------------------------------------------------------
 
 
-def test_the_file_is_private_json(book: TaskBook) -> None:
+def test_the_database_and_its_companions_are_private(book: TaskBook) -> None:
     book.record(URL, "t1", status="working")
-    assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(book.path.parent.stat().st_mode) == 0o700
-    lock = book.path.with_name("tasks.json.lock")
-    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
-    data = on_disk(book)
-    assert data["version"] == taskbook.VERSION
-    assert list(book.path.parent.glob(".tasks-*")) == []  # no temporary file left behind
+    assert book.events(URL, "t1")  # the WAL holds something
+    folder = book.path.parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for name in ("tasks.db", "tasks.db-wal", "tasks.db-shm"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+    with sqlite3.connect(book.path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == taskbook.VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_a_rewrite_keeps_the_mode_whatever_the_old_file_had(book: TaskBook) -> None:
+def test_a_database_with_a_loose_mode_is_made_private(book: TaskBook) -> None:
     book.record(URL, "t1", status="working")
+    book.close()
     book.path.chmod(0o644)
-    book.record(URL, "t2", status="working")
+    TaskBook(book.path).record(URL, "t2", status="working")
     assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
+
+
+def test_a_damaged_database_is_set_aside_never_emptied(book: TaskBook, warnings: list[str]) -> None:
+    book.path.parent.mkdir(parents=True)
+    book.path.write_bytes(b"SQLite format 3\x00" + b"\xde\xad" * 3000)
+    assert book.lookup(URL, "t1") is None
+    assert len(warnings) == 1 and "was corrupt" in warnings[0] and "set aside as" in warnings[0]
+    (aside,) = book.path.parent.glob("tasks.db.corrupt-*")
+    assert aside.read_bytes().startswith(b"SQLite format 3")
+    book.record(URL, "t1", status="working")  # a fresh book begins
+    assert book.lookup(URL, "t1") is not None
+    assert len(warnings) == 1
+
+
+def test_one_bad_row_never_loses_the_others(book: TaskBook, warnings: list[str]) -> None:
+    book.record_many(URL, {"a": {"status": "working"}, "b": {"status": "completed"}})
+    book.record(URL, "a", status="completed", result={"ok": 1})
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET fields = '{broken', result = '[1,' WHERE id = 'a'")
+    rec = book.lookup(URL, "a")
+    assert rec is not None and rec["status"] == "completed" and "result" not in rec
+    assert set(book.tasks(URL)) == {"a", "b"}
+    assert warnings == []
+
+
+def test_an_older_json_book_is_imported_once_and_kept(book: TaskBook, clock: None) -> None:
+    endpoints = {
+        URL: {
+            "protocol": "mcp-2025-11-25",
+            "tasks": {
+                "t1": {
+                    "status": "completed",
+                    "session": "s-1",
+                    "result": {"n": 1},
+                    "resultKeptAt": "2026-01-01T00:00:00Z",
+                    "lastSeenAt": "2026-01-01T00:00:00Z",
+                },
+                "t2": {"status": "working", "answered": ["k1"]},
+            },
+        }
+    }
+    write_legacy(book, json.dumps({"version": 1, "endpoints": endpoints}).encode())
+    assert book.endpoint(URL) == {"protocol": "mcp-2025-11-25"}
+    rec = book.lookup(URL, "t1")
+    assert rec is not None and rec["result"] == {"n": 1} and rec["session"] == "s-1"
+    assert rec["resultKeptAt"] == "2026-01-01T00:00:00Z"
+    assert book.lookup(URL, "t2") == {"status": "working", "answered": ["k1"]}
+    assert not book.legacy.exists()
+    backup = book.legacy.with_name("tasks.json.bak")
+    assert json.loads(backup.read_text())["endpoints"] == endpoints
+    # once: a later book does not import the backup again
+    book.forget(URL, "t1")
+    assert TaskBook(book.path).lookup(URL, "t1") is None
 
 
 @pytest.mark.parametrize(
@@ -313,17 +371,17 @@ def test_a_rewrite_keeps_the_mode_whatever_the_old_file_had(book: TaskBook) -> N
         b"[" * 100_000,
     ],
 )
-def test_a_corrupt_file_is_set_aside_with_a_warning(
+def test_a_corrupt_json_book_is_set_aside_with_a_warning(
     book: TaskBook, warnings: list[str], content: bytes
 ) -> None:
-    book.path.parent.mkdir(parents=True)
-    book.path.write_bytes(content)
+    write_legacy(book, content)
+    book.record(URL, "t0", status="working")  # the first write looks for the old book
     assert book.lookup(URL, "t1") is None
     assert len(warnings) == 1
     assert "was corrupt; set aside as tasks.json.corrupt-" in warnings[0]
     (aside,) = book.path.parent.glob("tasks.json.corrupt-*")
     assert aside.read_bytes() == content
-    assert not book.path.exists()
+    assert not book.legacy.exists()
     # a fresh book begins
     book.record(URL, "t1", status="working")
     assert book.lookup(URL, "t1") is not None
@@ -331,15 +389,14 @@ def test_a_corrupt_file_is_set_aside_with_a_warning(
 
 
 def test_a_well_formed_book_is_not_set_aside(book: TaskBook, warnings: list[str]) -> None:
-    book.path.parent.mkdir(parents=True)
-    book.path.write_text(
+    write_legacy(
+        book,
         json.dumps(
             {
                 "version": 1,
                 "endpoints": {URL: {"tasks": {"t1": {"status": "working", "session": None}}}},
             }
-        ),
-        encoding="utf-8",
+        ).encode(),
     )
     assert book.lookup(URL, "t1") == {"status": "working", "session": None}
     assert warnings == []
@@ -349,18 +406,15 @@ def test_an_unreadable_book_warns_and_nothing_raises(book: TaskBook, warnings: l
     book.path.mkdir(parents=True)  # a directory where the file should be
     assert book.lookup(URL, "t1") is None
     book.record(URL, "t1", status="working")
-    # refused before any read (state/files.py `locked`: only a regular file is a book)
-    assert any(
-        w.startswith("cannot write the task book") and "not a regular file (a directory)" in w
-        for w in warnings
-    )
+    assert any(w.startswith("cannot read the task book") for w in warnings)
+    assert any(w.startswith("cannot write the task book") for w in warnings)
     assert book.path.is_dir()
 
 
 def test_a_state_directory_that_cannot_be_made_warns(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("in the way", encoding="utf-8")
     warned: list[str] = []
-    book = TaskBook(tmp_path / "file" / "tasks.json", warn=warned.append)
+    book = TaskBook(tmp_path / "file" / "tasks.db", warn=warned.append)
     book.record(URL, "t1", status="working")
     assert book.lookup(URL, "t1") is None
     assert book.all_endpoints() == {}
@@ -368,8 +422,9 @@ def test_a_state_directory_that_cannot_be_made_warns(tmp_path: Path) -> None:
 
 
 def test_without_a_warn_callable_problems_are_quiet(tmp_path: Path) -> None:
-    book = TaskBook(tmp_path / "tasks.json")
-    book.path.write_bytes(b"{broken")
+    book = TaskBook(tmp_path / "tasks.db")
+    book.legacy.write_bytes(b"{broken")
+    book.path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     assert book.lookup(URL, "t1") is None
 
 
@@ -414,25 +469,47 @@ def test_results_past_the_total_limit_drop_the_oldest_first(
     assert dropped["status"] == "completed"  # the task stays; only its result goes
 
 
-def test_each_endpoint_keeps_its_latest_thousand_tasks(book: TaskBook) -> None:
-    limit = taskbook.MAX_TASKS_PER_ENDPOINT
-    book.record_many(URL, {f"t{i}": {"status": "working"} for i in range(limit + 5)})
-    book.record("https://example.com/mcp", "other", status="working")
-    tasks = book.tasks(URL)
-    assert len(tasks) == limit
-    assert "t0" not in tasks and "t4" not in tasks and f"t{limit + 4}" in tasks
-    assert set(book.tasks("https://example.com/mcp")) == {"other"}
+def test_there_is_no_cap_per_endpoint(book: TaskBook) -> None:
+    book.record_many(URL, {f"t{i}": {"status": "working"} for i in range(1500)})
+    assert len(book.tasks(URL)) == 1500
 
 
-def test_the_per_endpoint_cap_drops_the_least_recently_seen(
-    book: TaskBook, clock: None, monkeypatch: pytest.MonkeyPatch
+def test_tasks_not_seen_for_the_kept_days_are_dropped(
+    book: TaskBook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(taskbook, "MAX_TASKS_PER_ENDPOINT", 3)
-    for task_id in ("a", "b", "c"):
-        book.record(URL, task_id, status="working")
-    book.record(URL, "a", status="completed")  # seen again: now the latest
-    book.record(URL, "d", status="working")
-    assert set(book.tasks(URL)) == {"a", "c", "d"}
+    book.record(URL, "old", status="completed")
+    book.record("https://gone.example/mcp", "older", status="completed")
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET seen = seen - 40 * 86400")
+        conn.execute(
+            "UPDATE endpoints SET created = created - 3456000, last_ok = last_ok - 3456000"
+        )
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'pruned'")  # due
+    monkeypatch.setenv("MCPTASK_BOOK_DAYS", "30")
+    book.record(URL, "new", status="working")  # a write prunes (at most hourly)
+    assert set(book.tasks(URL)) == {"new"}
+    assert book.events(URL, "old") == []
+    assert book.endpoint_keys() == [URL]  # an endpoint left empty and silent goes too
+
+
+def test_prune_drops_what_was_not_seen_for_so_long(book: TaskBook) -> None:
+    book.record(URL, "a", status="completed")
+    book.record(URL, "b", status="working")
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET seen = seen - 8 * 86400 WHERE id = 'a'")
+    assert book.prune(7 * 86400) == (1, 0)
+    assert set(book.tasks(URL)) == {"b"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "days"),
+    [("", 30.0), ("7", 7.0), ("0.5", 0.5), ("x", 30.0), ("-1", 30.0), ("inf", 30.0)],
+)
+def test_kept_days_come_from_the_environment(
+    raw: str, days: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPTASK_BOOK_DAYS", raw)
+    assert taskbook.keep_days() == days
 
 
 # -- parallel writers ---------------------------------------------------------------------------
@@ -454,7 +531,7 @@ def _check_every_write_landed(book: TaskBook, warnings: list[str]) -> None:
     ep = book.endpoint(URL)
     assert all(ep[f"writer{w}"] == EACH - 1 for w in range(WRITERS))
     assert warnings == []
-    assert list(book.path.parent.glob("tasks.json.corrupt-*")) == []
+    assert list(book.path.parent.glob("*.corrupt-*")) == []
 
 
 def test_parallel_threads_lose_no_write(book: TaskBook, warnings: list[str]) -> None:
@@ -477,3 +554,139 @@ def test_parallel_processes_lose_no_write(book: TaskBook, warnings: list[str]) -
         p.join(60)
     assert [p.exitcode for p in procs] == [0] * WRITERS
     _check_every_write_landed(book, warnings)
+
+
+# -- the event log ------------------------------------------------------------------------------
+
+
+def kinds(book: TaskBook, task_id: str, url: str = URL) -> list[tuple[str, str | None]]:
+    return [(e["kind"], e.get("via")) for e in book.events(url, task_id)]
+
+
+def test_each_change_of_state_is_an_event(book: TaskBook) -> None:
+    via = taskbook.VIA
+    book.record(URL, "t1", status="working", statusMessage="queued", pollInterval=1000)
+    book.record(URL, "t1", status="working", statusMessage="queued", **{via: "poll"})  # no change
+    book.record(URL, "t1", status="working", statusMessage="half way", **{via: "push"})
+    book.record(URL, "t1", status="working", statusMessage="half way", pollInterval=5000)
+    book.record(URL, "t1", status="input_required", inputRequests={"k1": {"message": "name?"}})
+    book.record(URL, "t1", status="completed", statusMessage="done", **{via: "poll"})
+    assert kinds(book, "t1") == [
+        ("created", None),
+        ("message", "push"),
+        ("pace", None),
+        ("status", None),
+        ("question", None),
+        ("status", "poll"),
+    ]
+    events = book.events(URL, "t1")
+    assert events[0]["status"] == "working" and events[0]["message"] == "queued"
+    assert events[0]["data"] == {"pollInterval": 1000}
+    assert events[4]["data"] == {"requests": {"k1": {"message": "name?"}}}
+    assert [e["n"] for e in events] == sorted(e["n"] for e in events)
+    assert book.events(URL, "t1", after=events[3]["n"]) == events[4:]
+    rec = book.lookup(URL, "t1")
+    assert rec is not None and rec["statusMessage"] == "done"
+
+
+def test_events_are_added_with_the_command_and_never_a_secret(book: TaskBook) -> None:
+    from mcptask.state.events import RETRY, event
+    from mcptask.text import redact
+
+    redact.hold(["s3cr3t-token"])
+    try:
+        book.record_many(
+            URL,
+            {"t1": {"status": "working", "statusMessage": "echo s3cr3t-token"}},
+            events=[event("t1", RETRY, message="401 for s3cr3t-token", delay=2.0)],
+            command="watch",
+        )
+    finally:
+        redact.release_all()
+    events = book.events(URL, "t1")
+    assert [e["kind"] for e in events] == ["created", "retry"]
+    assert {e["command"] for e in events} == {"watch"}
+    assert events[1]["data"] == {"delay": 2.0}
+    for f in book.path.parent.iterdir():
+        assert b"s3cr3t-token" not in f.read_bytes()
+
+
+def test_events_per_task_are_capped_keeping_the_creation(
+    book: TaskBook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcptask.state import events as ev
+
+    monkeypatch.setattr(ev, "MAX_EVENTS_PER_TASK", 5)
+    for i in range(12):
+        book.record(URL, "t1", status="working", statusMessage=f"step {i}")
+    events = book.events(URL, "t1")
+    assert len(events) == 5
+    assert events[0]["kind"] == "created" and events[-1]["message"] == "step 11"
+
+
+def test_forget_drops_the_history_too(book: TaskBook) -> None:
+    book.record(URL, "t1", status="working")
+    assert book.forget(URL, "t1") == 1
+    assert book.events(URL, "t1") == []
+    assert book.forget(URL, "t1") == 0
+    book.record(URL, "t2", status="working")
+    assert book.forget_endpoint("http://localhost:8000/mcp/") == 1  # another spelling
+    assert book.endpoint_keys() == []
+
+
+def test_completion_is_most_recent_first_and_capped(book: TaskBook) -> None:
+    for i in range(60):
+        book.record(URL, f"abcd-{i:02d}", status="working")
+    book.record("https://other.example/mcp", "abcd-other", status="completed")
+    got = book.complete("abcd")
+    assert len(got) == taskbook.MAX_COMPLETIONS
+    assert got[0][0] == "abcd-other" and got[1][0] == "abcd-59"
+    only = book.complete("abcd", URL, exclude=["abcd-59"])
+    assert only[0] == ("abcd-58", "working", URL)
+    assert book.complete("zz") == []
+
+
+def test_an_alias_posts_its_tasks_to_the_endpoint_it_names(book: TaskBook) -> None:
+    real, alias = "http://127.0.0.1:9/", "http://127.0.0.1:9/mcp"
+    book.record(real, "t1", status="working")
+    book.set_endpoint(alias, protocol="a2a-1.0", postTo=real)
+    book.record(alias, "t2", status="working")  # listed through the alias
+    assert set(book.tasks(real)) == {"t1", "t2"}
+    assert [(ep, tid) for ep, tid, _ in book.find("t2")] == [("http://127.0.0.1:9", "t2")]
+    assert book.endpoint(alias)["postTo"] == real
+    book.set_endpoint("http://127.0.0.1:9/x", postTo="https://elsewhere.example/")
+    assert book.tasks("http://127.0.0.1:9/x") == {}  # another origin is not an alias
+
+
+@pytest.mark.parametrize("depth", [950, 990, 3000])
+def test_a_deeply_nested_result_is_stored_and_read_back(book: TaskBook, depth: int) -> None:
+    from mcptask.text import redact
+
+    result: object = {"leaf": "kept"}
+    for _ in range(depth):
+        result = [result]
+    redact.hold(["never-stored-secret"])  # scrubbing recurses too
+    try:
+        book.record(URL, "deep", status="completed", result=result)
+    finally:
+        redact.release_all()
+    rec = TaskBook(book.path).lookup(URL, "deep")  # a fresh reader
+    assert rec is not None and rec["status"] == "completed"
+    kept, levels = rec["result"], 0
+    while isinstance(kept, list):  # compared level by level: `==` itself would recurse
+        (kept,) = kept
+        levels += 1
+    assert (levels, kept) == (depth, {"leaf": "kept"})
+    assert book.find("deep")
+
+
+def test_find_many_is_find_for_each_id_in_one_read(book: TaskBook) -> None:
+    book.record(URL, "abcd-1", status="working")
+    book.record(URL, "abcd-2", status="working")
+    book.record("https://example.com/mcp", "wxyz-9", status="working")
+    ids = ["abcd-1", "wxyz", "abcd", "abc", "none-such", *[f"x{i}" for i in range(600)]]
+    found = book.find_many(ids)
+    for task_id in ids:
+        assert sorted(h[:2] for h in found[task_id]) == sorted(h[:2] for h in book.find(task_id))
+    assert [h[1] for h in found["wxyz"]] == ["wxyz-9"]
+    assert TaskBook(book.path.parent / "none.db").find_many(["a"]) == {"a": []}

@@ -1,0 +1,189 @@
+"""The task book at scale: the same operations with 10, 10,000 and 100,000 tasks in the book.
+
+For each size a private state directory is filled (tasks spread over 20 endpoints, three events
+each, a few results), then measured:
+
+- `get`'s book work: the look-up of an id with no target (`find`), its reference
+  (`lookup_many`), the record of what was seen (`record_many`, one transaction) and the history
+  `get` shows (`events`), in-process, median CPU of 200 rounds;
+- prefix look-up: `find` of an 8-character prefix, in-process;
+- completion: a TAB after `mcptask get ab` as bash asks it (`_MCPTASK_COMPLETE=complete_bash`),
+  the whole process's CPU (median of 7), and `TaskBook.complete` in-process;
+- `log ID -o json` as a whole process (no server involved), CPU;
+- a 1,000-task watch's writes: what `watch` hands the book per flush when all 1,000 tasks
+  changed (one transaction with 1,000 tasks and their events), and when none did;
+- the start of a watch of 1,000 ids from the book (`find` for each, `lookup_many` once),
+  the issue 30 goal being <= 0.5 s of CPU before the first poll.
+
+    python bench/book_scale.py [--sizes 10,10000,100000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mcptask.state.taskbook import TaskBook  # noqa: E402
+
+ENDPOINTS = 20
+
+
+def cpu() -> float:
+    return time.process_time()
+
+
+def median_cpu(fn: Callable[[], Any], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = cpu()
+        fn()
+        times.append(cpu() - start)
+    return statistics.median(times)
+
+
+def child_cpu(cmd: list[str], env: dict[str, str], rounds: int = 7) -> float:
+    times = []
+    for _ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(cmd, env=env, capture_output=True, check=False)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(times)
+
+
+def url(i: int) -> str:
+    return f"http://127.0.0.1:{9000 + i % ENDPOINTS}/mcp"
+
+
+def task_id(i: int) -> str:
+    return f"{i:08x}-{(i * 2654435761) % 2**32:08x}-task"
+
+
+def fill(book: TaskBook, n: int) -> None:
+    """n tasks over ENDPOINTS endpoints (a third unfinished; a result kept for some)."""
+    by_endpoint: dict[str, list[int]] = {}
+    for i in range(n):
+        by_endpoint.setdefault(url(i), []).append(i)
+    for endpoint, ids in by_endpoint.items():
+        for chunk in range(0, len(ids), 2000):
+            part = ids[chunk : chunk + 2000]
+            book.record_many(
+                endpoint,
+                {
+                    task_id(i): {
+                        "status": "completed" if i % 3 else "working",
+                        "statusMessage": "done" if i % 3 else "half way",
+                        "protocol": "mcp-2025-11-25",
+                        "session": f"s-{i % 7}",
+                        "pollInterval": 1000,
+                        **({"result": {"n": i}} if i % 30 == 1 else {}),
+                    }
+                    for i in part
+                },
+            )
+
+
+def measure(n: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as d:
+        state = Path(d)
+        book = TaskBook(state / "tasks.db")
+        started = time.monotonic()
+        fill(book, n)
+        filled = time.monotonic() - started
+        middle = n // 2
+        tid, _endpoint = task_id(middle), url(middle)
+        prefix = tid[:8]
+
+        def get_work() -> None:
+            [(ep, full, _)] = book.find(tid)
+            book.lookup_many(ep, [full])
+            book.record_many(
+                ep, {full: {"status": "completed", "statusMessage": "done", "pollInterval": 1000}}
+            )
+            book.events(ep, full)
+            book.lookup(ep, full)
+
+        out: dict[str, Any] = {
+            "tasks": n,
+            "fill_seconds": round(filled, 2),
+            "db_mib": round((state / "tasks.db").stat().st_size / 2**20, 1),
+            "get_book_ms": round(median_cpu(get_work, 200) * 1000, 3),
+            "prefix_lookup_ms": round(median_cpu(lambda: book.find(prefix), 200) * 1000, 3),
+            "complete_inprocess_ms": round(
+                median_cpu(lambda: book.complete(tid[:2]), 200) * 1000, 3
+            ),
+            "complete_all_inprocess_ms": round(
+                median_cpu(lambda: book.complete(""), 200) * 1000, 3
+            ),
+        }
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MCPTASK_")}
+        env["MCPTASK_STATE_DIR"] = str(state)
+        env["MCPTASK_CONFIG"] = str(state / "none.toml")
+        py = [sys.executable, "-m", "mcptask"]
+        tab = {
+            **env,
+            "_MCPTASK_COMPLETE": "complete_bash",
+            "COMP_WORDS": f"mcptask get {tid[:2]}",
+            "COMP_CWORD": "2",
+        }
+        out["tab_process_cpu_s"] = round(child_cpu(py, tab), 3)
+        out["log_process_cpu_s"] = round(child_cpu([*py, "log", tid, "-o", "json"], env), 3)
+        # a 1,000-task watch's flush: every task changed / none did
+        watch_ids = [task_id(i) for i in range(min(n, 1000 * ENDPOINTS)) if url(i) == url(0)][:1000]
+        changed = {
+            t: {
+                "status": "working",
+                "statusMessage": f"tick {k}",
+                "_via": "poll",
+                "pollInterval": 1000,
+            }
+            for k, t in enumerate(watch_ids)
+        }
+        same = {t: {**f} for t, f in changed.items()}
+        start = cpu()
+        book.record_many(url(0), changed, command="watch")
+        out["watch_flush_changed_s"] = round(cpu() - start, 3)
+        start = cpu()
+        book.record_many(url(0), same, command="watch")
+        out["watch_flush_unchanged_s"] = round(cpu() - start, 3)
+        out["watch_flush_tasks"] = len(watch_ids)
+        # the start of a watch of 1,000 ids named on the command line (no target)
+        start = cpu()
+        for t in watch_ids:
+            book.find(t)
+        book.lookup_many(url(0), watch_ids)
+        out["watch_start_1000_ids_s"] = round(cpu() - start, 3)
+        book.close()
+        return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10,10000,100000")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = [measure(int(s)) for s in args.sizes.split(",")]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    keys = [k for k in rows[0] if k != "tasks"]
+    print(f"{'tasks':>28}" + "".join(f"{r['tasks']:>12,}" for r in rows))
+    for k in keys:
+        print(f"{k:>28}" + "".join(f"{r[k]:>12}" for r in rows))
+
+
+if __name__ == "__main__":
+    main()

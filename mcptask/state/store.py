@@ -1,0 +1,186 @@
+"""The task book's storage: one SQLite database (the standard library's `sqlite3`) in the state
+directory, mode 0600 (its `-wal` and `-shm` files too: SQLite gives them the database's mode),
+WAL mode so that readers never wait for a writer, a busy timeout so that parallel mcptask
+processes queue their writes instead of failing, a schema version (`PRAGMA user_version`) with
+one migration per version.
+
+A database SQLite calls damaged ("file is not a database", "malformed") is set aside, with a
+one-line warning, as `tasks.db.corrupt-<time>`, and a fresh one begins: never silently
+emptied. JSON held in the database (fields, results, event data) is text, read row by row: a
+row that does not parse is skipped, the others stay."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: seconds a writer waits for another process's write to finish
+BUSY_TIMEOUT_MS = 15_000
+
+#: the schema, one script per version: version N is reached by running MIGRATIONS[N - 1]
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS endpoints (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        place TEXT NOT NULL,
+        fields TEXT NOT NULL DEFAULT '{}',
+        created REAL NOT NULL,
+        last_ok REAL,
+        last_fail REAL
+    );
+    CREATE INDEX IF NOT EXISTS endpoints_place ON endpoints (place);
+    CREATE TABLE IF NOT EXISTS tasks (
+        endpoint INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        status TEXT,
+        message TEXT,
+        first_seen TEXT,
+        last_seen TEXT,
+        seen REAL NOT NULL,
+        fields TEXT NOT NULL DEFAULT '{}',
+        result TEXT,
+        result_size INTEGER,
+        result_kept_at TEXT,
+        PRIMARY KEY (endpoint, id)
+    );
+    CREATE INDEX IF NOT EXISTS tasks_id ON tasks (id);
+    CREATE INDEX IF NOT EXISTS tasks_seen ON tasks (seen);
+    CREATE TABLE IF NOT EXISTS events (
+        n INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint INTEGER NOT NULL,
+        task TEXT NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        via TEXT,
+        status TEXT,
+        message TEXT,
+        command TEXT,
+        data TEXT
+    );
+    CREATE INDEX IF NOT EXISTS events_task ON events (endpoint, task, n);
+    CREATE INDEX IF NOT EXISTS events_at ON events (at);
+    """,
+)
+VERSION = len(MIGRATIONS)
+
+
+class Damaged(Exception):
+    """The database is not one SQLite can read (set aside by `open_db`'s caller)."""
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """A database that is not one (or is malformed), as opposed to a locked, read-only or
+    missing one (`OperationalError`: a warning, the file left alone)."""
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+
+
+def open_db(path: Path) -> sqlite3.Connection:
+    """The database at `path` (made, 0600 in a 0700 folder, when missing), migrated to
+    VERSION. Raises OSError / sqlite3.Error; `Damaged` for a file that is not a database."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # made by us with mode 0600 before SQLite opens it: SQLite's own -wal and -shm files take
+    # the database's mode
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise Damaged(str(exc)) from None
+            raise
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if version > VERSION:
+            raise sqlite3.OperationalError(
+                f"written by a newer mcptask (schema {version}, this one knows {VERSION})"
+            )
+        if version < VERSION:
+            _migrate(conn, version)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if is_damage(exc):
+            raise Damaged(str(exc)) from None
+        raise
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, version: int) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # another process may have migrated meanwhile
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        for n in range(version, VERSION):
+            for statement in MIGRATIONS[n].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged database (and its -wal and -shm files) aside; returns the new name."""
+    aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    os.replace(path, aside)
+    for tail in ("-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            os.replace(path.with_name(path.name + tail), aside.with_name(aside.name + tail))
+    return aside
+
+
+# -- JSON as text, whatever its depth ----------------------------------------------------------
+
+#: the recursion limit while encoding or decoding a deeply nested value (a result ~1,000 deep)
+DEEP_LIMIT = 20_000
+
+
+def _deep(fn: Callable[[], Any]) -> Any:
+    """Run `fn` (json's C encoder or decoder) with room to recurse: results nested near
+    Python's recursion limit are stored and read back like any other."""
+    try:
+        return fn()
+    except RecursionError:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, DEEP_LIMIT))
+        try:
+            return fn()
+        finally:
+            sys.setrecursionlimit(old)
+
+
+def dumps(value: Any) -> str:
+    text: str = _deep(lambda: json.dumps(value, separators=(",", ":")))
+    return text
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    """A stored JSON text; `default` for NULL or a text that does not parse (one bad row)."""
+    if text is None:
+        return default
+    try:
+        return _deep(lambda: json.loads(text))
+    except (ValueError, RecursionError):
+        return default
