@@ -78,6 +78,8 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         if len(groups) > 1:
             events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
         events.track(watched)
+        # a server that pushes may push progress: its column is there from the first frame
+        events.may_progress = opts.push and any(g.watcher.feeds for g in groups)
     watchers = [g.watcher for g in groups]
     with signals(*watchers), _reader_gone(ctx, watchers):
         # the live view is left on every path, so the terminal never stays in live mode

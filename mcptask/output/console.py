@@ -44,8 +44,11 @@ STYLE = {
     "unknown": ("red", "?"),
     #: the live view's word for a task no answer has shown yet
     "unseen": ("bright_black", "…"),
+    #: a task no answer has shown yet, whose polls fail (the server is down): retried
+    "retrying": ("yellow", "↻"),
 }
 UNSEEN = "unseen"
+RETRYING = "retrying"
 
 
 def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:

@@ -28,7 +28,7 @@ from mcptask.scheduler.watcher import Watched
 from conftest import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = ("task", "status", "message", "elapsed", "next poll", "ttl left", "via")
+HEADERS = ("task", "status", "message", "age", "next poll", "kept", "via")
 #: columns drawn only where they apply (pushed progress, a watch across servers)
 SOMETIMES = ("progress", "server")
 
@@ -78,17 +78,24 @@ ROWS = (
     ("width", "columns"),
     [
         (120, list(HEADERS)),
-        (80, ["task", "status", "message", "elapsed", "ttl left"]),
-        (60, ["task", "status", "message", "elapsed"]),
+        # whole ids first: the other columns give way (via, next poll, kept, age)
+        (80, ["task", "status", "message"]),
+        # no room for whole ids: a unique prefix (every command takes it), never an ellipsis
+        (60, ["task", "status", "message", "age"]),
     ],
 )
 def test_whole_headers_and_status_words_at_any_width(width: int, columns: list[str]) -> None:
     lines = frame(view(*(watched(*r) for r in ROWS)), width)
-    assert header_of(lines) == columns  # via goes first, then next poll, then ttl left
+    assert header_of(lines) == columns  # via goes first, then next poll, then kept
+    ids = [ln.split("│")[0].strip() for ln in lines if "│" in ln]
+    if width >= 80:
+        assert ids == [r[0] for r in ROWS]
+    else:
+        assert ids == [r[0][:8] for r in ROWS]
     assert all(len(ln) <= width for ln in lines)
     body = "\n".join(lines)
     assert "● working" in body and "? input_required" in body
-    assert "Gathering so" in body and "…" in body  # the long message is cut, visibly
+    assert "Gathering s" in body and "…" in body  # the long message is cut, visibly
 
 
 def test_widths_stay_put_as_messages_change() -> None:
@@ -253,41 +260,43 @@ def tmux_at(request: pytest.FixtureRequest) -> Iterator[Tmux]:
         t.stop()
 
 
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("tmux_at", [80, 60], indirect=True)
-def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> None:
-    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
-    tmux_at.start([sys.executable, "-m", "mcptask", "demo", "--seconds", "4"], env)
+def frames_until_end(tmux: Tmux, deadline_s: float = 90) -> list[list[str]]:
+    """Every screen that shows a table, until the command has ended (the last is final)."""
     frames: list[list[str]] = []
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        screen = tmux_at.screen()
+        screen = tmux.screen()
         if any("┃" in ln for ln in screen):
             frames.append(screen)
         if any(ln.startswith("__END__") for ln in screen):
-            break
+            return frames or [screen]
         time.sleep(0.3)
+    raise AssertionError("the command did not end:\n" + "\n".join(tmux.screen()))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80, 60], indirect=True)
+def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> None:
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start([sys.executable, "-m", "mcptask", "demo", "--seconds", "4"], env)
+    frames = frames_until_end(tmux_at)
     final = frames[-1]  # drawn for good: the command has ended
     assert "__END__ 0" in final, "\n".join(final)
     header = header_of(final)
-    assert [h for h in header if h not in SOMETIMES][:4] == ["task", "status", "message", "elapsed"]
+    assert [h for h in header if h not in SOMETIMES][:3] == ["task", "status", "message"]
     assert set(header) <= {*HEADERS, *SOMETIMES}
-    if tmux_at.width >= 80:  # the demo server reports its stages as progress
-        assert "progress" in header
+    if tmux_at.width >= 120:  # the demo server pushes its stages as progress
+        assert "progress" in header and "age" in header
     assert any("✔ completed" in ln for ln in final)
-    # a capture may catch a redraw halfway; every whole frame has the same columns
+    # a capture may catch a redraw halfway; every whole frame has the same columns, from the
+    # first to the last (chosen once for the width: none comes or goes while watching)
     whole = [f for f in frames if set(header_of(f)) <= {*HEADERS, *SOMETIMES} and summary(f)]
     running = [f for f in whole if any("● working" in ln for ln in f)]
     assert running, frames
-    # the same columns in every frame; once a task reports progress its column comes in (and
-    # may push low-value columns out), once, for good
-    with_progress = ["progress" in header_of(f) for f in whole]
-    assert with_progress == sorted(with_progress)
-    for f in whole:
-        assert header_of(f) == header or ("progress" not in header_of(f)), f
-    assert len({tuple(header_of(f)) for f in whole}) <= 2
+    assert {tuple(header_of(f)) for f in whole} == {tuple(header)}
     for f in whole:
         assert all(len(ln) <= tmux_at.width for ln in f)
+        assert sum(1 for ln in f if "┃" in ln) == 1, f  # one header: nothing stale above
         rows = [ln for ln in f if "│" in ln]
         assert rows and all(("● working" in ln) or ("✔ completed" in ln) for ln in rows), f
 
@@ -304,4 +313,4 @@ def test_a_watch_across_servers_names_each_tasks_server() -> None:
     assert header_of(wide)[:3] == ["task", "server", "status"]
     assert "research" in "\n".join(wide)
     # on a narrow terminal the server gives way only after the low-value columns
-    assert header_of(frame(events, 80)) == ["task", "server", "status", "message", "elapsed"]
+    assert header_of(frame(events, 100)) == ["task", "server", "status", "message"]
