@@ -573,4 +573,13 @@ class _LiveView:
         self.events = events
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.events.render(options.max_width)
+        from rich.segment import Segment
+
+        lines = console.render_lines(self.events.render(options.max_width), options, pad=False)
+        # what each line takes: a terminal that narrows reflows them (`LiveEvents.refresh`)
+        self.events._drawn = [Segment.get_line_length(line) for line in lines]
+        self.events._drawn_width = options.max_width
+        for i, line in enumerate(lines):
+            if i:
+                yield Segment.line()
+            yield from line

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -314,3 +315,64 @@ def test_a_watch_across_servers_names_each_tasks_server() -> None:
     assert "research" in "\n".join(wide)
     # on a narrow terminal the server gives way only after the low-value columns
     assert header_of(frame(events, 100)) == ["task", "server", "status", "message"]
+
+
+def wait_screen(
+    tmux: Tmux, ok: Callable[[list[str]], bool], what: str, within: float = 60
+) -> list[str]:
+    """The screen, once `ok` holds for it."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        screen = tmux.screen()
+        if ok(screen):
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"never {what}:\n" + "\n".join(tmux.screen()))
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mcptask", *args]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_the_view_redraws_cleanly_after_a_form(
+    tmux_at: Tmux, state_dir: Path, fastmcp4_server: Any
+) -> None:
+    """A form asked inside `watch` (fastmcp 4's ask_name): the frame leaves the terminal while
+    the form asks, and comes back whole below it; no stale `input_required` table above."""
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start(cli("call", "ask_name", "--watch", "--result", "--url", fastmcp4_server.url), env)
+    wait_screen(tmux_at, lambda s: any(ln.strip() == "text:" for ln in s), "asked")
+    tmux_at.run("send-keys", "-t", "t", "Di", "Enter")
+    wait_screen(tmux_at, lambda s: any("send this answer?" in ln for ln in s), "confirmed")
+    tmux_at.run("send-keys", "-t", "t", "Enter")
+    final = wait_screen(tmux_at, lambda s: any("__END__" in ln for ln in s), "ended")
+    assert "__END__ 0" in "\n".join(final), final
+    text = "\n".join(final)
+    assert "What is your name?" in text  # the form stays as it was answered
+    assert sum(1 for ln in final if "┃" in ln) == 1, text  # one table: the one after the form
+    assert "input_required" not in text
+    assert "Hello, Di!" in text and "✔ completed" in text
+    # the table comes after the form, not over it
+    assert text.index("send this answer?") < text.index("┃")
+    assert all(len(ln) <= tmux_at.width for ln in final)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120], indirect=True)
+def test_the_view_redraws_cleanly_on_resize(tmux_at: Tmux, state_dir: Path) -> None:
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start(cli("demo", "--seconds", "30"), env)
+    wait_screen(tmux_at, lambda s: any("● working" in ln for ln in s), "working")
+    for width in (80, 60, 100):
+        tmux_at.run("resize-window", "-t", "t", "-x", str(width))
+
+        def redrawn(s: list[str], width: int = width) -> bool:
+            rows = [ln for ln in s if "│" in ln]
+            return bool(rows) and all(len(ln.rstrip()) <= width for ln in s) and summary(s)
+
+        screen = wait_screen(tmux_at, redrawn, f"redrawn at {width}")
+        # nothing of an older frame is left on the screen: one title, one header
+        assert sum(1 for ln in screen if "┃" in ln) == 1, "\n".join(screen)
+        assert sum(1 for ln in screen if ln.startswith("mcptask demo: watching")) == 1, screen
