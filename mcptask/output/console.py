@@ -186,29 +186,43 @@ class Output:
         from rich.table import Table
 
         rows = [
-            (safe(t.taskId), status_text(t.status), safe_line(t.statusMessage or ""), age(t))
+            [
+                safe_line(t.taskId, 500),
+                status_text(t.status),
+                safe_line(t.statusMessage or ""),
+                age(t),
+            ]
             for t in tasks
         ]
         headers = ("task", "status", "message", "updated")
         needs = [
             max(cell_width(h), *(cell_width(r[i]) for r in rows)) for i, h in enumerate(headers)
         ]
-        needs[0] = min(needs[0], LIST_ID_WIDTH)  # a longer id folds onto a second line
         most = min(needs[2], 80)
         needs[2] = cell_width(headers[2])
-        # status words and headers are never cut: the message gives way (it wraps), the time
-        # goes first
+        width = self.console.width
+        # a task id is never wrapped or cut: whole ids while the message keeps some room (the
+        # time goes first), else the shortest unique prefix (which every command takes)
+        least = min(12, max(most, cell_width(headers[2])))  # empty messages need no room
         layout = fit_columns(
-            self.console.width, needs, [None, None, None, 1], flexible=2, least=12, most=most
+            width, needs, [None, None, None, 1], flexible=2, least=least, most=most
         )
+        if table_width(layout) > width:
+            short = unique_id_prefix([t.taskId for t in tasks])
+            for row, t in zip(rows, tasks, strict=True):
+                row[0] = safe_line(t.taskId[:short], 500)
+            needs[0] = max(cell_width(headers[0]), short)
+            layout = fit_columns(
+                width, needs, [None, None, None, 1], flexible=2, least=least, most=most
+            )
         table = Table(title=safe(title), title_justify="left", show_edge=False, expand=False)
         for i, col_width in layout:
-            fold = i in (0, 2)  # a long id or message goes on over more lines
+            fold = i == 2  # a long message goes on over more lines
             table.add_column(
                 headers[i],
                 width=col_width,
                 no_wrap=not fold,
-                overflow="fold" if fold else "ellipsis",
+                overflow="fold" if fold else ("crop" if i == 0 else "ellipsis"),
             )
         for row in rows:
             table.add_row(*(row[i] for i, _ in layout))
@@ -225,18 +239,40 @@ class Output:
             return
         from rich.table import Table
 
-        table = Table(show_edge=False)
-        table.add_column("tool", no_wrap=True)
-        table.add_column("task", no_wrap=True, min_width=9)
-        table.add_column("required", overflow="fold", min_width=8, max_width=30)
-        table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=60)
-        for t in tools:
-            table.add_row(
-                safe_line(t.name, 60),
+        headers = ("tool", "task", "required", "description")
+        rows = [
+            [
+                safe_line(t.name, 500),
                 support_text(t.taskSupport),
-                safe_line(", ".join(t.required), 200),
-                safe_line(t.description or t.title or "", 200),
+                safe_line(", ".join(t.required), 500),
+                safe_line(t.description or t.title or "", 500),
+            ]
+            for t in tools
+        ]
+        needs = [
+            max(cell_width(h), *(cell_width(r[i]) for r in rows)) for i, h in enumerate(headers)
+        ]
+        # the required arguments may go on over lines, between names: never narrower than the
+        # longest name, at most REQUIRED_MOST unless a name is longer
+        longest_arg = max((cell_width(a) for t in tools for a in t.required), default=0)
+        needs[2] = max(min(needs[2], REQUIRED_MOST), longest_arg, cell_width(headers[2]))
+        most = needs[3]
+        needs[3] = cell_width(headers[3])
+        # names whole and required arguments shown: the description gives way (cut with an
+        # ellipsis), then the task-support column
+        layout = fit_columns(
+            self.console.width, needs, [None, 1, None, None], flexible=3, least=12, most=most
+        )
+        table = Table(show_edge=False, expand=False)
+        for i, col_width in layout:
+            table.add_column(
+                headers[i],
+                width=col_width,
+                no_wrap=i != 2,
+                overflow="fold" if i == 2 else "ellipsis",
             )
+        for r in rows:
+            table.add_row(*(r[i] for i, _ in layout))
         self.console.print(table)
 
     def result(self, result: TaskResult) -> None:
@@ -251,8 +287,31 @@ def delay_text(seconds: float) -> str:
     return duration_ms(round(seconds * 10) * 100)
 
 
-#: the list's task column: longer ids fold onto more lines
-LIST_ID_WIDTH = 20
+#: the tools table's required column wraps (between names) beyond this many cells
+REQUIRED_MOST = 30
+
+
+def table_width(layout: list[tuple[int, int]]) -> int:
+    """The cells a table laid out by `fit_columns` takes (padding and rules included)."""
+    return sum(w for _, w in layout) + 3 * len(layout) - 1
+
+
+def unique_id_prefix(ids: list[str], least: int = 8) -> int:
+    """The shortest prefix length (at least `least`) that tells every id in `ids` apart."""
+    import itertools
+
+    if not ids:
+        return least
+    ordered = sorted(set(ids))
+    need = least
+    for a, b in itertools.pairwise(ordered):
+        common = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            common += 1
+        need = max(need, common + 1)
+    return min(need, max(len(t) for t in ordered))
 
 
 def age(task: Task, now: float | None = None) -> str:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
     from mcptask.scheduler.watcher import Watched
 
-import itertools
 
 from mcptask.output.console import (
     MAX_DAYS,
@@ -33,6 +32,7 @@ from mcptask.output.console import (
     result_renderable,
     safe_line,
     status_text,
+    unique_id_prefix,
 )
 
 
@@ -352,7 +352,7 @@ class LiveEvents:
         whole = max((cell_width(safe_line(t, 500)) for t in ids), default=4)
         hidden = {i for i in range(len(LIVE_COLUMNS)) if i not in applies}
         drops = [c.drop for c in LIVE_COLUMNS]
-        for id_width in (max(whole, 4), max(unique_prefix(ids), 4)):
+        for id_width in (max(whole, 4), max(unique_id_prefix(ids), 4)):
             needs = [
                 max(self._widths.get(i, 0), cell_width(c.header), cell_width(c.reserve))
                 for i, c in enumerate(LIVE_COLUMNS)
@@ -369,7 +369,7 @@ class LiveEvents:
                 hidden=hidden,
             )
             rest = dict(layout)[MESSAGE]
-            if rest >= MESSAGE_MIN or id_width <= unique_prefix(ids):
+            if rest >= MESSAGE_MIN or id_width <= unique_id_prefix(ids):
                 return [i for i, _ in layout], id_width
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -387,22 +387,6 @@ class LiveEvents:
 #: synchronized output (DEC private mode 2026): the terminal holds the screen from BEGIN to END
 SYNC_BEGIN = "\x1b[?2026h"
 SYNC_END = "\x1b[?2026l"
-
-
-def unique_prefix(ids: list[str], least: int = 8) -> int:
-    """The shortest prefix length (at least `least`) that tells every id in `ids` apart."""
-    if not ids:
-        return least
-    ordered = sorted(set(ids))
-    need = least
-    for a, b in itertools.pairwise(ordered):
-        common = 0
-        for x, y in zip(a, b, strict=False):
-            if x != y:
-                break
-            common += 1
-        need = max(need, common + 1)
-    return min(need, max(len(t) for t in ordered))
 
 
 def wall_time(stamp: str | None) -> float | None:

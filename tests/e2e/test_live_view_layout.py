@@ -178,7 +178,9 @@ def test_the_list_table_fits_80_columns() -> None:
     out._console = Console(file=buf, width=80, color_system=None)
     out.tasks([t for t in (watched(*r).task for r in ROWS) if t is not None])
     lines = buf.getvalue().splitlines()
-    assert header_of(lines) == ["task", "status", "message", "updated"]
+    # whole ids: the time gives way first (the message keeps some room)
+    assert header_of(lines) == ["task", "status", "message"]
+    assert [ln.split("│")[0].strip() for ln in lines if "│" in ln] == [r[0] for r in ROWS]
     assert all(len(ln) <= 80 for ln in lines)
     assert "? input_required" in buf.getvalue()
 
@@ -376,3 +378,57 @@ def test_the_view_redraws_cleanly_on_resize(tmux_at: Tmux, state_dir: Path) -> N
         # nothing of an older frame is left on the screen: one title, one header
         assert sum(1 for ln in screen if "┃" in ln) == 1, "\n".join(screen)
         assert sum(1 for ln in screen if ln.startswith("mcptask demo: watching")) == 1, screen
+
+
+# -- tables in a real terminal (issue 28, items 1 and 2) -----------------------------------------
+
+
+def run_in(tmux: Tmux, env: dict[str, str], *args: str) -> list[str]:
+    tmux.start(cli(*args), env)
+    screen = wait_screen(tmux, lambda s: any(ln.startswith("__END__") for ln in s), "ended")
+    assert "__END__ 0" in "\n".join(screen), screen
+    return [ln for ln in screen if not ln.startswith("__END__")]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_list_never_wraps_or_cuts_an_id(
+    tmux_at: Tmux, state_dir: Path, fastmcp4_server: Any, run_cli: Any
+) -> None:
+    url = fastmcp4_server.url
+    ids = [
+        run_cli("call", "slow_echo", "text=x", "seconds=30", "--url", url, "-o", "json").json()[
+            "taskId"
+        ]
+        for _ in range(2)
+    ]
+    assert all(len(t) > 30 for t in ids)  # fastmcp 4's ids: 43 characters
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    screen = run_in(tmux_at, env, "list", "--url", url)
+    for tid in ids:  # whole, on one line, to copy or double-click
+        assert sum(1 for ln in screen if tid in ln) == 1, "\n".join(screen)
+    assert header_of(screen) == ["task", "status", "message", "updated"]
+    assert all(len(ln) <= tmux_at.width for ln in screen)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_tools_shows_whole_names_and_the_required_arguments(
+    tmux_at: Tmux, state_dir: Path, everything_server: Any, run_cli: Any
+) -> None:
+    url = everything_server.url
+    tools = run_cli("tools", "--url", url, "-o", "json").json()["tools"]
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.height = 60
+    screen = run_in(tmux_at, env, "tools", "--url", url)
+    text = "\n".join(screen)
+    assert header_of(screen) == ["tool", "task", "required", "description"]
+    rows = {ln.split("│")[0].strip(): ln for ln in screen if "│" in ln}
+    for tool in tools:
+        assert tool["name"] in rows, text  # every name whole (none cut to the same stem)
+        for arg in tool.get("required", []):
+            assert arg in rows[tool["name"]], text  # each required argument, never mid-word
+    assert "get-sum" in rows and "a, b" in rows["get-sum"]
+    assert all(len(ln) <= tmux_at.width for ln in screen)
+    if tmux_at.width == 120:  # the description takes the room there is
+        assert max(len(ln.rstrip()) for ln in screen) >= 115, text
