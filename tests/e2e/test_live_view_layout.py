@@ -180,7 +180,8 @@ def test_the_list_table_fits_80_columns() -> None:
     lines = buf.getvalue().splitlines()
     # whole ids: the time gives way first (the message keeps some room)
     assert header_of(lines) == ["task", "status", "message"]
-    assert [ln.split("│")[0].strip() for ln in lines if "│" in ln] == [r[0] for r in ROWS]
+    ids = [ln.split("│")[0].strip() for ln in lines if "│" in ln]
+    assert [i for i in ids if i] == [r[0] for r in ROWS]  # (a long message folds)
     assert all(len(ln) <= 80 for ln in lines)
     assert "? input_required" in buf.getvalue()
 
