@@ -46,19 +46,33 @@ def main(argv: list[str] | None = None) -> int:
         if words:
             word = words[0]
             exc.message = (
-                f"No such option: {name}. If {word!r} is a task id, put -- before it: "
+                f"no such option: {name}. If {word!r} is a task id, put -- before it: "
                 f"mcptask <command> [options] -- {word}"
             )
         elif args and not args[0].startswith("-") and name in COMMON_OPTIONS:
-            exc.message = f"No such option: {name} (`mcptask {args[0]}` does not take it)"
-        exc.show()
-        return ExitCode.USAGE
+            exc.message = f"no such option: {name} (`mcptask {args[0]}` does not take it)"
+        return _usage_error(exc, args)
+    except click_exc.NoArgsIsHelpError as exc:
+        exc.show()  # `mcptask auth`: its help
+        return exc.exit_code
+    except click_exc.UsageError as exc:
+        return _usage_error(exc, args)
     except click_exc.ClickException as exc:
         exc.show()
         return exc.exit_code
     except typer.Abort:
         return ExitCode.INTERRUPTED
     return rv if isinstance(rv, int) else 0
+
+
+def _usage_error(exc: Exception, args: list[str]) -> int:
+    """Click's usage errors (four lines: usage, a hint, a blank, `Error: ...`) as mcptask's
+    one line, with where help is: `mcptask: error: get needs TASK_ID (mcptask get -h)`."""
+    from mcptask.cli.usage_errors import one_line
+
+    sys.stderr.write(f"mcptask: error: {one_line(exc, args)}\n")
+    sys.stderr.flush()
+    return ExitCode.USAGE
 
 
 def run() -> None:

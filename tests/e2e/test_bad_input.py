@@ -156,3 +156,25 @@ def test_version_and_help_import_neither_httpx_nor_pydantic(flag: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "HEAVY [] 0", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["get"], "mcptask: error: get needs TASK_ID (mcptask get -h)"),
+        (["call"], "mcptask: error: call needs TOOL (mcptask call -h)"),
+        (["get", "--ur", "x"], "no such option: --ur; did you mean --url? (mcptask get -h)"),
+        (["list", "--output"], "option '--output' requires an argument (mcptask list -h)"),
+        (["wach", "x"], "no such command 'wach'; did you mean 'watch'? (mcptask -h)"),
+        (["get", "a", "b"], "got unexpected extra argument(s) (b) (mcptask get -h)"),
+        (["watch", "--interval", "x", "t"], "invalid value for '--interval'"),
+    ],
+)
+def test_usage_errors_are_one_line_with_where_help_is(
+    run_cli: RunCli, args: list[str], line: str
+) -> None:
+    r = run_cli(*args)
+    assert r.code == 2
+    assert_one_line_error(r)  # not Click's four lines (usage, a hint, a blank, Error:)
+    assert line in r.stderr, r.stderr
+    assert "Usage:" not in r.stderr and "Error:" not in r.stderr
