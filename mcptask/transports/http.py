@@ -413,6 +413,12 @@ class HttpTransport:
                     reason = "connection refused"
                     break
                 cause = cause.__cause__ or cause.__context__
+            if "WRONG_VERSION_NUMBER" in reason or "record layer failure" in reason:
+                # a TLS handshake answered in plain text: the server speaks http, not https
+                return TransportError(
+                    f"cannot connect to {where}: the server answered without TLS; it speaks "
+                    f"http, not https (try --url {'http' + url.removeprefix('https')})"
+                )
             return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {url}")

@@ -178,3 +178,12 @@ def test_usage_errors_are_one_line_with_where_help_is(
     assert_one_line_error(r)  # not Click's four lines (usage, a hint, a blank, Error:)
     assert line in r.stderr, r.stderr
     assert "Usage:" not in r.stderr and "Error:" not in r.stderr
+
+
+def test_https_against_an_http_server_says_so(run_cli: RunCli, fastmcp4_server: Any) -> None:
+    plain = fastmcp4_server.url
+    r = run_cli("get", "abc", "--url", plain.replace("http://", "https://", 1))
+    assert r.code == 4
+    assert_one_line_error(r)
+    assert "it speaks http, not https" in r.stderr and f"--url {plain}" in r.stderr
+    assert "WRONG_VERSION_NUMBER" not in r.stderr
