@@ -101,6 +101,16 @@ def watch(
             autocompletion=complete.statuses,
         ),
     ] = None,
+    bell: Annotated[
+        bool, typer.Option("--bell", help="Ring the terminal's bell when the watch ends.")
+    ] = False,
+    notify: Annotated[
+        bool,
+        typer.Option(
+            "--notify",
+            help="A desktop notification when the watch ends (notify-send on Linux, osascript on macOS).",
+        ),
+    ] = False,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -112,6 +122,8 @@ def watch(
         push=not no_push,
         all_tasks=all_tasks,
         until=until,
+        bell=bell,
+        notify=notify,
     )
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
 
@@ -386,12 +398,24 @@ def demo(
     output: OutputMode = "auto",
     jq: Jq = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve",
+            help="Keep the demo server up on 127.0.0.1 (its URL on stdout) to try call, watch and result against; Ctrl-C stops it.",
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", help="With --serve: the port (0: a free one).")
+    ] = 3001,
 ) -> None:
     from mcptask.commands.demo import DemoOptions, run_demo
     from mcptask.session.targets import GlobalOptions
 
     g = GlobalOptions(output=output, trace=trace, url="http://127.0.0.1", jq=jq)
-    execute(g, lambda ctx: run_demo(DemoOptions(seconds=seconds), ctx), streaming=True)
+    opts = DemoOptions(seconds=seconds, serve=serve, port=port)
+    # --serve blocks until Ctrl-C without an event loop (Ctrl-C ends it at once)
+    execute(g, lambda ctx: run_demo(opts, ctx), streaming=True, loop_free=serve)
 
 
 auth_app = typer.Typer(

@@ -37,6 +37,9 @@ class WatchOptions:
     all_tasks: bool = False
     #: `--until STATUS,...`: a task that reaches one of them ends there, exit 0
     until: str | None = None
+    #: `--bell`: ring the terminal's bell when the watch ends; `--notify`: a desktop notification
+    bell: bool = False
+    notify: bool = False
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -92,6 +95,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
                     g.flush()
     code = max(codes, default=ExitCode.OK)
     events.finish(watched, code)
+    _alert(opts, ctx, watched)
     if all(g.ctx.remembers for g in groups):  # stdio tasks die with the server
         _resume_hint(ctx, watched)
     return code
@@ -184,6 +188,22 @@ class _Group:
                 self.results[w.task_id] = {"result": w.result.to_json()}
             if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
                 self.flush()
+
+
+def _alert(opts: WatchOptions, ctx: Context, watched: list[Watched]) -> None:
+    """`--bell`, `--notify`: the watch ended (not when it was interrupted)."""
+    if not (opts.bell or opts.notify) or any(w.outcome == "interrupted" for w in watched):
+        return
+    from mcptask.output import alerts
+
+    if opts.bell:
+        alerts.bell(ctx.out.stderr)
+    if opts.notify:
+        why = alerts.notify(
+            "mcptask watch ended", alerts.summary([(w.task_id, w.outcome) for w in watched])
+        )
+        if why is not None:
+            ctx.out.note(why)
 
 
 def _resume_hint(ctx: Context, watched: list[Watched]) -> None:
