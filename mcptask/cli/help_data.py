@@ -66,8 +66,8 @@ COMMANDS: dict[str, CommandHelp] = {
                 "mcptask watch 8488be63 --until input_required && mcptask answer 8488be63",
             ),
             (
-                "each new status message, in a script",
-                "mcptask watch 8488be63 -o ndjson --jq 'select(.event == \"status\") | .statusMessage'",
+                "go away while it runs: a bell and a desktop notification when it ends",
+                "mcptask watch 8488be63 --bell --notify",
             ),
         ),
     ),
@@ -196,6 +196,10 @@ COMMANDS: dict[str, CommandHelp] = {
         (
             ("", "mcptask demo"),
             ("a shorter task, its events as JSON lines", "mcptask demo --seconds 3 -o ndjson"),
+            (
+                "keep the demo server up on 127.0.0.1:3001 to try the other commands against",
+                "mcptask demo --serve",
+            ),
         ),
     ),
     "tools": CommandHelp(
