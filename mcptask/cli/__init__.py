@@ -37,6 +37,14 @@ def main(argv: list[str] | None = None) -> int:
         for g in app.registered_groups
     }
     args = hoist(words, groups=groups)
+    if (
+        "_MCPTASK_COMPLETE" in os.environ
+        or "--show-completion" in args
+        or ("--install-completion" in args)
+    ):
+        from mcptask.cli.complete import use_bash_script
+
+        use_bash_script()
     try:
         rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:

@@ -81,3 +81,41 @@ def test_tool_names_complete_for_call(
     assert complete(run_cli, f"mcptask call --url {url} simulate") == ["simulate-research-query"]
     # an unreachable target offers nothing, quickly
     assert complete(run_cli, "mcptask call --url http://127.0.0.1:9/mcp ") == []
+
+
+# -- through a real bash in a real terminal (tmux) ----------------------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_bash_completes_after_a_url_with_colons(
+    run_cli: RunCli, everything_server: ServerProcess, state_dir: Path, tmp_path: Path
+) -> None:
+    """bash splits words at `:` (COMP_WORDBREAKS): the script joins them again, so a tool name
+    completes after `--url http://127.0.0.1:PORT/mcp` (issue 28, item 11)."""
+    import stat
+    import sys
+
+    from test_live_view_layout import ROOT, Tmux, wait_screen
+
+    from conftest import clean_env
+
+    url = everything_server.url
+    assert "get-sum" in complete(run_cli, f"mcptask call --url {url} get-s")  # fed whole words
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "mcptask"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m mcptask "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    tmux = Tmux(120)
+    try:
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+        tmux.start(["bash", "--norc", "--noprofile"], env)
+        script = ROOT / "completions" / "mcptask.bash"
+        setup = f"PS1='$ '; PATH={bin_dir}:$PATH; source {script}; echo ready:$COMP_WORDBREAKS"
+        tmux.run("send-keys", "-t", "t", setup, "Enter")
+        wait_screen(tmux, lambda s: any(ln.startswith("ready:") and ":" in ln for ln in s), "ready")
+        tmux.run("send-keys", "-t", "t", f"mcptask call --url {url} get-su", "Tab")
+        line = f"mcptask call --url {url} get-sum "
+        wait_screen(tmux, lambda s: any(ln.endswith(line.rstrip()) for ln in s), "completed", 60)
+    finally:
+        tmux.stop()
