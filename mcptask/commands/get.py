@@ -25,4 +25,8 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
     proto.history_length = opts.history
     task, _ = await look_up(ctx, proto, task_id)
     ctx.out.task(task)
+    if ctx.out.pretty and task.status == "input_required":
+        from mcptask.text.command_line import command_line
+
+        ctx.out.note(f"answer it: {command_line('answer', task_id)}")
     return ExitCode.OK
