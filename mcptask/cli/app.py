@@ -20,6 +20,7 @@ from mcptask.cli.options import (
     TaskId,
     Timeout,
     WantResult,
+    with_auth_target,
     with_target,
 )
 from mcptask.cli.runner import execute
@@ -431,7 +432,7 @@ app.add_typer(auth_app)
 
 
 @auth_app.command("login", **described("auth login"))
-@with_target
+@with_auth_target
 def auth_login(
     g: GlobalOptions,
     scope: Annotated[
@@ -460,7 +461,7 @@ def auth_login(
 
 
 @auth_app.command("logout", **described("auth logout"))
-@with_target
+@with_auth_target
 def auth_logout(g: GlobalOptions) -> None:
     from mcptask.commands.auth import LogoutOptions, run_logout
 
@@ -468,7 +469,7 @@ def auth_logout(g: GlobalOptions) -> None:
 
 
 @auth_app.command("status", **described("auth status"))
-@with_target
+@with_auth_target
 def auth_status(g: GlobalOptions) -> None:
     from mcptask.commands.auth import StatusOptions, run_status
 
@@ -476,7 +477,7 @@ def auth_status(g: GlobalOptions) -> None:
 
 
 @auth_app.command("token", **described("auth token"))
-@with_target
+@with_auth_target
 def auth_token(g: GlobalOptions) -> None:
     from mcptask.commands.auth import TokenOptions, run_token
 

@@ -174,8 +174,9 @@ COMMANDS: dict[str, CommandHelp] = {
         START,
         "Send a message that starts an A2A task",
         "Send a message to an A2A agent without waiting for the answer, and print the task it "
-        "starts; --watch follows it, --result waits for its result. Agno agents need "
-        "--context-id; a task sent from this machine remembers its context.",
+        "starts; --watch follows it, --result waits for its result. --context-id continues a "
+        "conversation; a task sent from this machine remembers its context (Agno looks its "
+        "tasks up by context).",
         (
             ("", 'mcptask send "summarise the Q3 report" --url http://127.0.0.1:9999/'),
             (
@@ -183,7 +184,7 @@ COMMANDS: dict[str, CommandHelp] = {
                 'mcptask send "summarise the Q3 report" --url http://127.0.0.1:9999/ --watch --result',
             ),
             (
-                "an Agno agent",
+                "an Agno agent, continuing a conversation",
                 "mcptask send hello --url http://127.0.0.1:7777/a2a/agents/echo --context-id c1",
             ),
         ),
