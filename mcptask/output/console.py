@@ -78,6 +78,9 @@ class Output:
     jq: JqFilter | None = None
     #: the target is a stdio server (its tasks end with the process): changes input hints
     stdio: bool = False
+    #: what Ctrl-C did, said in place of `error: interrupted` (a plain call: whether the
+    #: server was told to cancel)
+    interrupted: str | None = None
     _console: Console | None = None
 
     @property

@@ -324,6 +324,9 @@ class CallHooks:
     responder: Responder | None = None
     #: remarks for the person (requests refused), one line each
     on_note: Callable[[str], None] | None = None
+    #: after the call was abandoned (Ctrl-C): whether `notifications/cancelled` reached the
+    #: server (None: not abandoned)
+    cancel_sent: bool | None = None
 
     def note(self, message: str) -> None:
         if self.on_note is not None:

@@ -501,6 +501,10 @@ def test_cli_call_ctrl_c_cancels_the_request(
     assert '"method":"notifications/cancelled"' in err.replace(" ", "")
     assert json.loads(out.splitlines()[-1])["outcome"] == "interrupted"
     assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last == (
+        "mcptask: interrupted: the server was told to cancel the call (notifications/cancelled)"
+    )
 
 
 def test_cli_watch_shows_the_progress_of_a_task(run_cli: RunCli) -> None:
