@@ -95,3 +95,38 @@ def test_a_config_default_that_shadows_the_books_server(
     assert f"the task book has it on {url}, not on server 'ev'" in r.stderr
     assert f"`mcptask get {task_id} -s one`" in r.stderr
     assert run_cli("get", task_id, "-s", "one", env={"MCPTASK_CONFIG": str(config)}).code == 0
+
+
+UTC_Z = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z"
+
+
+def test_timestamps_in_one_format_whatever_the_server_sent(
+    run_cli: RunCli, fastmcp4_server: ServerProcess, everything_server: ServerProcess
+) -> None:
+    import re
+
+    f4 = run_cli("call", "slow_echo", "text=x", "--url", fastmcp4_server.url, "-o", "json").json()
+    assert f4["raw"]["createdAt"].endswith("+00:00")  # fastmcp 4 writes an offset
+    ev = run_cli(
+        "call", "simulate-research-query", "topic=x", "--url", everything_server.url, "-o", "json"
+    ).json()
+    for task in (f4, ev):
+        assert re.fullmatch(UTC_Z, task["createdAt"]), task
+        assert re.fullmatch(UTC_Z, task["lastUpdatedAt"]), task
+    assert f4["createdAt"][:19] == f4["raw"]["createdAt"][:19]
+
+
+@pytest.mark.parametrize(
+    ("sent", "shown"),
+    [
+        ("2026-12-01T15:57:56+01:00", "2026-12-01T14:57:56Z"),
+        ("2026-12-01T14:57:56.123456+00:00", "2026-12-01T14:57:56.123Z"),
+        ("2026-12-01T14:57:56z", "2026-12-01T14:57:56Z"),
+        ("2026-12-01 14:57:56", "2026-12-01 14:57:56"),  # no zone: kept as it came
+        ("12", "12"),
+    ],
+)
+def test_a_servers_time_in_utc_with_z(sent: str, shown: str) -> None:
+    from mcptask.model import utc_stamp
+
+    assert utc_stamp(sent) == shown
