@@ -254,6 +254,7 @@ class Context:
                         read_timeout=_env_float("MCPTASK_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
                         max_line=_env_int("MCPTASK_MAX_BODY", DEFAULT_MAX_LINE),
                         trace=self.trace if self.options.trace else None,
+                        on_silence=self.out.note,
                     )
                 )
             else:

@@ -187,3 +187,15 @@ def test_https_against_an_http_server_says_so(run_cli: RunCli, fastmcp4_server: 
     assert_one_line_error(r)
     assert "it speaks http, not https" in r.stderr and f"--url {plain}" in r.stderr
     assert "WRONG_VERSION_NUMBER" not in r.stderr
+
+
+def test_a_silent_stdio_server_is_said_to_be_waited_for(run_cli: RunCli) -> None:
+    """A `--stdio` server that says nothing: after a few seconds mcptask says it is waiting for
+    it (not hanging), then times out as MCPTASK_READ_TIMEOUT says."""
+    r = run_cli("tools", "--stdio", "sleep 30", env={"MCPTASK_READ_TIMEOUT": "5"})
+    assert r.code == 4
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("mcptask: waiting for the stdio server sleep to answer")
+    assert "it has said nothing for 3s" in lines[0]
+    assert lines[1].startswith("mcptask: error: timed out waiting for the stdio server sleep")
+    assert len(lines) == 2 and "Traceback" not in r.stderr
