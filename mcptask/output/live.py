@@ -503,6 +503,8 @@ def _next_poll_cell(view: LiveEvents, w: Watched, now: float) -> str:
         return ""
     if w.asking:
         return "answering"
+    if w.task_id in view.retrying:  # the same countdown as the message's
+        return delay_text(max(w.due - now, 0.0))
     return duration(w.due - now) if w.due > now else "now"
 
 

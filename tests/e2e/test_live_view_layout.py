@@ -433,3 +433,49 @@ def test_tools_shows_whole_names_and_the_required_arguments(
     assert all(len(ln) <= tmux_at.width for ln in screen)
     if tmux_at.width == 120:  # the description takes the room there is
         assert max(len(ln.rstrip()) for ln in screen) >= 115, text
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_a_server_that_goes_down_mid_watch_reads_as_one_coherent_line(
+    tmux_at: Tmux, state_dir: Path
+) -> None:
+    """fastmcp 4 stopped while a task of it is watched: the row keeps the status it was seen
+    with, the message counts down to the next try (the same time as `next poll`, where that
+    column is drawn), and the countdown moves."""
+    import re
+
+    from servers.mcp_envs import start_fastmcp4
+
+    server = start_fastmcp4()
+    try:
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT), "MCPTASK_CONNECT_TIMEOUT": "1"})
+        made = subprocess.run(
+            cli("call", "slow_echo", "text=x", "seconds=120", "--url", server.url, "-o", "json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        task_id = made.stdout.split('"taskId": "')[1].split('"')[0]
+        tmux_at.start(cli("watch", task_id, "--no-push"), env)
+        wait_screen(tmux_at, lambda s: any("● working" in ln for ln in s), "working")
+        server.stop()
+        pattern = re.compile(r"retrying in ([0-9.m]+s)")
+
+        def countdown(s: list[str]) -> str | None:
+            found = [m.group(1) for ln in s if (m := pattern.search(ln))]
+            return found[0] if found else None
+
+        screen = wait_screen(tmux_at, lambda s: countdown(s) is not None, "retrying", 60)
+        row = next(ln for ln in screen if "retrying in" in ln)
+        assert "● working" in row and "unseen" not in row, screen
+        header = header_of(screen)
+        if "next poll" in header:
+            cells = [c.strip() for c in row.split("│")]
+            assert cells[header.index("next poll")] == countdown(screen), row
+        first = countdown(screen)
+        # not frozen: the countdown moves on
+        wait_screen(tmux_at, lambda s: countdown(s) not in (None, first), "counting down", 60)
+    finally:
+        server.stop()
