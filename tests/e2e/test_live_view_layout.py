@@ -372,8 +372,20 @@ def test_the_view_redraws_cleanly_on_resize(tmux_at: Tmux, state_dir: Path) -> N
         tmux_at.run("resize-window", "-t", "t", "-x", str(width))
 
         def redrawn(s: list[str], width: int = width) -> bool:
+            # one whole frame for the new width, and nothing of an older one: a frame drawn
+            # for a wider terminal reflows its header and rule over two lines each
             rows = [ln for ln in s if "│" in ln]
-            return bool(rows) and all(len(ln.rstrip()) <= width for ln in s) and summary(s)
+            headers = [ln for ln in s if "┃" in ln]
+            rules = [ln for ln in s if "╇" in ln]
+            return (
+                bool(rows)
+                and summary(s)
+                and all(len(ln.rstrip()) <= width for ln in s)
+                and len(headers) == 1
+                and len(rules) == 1
+                and headers[0].lstrip().startswith("task")
+                and sum(1 for ln in s if ln.startswith("mcptask demo: watching")) == 1
+            )
 
         screen = wait_screen(tmux_at, redrawn, f"redrawn at {width}")
         # nothing of an older frame is left on the screen: one title, one header
