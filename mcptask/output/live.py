@@ -213,7 +213,7 @@ class LiveEvents:
         if live is None or not live.is_started:
             return
         console = self.out.console
-        sync = console.is_terminal and not console.is_dumb_terminal
+        sync = console.is_terminal and console.is_interactive and not console.is_dumb_terminal
         width = console.width
         if self._drawn and width < self._drawn_width:
             # the terminal narrowed: it reflowed the last frame's lines onto more rows than
