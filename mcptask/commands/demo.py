@@ -53,6 +53,8 @@ def serve(opts: DemoOptions, ctx: Context) -> int:
     from mcptask.demo.server import DemoServer
     from mcptask.errors import ExitCode, UsageError
 
+    if ctx.options.output in ("json", "ndjson") or ctx.options.jq is not None:
+        raise UsageError("--serve prints the server's URL as one line of text: leave out -o/--jq")
     if not 0 <= opts.port <= 65535:
         raise UsageError(f"--port must be 0..65535, not {opts.port}")
     try:

@@ -92,3 +92,9 @@ def test_serve_on_a_taken_port_says_what_to_do(run_cli: RunCli, everything_serve
     r = run_cli("demo", "--serve", "--port", port)
     assert r.code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in r.stderr and "--port 0" in r.stderr
+
+
+def test_serve_prints_text_not_json(run_cli: RunCli) -> None:
+    r = run_cli("demo", "--serve", "-o", "json")
+    assert r.code == 2
+    assert "--serve prints the server's URL as one line of text" in r.stderr
