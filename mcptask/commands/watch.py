@@ -83,6 +83,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         events.track(watched)
         # a server that pushes may push progress: its column is there from the first frame
         events.may_progress = opts.push and any(g.watcher.feeds for g in groups)
+        events.last_seen = _last_seen(groups)
     watchers = [g.watcher for g in groups]
     with signals(*watchers), _reader_gone(ctx, watchers):
         # the live view is left on every path, so the terminal never stays in live mode
@@ -204,6 +205,20 @@ def _alert(opts: WatchOptions, ctx: Context, watched: list[Watched]) -> None:
         )
         if why is not None:
             ctx.out.note(why)
+
+
+def _last_seen(groups: list[_Group]) -> dict[str, str]:
+    """The status the task book last saw for each watched task (the live view shows it while a
+    server that is down keeps a task from being seen)."""
+    seen: dict[str, str] = {}
+    for g in groups:
+        if not g.ctx.remembers:
+            continue
+        for w in g.watcher.watched:
+            rec = g.ctx.book.lookup(g.ctx.server, w.task_id)
+            if rec is not None and isinstance(rec.get("status"), str):
+                seen[w.task_id] = rec["status"]
+    return seen
 
 
 def _resume_hint(ctx: Context, watched: list[Watched]) -> None:

@@ -163,6 +163,9 @@ class LiveEvents:
         #: the server may push progress for these tasks: the progress column is there from the
         #: first frame (columns do not come and go during a watch)
         self.may_progress = False
+        #: task id -> the status the task book last saw (a row not answered yet in this watch,
+        #: whose server is down, shows it rather than `unseen`)
+        self.last_seen: dict[str, str] = {}
         self._live: Any = None
         self._ticker: asyncio.Task[None] | None = None
         #: the width each fixed column has needed so far (`_layout`: widths only grow)
@@ -263,6 +266,15 @@ class LiveEvents:
     def end(self, w: Watched) -> None:
         self.retrying.pop(w.task_id, None)
 
+    def status(self, w: Watched) -> str:
+        """The word a row shows (`shown_status`), with the task book's last status for a task
+        this watch has not heard of yet while its polls fail."""
+        if w.task is None and not w.done and w.task_id in self.retrying:
+            last = self.last_seen.get(w.task_id)
+            if last in STYLE:
+                return last
+        return shown_status(w, self.retrying)
+
     def finish(self, watched: list[Watched], code: int) -> None:
         self.__exit__()
         if self.with_result:
@@ -296,7 +308,7 @@ class LiveEvents:
         now = self.clock()
         counts: dict[str, int] = {}
         for w in self.watched:
-            shown = shown_status(w, self.retrying)
+            shown = self.status(w)
             counts[shown] = counts.get(shown, 0) + 1
         rows = self._rows_that_fit()
         cells = [[col.cell(self, w, now) for col in LIVE_COLUMNS] for w in rows]
@@ -463,7 +475,7 @@ def _server_cell(view: LiveEvents, w: Watched, now: float) -> Any:
 
 
 def _status_cell(view: LiveEvents, w: Watched, now: float) -> Any:
-    return status_text(shown_status(w, view.retrying))
+    return status_text(view.status(w))
 
 
 def _message_cell(view: LiveEvents, w: Watched, now: float) -> Any:

@@ -690,3 +690,19 @@ def test_the_input_hint_is_a_command_that_works_when_pasted(task_id: str, hint: 
     ):
         events.finish([watched(task_id, outcome="input_required", exit_code=10)], 10)
         assert stderr(events.out) == (f"mcptask: {task_id} needs input: answer it with `{hint}`\n")
+
+
+def test_a_task_not_heard_of_yet_whose_server_is_down() -> None:
+    """Its row shows the status the task book last saw (not `unseen`), and the message and
+    `next poll` count down to the same moment."""
+    events = LiveEvents(output("pretty", recording_console()), with_result=False, clock=lambda: NOW)
+    known = watched("t1", started=NOW, due=NOW + 2.5)
+    new = watched("t2", started=NOW, due=NOW + 2.5)
+    events.track([known, new])
+    events.last_seen = {"t1": "working"}
+    events.retry(known, "cannot connect to http://127.0.0.1:1", 2.5)
+    events.retry(new, "cannot connect to http://127.0.0.1:1", 2.5)
+    rows = [" ".join(words(line)) for line in frame(events)[2:4]]
+    assert rows[0].startswith("t1 ● working retrying in 2.5s: cannot connect")
+    assert rows[1].startswith("t2 ↻ retrying retrying in 2.5s: cannot connect")
+    assert all(" 2.5s " in row for row in rows)  # next poll: the same countdown
