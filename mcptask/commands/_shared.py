@@ -38,8 +38,13 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
 
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.remembers else None
     if rec is not None:
+        import re
+
         last = rec.get("status", "unknown")
-        message = f"task {task_id} has expired: the server no longer knows it (last seen {last})"
+        # the server's reason, without the id a second time
+        reason = exc.message.removeprefix(f"task {task_id}: ")
+        reason = re.sub(rf"\b[Tt]ask {re.escape(task_id)}", "it", reason).replace(task_id, "it")
+        message = f"task {task_id} has expired (last seen {last}): {reason}"
         not_kept = rec.get("resultNotKept")
         if isinstance(not_kept, str):
             message += f"; its result was not kept ({not_kept})"

@@ -62,7 +62,7 @@ def test_an_expired_task_names_the_kept_result(run_cli: RunCli, short_lived: Dem
     assert r.code == 9, r.stderr
     assert_one_line_error(r)
     assert r.stderr.count(task_id) == 2  # the task, and the command that prints its result
-    assert f"task {task_id} has expired: the server no longer knows it" in r.stderr
+    assert f"task {task_id} has expired (last seen completed): " in r.stderr
     assert f"`mcptask result {task_id}` prints it" in r.stderr
     kept = run_cli("result", task_id)
     assert kept.code == 0 and "Report on demo" in kept.stdout, kept.stderr
