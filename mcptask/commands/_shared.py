@@ -44,6 +44,8 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
         # the server's reason, without the id a second time
         reason = exc.message.removeprefix(f"task {task_id}: ")
         reason = re.sub(rf"\b[Tt]ask {re.escape(task_id)}", "it", reason).replace(task_id, "it")
+        if re.fullmatch(r"(?i)(it )?not found\.?", reason.strip()):
+            reason = "the server no longer knows it"
         message = f"task {task_id} has expired (last seen {last}): {reason}"
         not_kept = rec.get("resultNotKept")
         if isinstance(not_kept, str):
