@@ -173,9 +173,8 @@ class LiveEvents:
         #: (terminal width, which optional columns apply) -> the columns drawn and the cells
         #: of the task column (a whole id, or a unique prefix of this many)
         self._layouts: dict[tuple[int, frozenset[int]], tuple[list[int], int]] = {}
-        #: the width each line of the last frame took, and the terminal width then (a terminal
-        #: that narrows reflows those lines: the next redraw goes up over all of them)
-        self._drawn: list[int] = []
+        #: the terminal width the last frame was drawn for (a terminal that narrows reflows it:
+        #: the next redraw starts from a clean screen)
         self._drawn_width = 0
         #: task id -> when it was created, in wall-clock seconds (None: no usable createdAt)
         self._created: dict[str, float | None] = {}
@@ -199,7 +198,7 @@ class LiveEvents:
             auto_refresh=False,  # redrawn by `_tick` on the loop, never from another thread
             transient=False,
         )
-        self._drawn, self._drawn_width = [], 0
+        self._drawn_width = 0
         self._live.start()
         self.refresh()
 
@@ -218,15 +217,15 @@ class LiveEvents:
         console = self.out.console
         sync = console.is_terminal and console.is_interactive and not console.is_dumb_terminal
         width = console.width
-        if self._drawn and width < self._drawn_width:
-            # the terminal narrowed: it reflowed the last frame's lines onto more rows than
-            # Rich remembers; go up over all of them, or a stale header stays behind
-            rows = sum(max(1, -(-n // max(width, 1))) for n in self._drawn)
-            render = live._live_render  # Rich keeps the last frame's shape here
-            if render._shape is not None:
-                render._shape = (width, rows)
+        narrowed = sync and self._drawn_width and width < self._drawn_width
         if sync:
             console.file.write(SYNC_BEGIN)
+        if narrowed:
+            # the terminal narrowed and reflowed the last frame over more rows than Rich knows
+            # (how many is the terminal's own business): a stale header would stay behind.
+            # Start from a clean screen (terminals keep what it held in their scrollback)
+            console.file.write(CLEAR_SCREEN)
+            live._live_render._shape = None  # Rich's record of the last frame: none now
         try:
             live.refresh()
         finally:
@@ -396,6 +395,8 @@ class LiveEvents:
         return (running + ended)[:room]
 
 
+#: the cursor home, the screen cleared
+CLEAR_SCREEN = "\x1b[H\x1b[2J"
 #: synchronized output (DEC private mode 2026): the terminal holds the screen from BEGIN to END
 SYNC_BEGIN = "\x1b[?2026h"
 SYNC_END = "\x1b[?2026l"
@@ -571,13 +572,6 @@ class _LiveView:
         self.events = events
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.segment import Segment
-
-        lines = console.render_lines(self.events.render(options.max_width), options, pad=False)
-        # what each line takes: a terminal that narrows reflows them (`LiveEvents.refresh`)
-        self.events._drawn = [Segment.get_line_length(line) for line in lines]
+        # the width it is drawn for: a terminal that narrows reflows it (`LiveEvents.refresh`)
         self.events._drawn_width = options.max_width
-        for i, line in enumerate(lines):
-            if i:
-                yield Segment.line()
-            yield from line
+        yield self.events.render(options.max_width)
