@@ -108,7 +108,9 @@ def test_bash_completes_after_a_url_with_colons(
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     tmux = Tmux(120)
     try:
-        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+        config = tmp_path / "config.toml"
+        config.write_text(f'[servers."prod:eu"]\nurl = "{url}"\n[servers.other]\nurl = "{url}"\n')
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT), "MCPTASK_CONFIG": str(config)})
         tmux.start(["bash", "--norc", "--noprofile"], env)
         script = ROOT / "completions" / "mcptask.bash"
         setup = f"PS1='$ '; PATH={bin_dir}:$PATH; source {script}; echo ready:$COMP_WORDBREAKS"
@@ -117,5 +119,11 @@ def test_bash_completes_after_a_url_with_colons(
         tmux.run("send-keys", "-t", "t", f"mcptask call --url {url} get-su", "Tab")
         line = f"mcptask call --url {url} get-sum "
         wait_screen(tmux, lambda s: any(ln.endswith(line.rstrip()) for ln in s), "completed", 60)
+        # a word with a `:` in it: bash keeps what comes before its last `:`, the candidate
+        # brings only the rest (never `-s prod:prod:eu`)
+        tmux.run("send-keys", "-t", "t", "C-u", "mcptask get -s prod:e", "Tab")
+        done = "mcptask get -s prod:eu"
+        wait_screen(tmux, lambda s: any(ln.rstrip().endswith(done) for ln in s), "ltrim", 60)
+        assert not any("prod:prod" in ln for ln in tmux.screen())
     finally:
         tmux.stop()
