@@ -491,3 +491,31 @@ def test_a_server_that_goes_down_mid_watch_reads_as_one_coherent_line(
         wait_screen(tmux_at, lambda s: countdown(s) not in (None, first), "counting down", 60)
     finally:
         server.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_watching_server_everything_keeps_its_columns_and_the_whole_id(
+    tmux_at: Tmux, state_dir: Path, everything_server: Any
+) -> None:
+    """server-everything's research task (4 stages of 1 s) followed live: the id is whole on
+    its row, the columns never change, the age counts from the task's createdAt."""
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    url = everything_server.url
+    tmux_at.start(
+        cli("call", "simulate-research-query", "topic=tides", "--watch", "--url", url), env
+    )
+    frames = frames_until_end(tmux_at)
+    final = frames[-1]
+    assert "__END__ 0" in "\n".join(final), final
+    created = next(ln for ln in final if ln.startswith("mcptask: task "))
+    task_id = created.split()[2]
+    whole = [f for f in frames if summary(f) and sum(1 for ln in f if "┃" in ln) == 1]
+    assert whole, frames
+    headers = {tuple(header_of(f)) for f in whole}
+    assert len(headers) == 1, headers  # chosen once for the width
+    for f in whole:
+        rows = [ln for ln in f if "│" in ln]
+        assert len(rows) == 1 and rows[0].split("│")[0].strip() == task_id, f
+        assert all(len(ln) <= tmux_at.width for ln in f)
+    assert "age" in header_of(final)
