@@ -158,11 +158,9 @@ def _shown(value: Any) -> str:
 
 
 def constraint_problem(value: Any, prop: Any) -> str | None:
-    """What a value breaks of its property's schema (`enum`, `const`, bounds, lengths, a
-    pattern), checked before sending as missing arguments are; None when nothing (or the
-    schema is not one mcptask reads)."""
-    import math
-    import re
+    """What a value breaks of its property's schema (`enum`, `const`, bounds, lengths),
+    checked before sending as missing arguments are; None when nothing (or the schema is not
+    one mcptask reads)."""
 
     if not isinstance(prop, dict):
         return None
@@ -181,13 +179,8 @@ def constraint_problem(value: Any, prop: Any) -> str | None:
             ("exclusiveMinimum", "more than"),
             ("exclusiveMaximum", "less than"),
         ):
-            bound = prop.get(key)
-            if (
-                isinstance(bound, (int, float))
-                and not isinstance(bound, bool)
-                and math.isfinite(bound)
-                and not _within(key, value, bound)
-            ):
+            bound = _finite(prop.get(key))
+            if bound is not None and not _within(key, value, bound):
                 return f"the tool expects a number {word} {bound:g}"
     if isinstance(value, str):
         low, high = prop.get("minLength"), prop.get("maxLength")
@@ -195,13 +188,8 @@ def constraint_problem(value: Any, prop: Any) -> str | None:
             return f"the tool expects at least {low} characters"
         if isinstance(high, int) and len(value) > high:
             return f"the tool expects at most {high} characters"
-        pattern = prop.get("pattern")
-        if isinstance(pattern, str) and len(pattern) <= 500:
-            try:
-                if re.search(pattern, value) is None:
-                    return f"the tool expects text matching {pattern}"
-            except re.error:
-                return None  # a pattern Python does not read: the server judges
+        # `pattern` is the server's to judge: a server's regular expression may backtrack
+        # for ever on a short text (no ReDoS from a hostile schema)
     return None
 
 
@@ -213,3 +201,16 @@ def _within(key: str, value: float, bound: float) -> bool:
     if key == "exclusiveMinimum":
         return value > bound
     return value < bound
+
+
+def _finite(bound: Any) -> float | None:
+    """A schema's bound as a finite float (None: no number, or none a float holds)."""
+    import math
+
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)):
+        return None
+    try:
+        number = float(bound)
+    except OverflowError:  # a 400-digit integer
+        return None
+    return number if math.isfinite(number) else None
