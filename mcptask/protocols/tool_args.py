@@ -205,8 +205,6 @@ def _within(key: str, value: float, bound: float) -> bool:
 
 def _finite(bound: Any) -> float | None:
     """A schema's bound as a finite float (None: no number, or none a float holds)."""
-    import math
-
     if isinstance(bound, bool) or not isinstance(bound, (int, float)):
         return None
     try:
