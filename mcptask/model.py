@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 Status = Literal[
     "submitted",
@@ -41,6 +42,11 @@ class Task(BaseModel):
     inputRequests: dict[str, Any] | None = None
     raw: dict[str, Any]
 
+    @field_validator("createdAt", "lastUpdatedAt", mode="after")
+    @classmethod
+    def _utc(cls, value: str | None) -> str | None:
+        return utc_stamp(value)
+
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
@@ -72,3 +78,27 @@ def normalize_status(word: str) -> Status:
     if w in STATUSES:
         return w  # type: ignore[return-value]
     return "working"
+
+
+def utc_stamp(value: str | None) -> str | None:
+    """A server's ISO 8601 time in one format, UTC with `Z` (`2026-12-01T14:57:56.075Z`;
+    fractions of a second kept to the millisecond), whatever offset or spelling it came with;
+    text that is no ISO 8601 time with a zone is kept as it came (`raw` has the original)."""
+    from datetime import datetime
+
+    if not value or len(value) > 64:
+        return value
+    try:
+        then = datetime.fromisoformat(value.strip().replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if then.tzinfo is None:
+        return value
+    try:
+        then = then.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return value
+    stamp = then.strftime("%Y-%m-%dT%H:%M:%S")
+    if then.microsecond:
+        stamp += f".{then.microsecond // 1000:03d}"
+    return stamp + "Z"

@@ -31,6 +31,17 @@ VERDICT_STYLE = {
 OUTCOME_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
 
 
+def _summary(report: Report, ctx: Context) -> None:
+    from rich.text import Text
+
+    counts = report.counts()
+    summary = Text(f"{report.outcome}", style=OUTCOME_STYLE[report.outcome])
+    summary.append(f" (exit {report.exit_code}): ")
+    summary.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))
+    summary.append(f" in {report.duration:.1f} s", style="dim")
+    ctx.out.console.print(summary)
+
+
 def print_pretty(report: Report, ctx: Context, *, with_rpc: bool) -> None:
     import json
 
@@ -48,6 +59,19 @@ def print_pretty(report: Report, ctx: Context, *, with_rpc: bool) -> None:
     console.print(
         Text(f"mcptask check {one_line(report.server, 120)} ({report.protocol}){who}", style="bold")
     )
+    reasons = {(r.verdict, r.observed) for r in report.results}
+    if len(report.results) > 1 and len(reasons) == 1 and report.results[0].verdict == SKIP:
+        # nothing ran, for one reason (Agno: mcptask check does not cover it): one line says
+        # what the check covers, not a row per check
+        console.print(
+            Text(
+                f"SKIP all {len(report.results)} checks: "
+                + clean(report.results[0].observed, multiline=False),
+                style=VERDICT_STYLE[SKIP],
+            )
+        )
+        _summary(report, ctx)
+        return
     table = Table(show_edge=False, expand=False, pad_edge=False)
     table.add_column("", no_wrap=True)
     table.add_column("check", no_wrap=True)
@@ -61,12 +85,7 @@ def print_pretty(report: Report, ctx: Context, *, with_rpc: bool) -> None:
             observed.append(f"\n{r.check.requirement} — {r.check.spec}", style="dim")
         table.add_row(Text(r.verdict, style=VERDICT_STYLE[r.verdict]), r.check.id, observed)
     console.print(table)
-    counts = report.counts()
-    summary = Text(f"{report.outcome}", style=OUTCOME_STYLE[report.outcome])
-    summary.append(f" (exit {report.exit_code}): ")
-    summary.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))
-    summary.append(f" in {report.duration:.1f} s", style="dim")
-    console.print(summary)
+    _summary(report, ctx)
     if with_rpc:
         for r in report.results:
             if not r.rpc:

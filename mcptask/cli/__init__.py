@@ -47,6 +47,14 @@ def main(argv: list[str] | None = None) -> int:
         for g in app.registered_groups
     }
     args = hoist(words, groups=groups)
+    if (
+        "_MCPTASK_COMPLETE" in os.environ
+        or "--show-completion" in args
+        or ("--install-completion" in args)
+    ):
+        from mcptask.cli.complete import use_bash_script
+
+        use_bash_script()
     try:
         rv = _app_for(args)(args=args, prog_name="mcptask", standalone_mode=False)
     except click_exc.NoSuchOption as exc:
@@ -56,13 +64,17 @@ def main(argv: list[str] | None = None) -> int:
         if words:
             word = words[0]
             exc.message = (
-                f"No such option: {name}. If {word!r} is a task id, put -- before it: "
+                f"no such option: {name}. If {word!r} is a task id, put -- before it: "
                 f"mcptask <command> [options] -- {word}"
             )
         elif args and not args[0].startswith("-") and name in COMMON_OPTIONS:
-            exc.message = f"No such option: {name} (`mcptask {args[0]}` does not take it)"
-        exc.show()
-        return ExitCode.USAGE
+            exc.message = f"no such option: {name} (`mcptask {args[0]}` does not take it)"
+        return _usage_error(exc, args)
+    except click_exc.NoArgsIsHelpError as exc:
+        exc.show()  # `mcptask auth`: its help
+        return exc.exit_code
+    except click_exc.UsageError as exc:
+        return _usage_error(exc, args)
     except click_exc.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -78,6 +90,16 @@ def _quick_completion() -> tuple[str | None, int] | None:
         return answer()
     except Exception:  # whatever went wrong, Typer's completion answers instead
         return None
+
+
+def _usage_error(exc: Exception, args: list[str]) -> int:
+    """Click's usage errors (four lines: usage, a hint, a blank, `Error: ...`) as mcptask's
+    one line, with where help is: `mcptask: error: get needs TASK_ID (mcptask get -h)`."""
+    from mcptask.cli.usage_errors import one_line
+
+    sys.stderr.write(f"mcptask: error: {one_line(exc, args)}\n")
+    sys.stderr.flush()
+    return ExitCode.USAGE
 
 
 def run() -> None:

@@ -24,6 +24,7 @@ from mcptask.cli.options import (
     Timeout,
     WantResult,
     seconds_flag,
+    with_auth_target,
     with_target,
 )
 from mcptask.cli.runner import execute
@@ -110,6 +111,16 @@ def watch(
     push_receiver: PushReceiverFlag = False,
     push_public_url: PushPublicUrl = None,
     push_port: PushPort = 0,
+    bell: Annotated[
+        bool, typer.Option("--bell", help="Ring the terminal's bell when the watch ends.")
+    ] = False,
+    notify: Annotated[
+        bool,
+        typer.Option(
+            "--notify",
+            help="A desktop notification when the watch ends (notify-send on Linux, osascript on macOS).",
+        ),
+    ] = False,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -122,6 +133,8 @@ def watch(
         all_tasks=all_tasks,
         until=until,
         receiver=_receiver(push_receiver, push_public_url, push_port),
+        bell=bell,
+        notify=notify,
     )
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
 
@@ -498,12 +511,24 @@ def demo(
     output: OutputMode = "auto",
     jq: Jq = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print the exchanges on stderr.")] = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve",
+            help="Keep the demo server up on 127.0.0.1 (its URL on stdout) to try call, watch and result against; Ctrl-C stops it.",
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", help="With --serve: the port (0: a free one).")
+    ] = 3001,
 ) -> None:
     from mcptask.commands.demo import DemoOptions, run_demo
     from mcptask.session.targets import GlobalOptions
 
     g = GlobalOptions(output=output, trace=trace, url="http://127.0.0.1", jq=jq)
-    execute(g, lambda ctx: run_demo(DemoOptions(seconds=seconds), ctx), streaming=True)
+    opts = DemoOptions(seconds=seconds, serve=serve, port=port)
+    # --serve blocks until Ctrl-C without an event loop (Ctrl-C ends it at once)
+    execute(g, lambda ctx: run_demo(opts, ctx), streaming=True, loop_free=serve)
 
 
 auth_app = typer.Typer(
@@ -519,7 +544,7 @@ app.add_typer(auth_app)
 
 
 @auth_app.command("login", **described("auth login"))
-@with_target
+@with_auth_target
 def auth_login(
     g: GlobalOptions,
     scope: Annotated[
@@ -548,7 +573,7 @@ def auth_login(
 
 
 @auth_app.command("logout", **described("auth logout"))
-@with_target
+@with_auth_target
 def auth_logout(g: GlobalOptions) -> None:
     from mcptask.commands.auth import LogoutOptions, run_logout
 
@@ -556,7 +581,7 @@ def auth_logout(g: GlobalOptions) -> None:
 
 
 @auth_app.command("status", **described("auth status"))
-@with_target
+@with_auth_target
 def auth_status(g: GlobalOptions) -> None:
     from mcptask.commands.auth import StatusOptions, run_status
 
@@ -564,7 +589,7 @@ def auth_status(g: GlobalOptions) -> None:
 
 
 @auth_app.command("token", **described("auth token"))
-@with_target
+@with_auth_target
 def auth_token(g: GlobalOptions) -> None:
     from mcptask.commands.auth import TokenOptions, run_token
 

@@ -154,3 +154,57 @@ def statuses(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     given = set(done.split(",")) if done else set()
     words = sorted(w for w in STATUSES if w not in given)
     return [(prefix + w, "") for w in words if w.startswith(last)]
+
+
+#: the bash script (Typer's, plus one step): bash splits the words of a command line at the
+#: characters in COMP_WORDBREAKS, `:` among them, so `--url http://127.0.0.1:3001/mcp` reaches
+#: the program as five words and nothing after it completes. The words are joined again at
+#: each `:` before the program sees them, and the candidates for a word with a `:` in it lose
+#: what bash already has before its last `:` (as bash-completion's `__ltrim_colon_completions`)
+BASH_SCRIPT = r"""
+%(complete_func)s() {
+    local IFS=$'\n'
+    local -a words=()
+    local cword=0 i n w
+    for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+        w=${COMP_WORDS[i]}
+        n=${#words[@]}
+        if [[ $COMP_WORDBREAKS == *:* && $n -gt 0 && $i -gt 0 && \
+              ( $w == ":"* || ${words[n-1]} == *":" ) ]]; then
+            words[n-1]+=$w
+        else
+            words+=("$w")
+        fi
+        if ((i == COMP_CWORD)); then
+            cword=$((${#words[@]} - 1))
+        fi
+    done
+    if ((COMP_CWORD >= ${#COMP_WORDS[@]})); then
+        cword=${#words[@]}
+    fi
+    local cur=${words[cword]}
+    COMPREPLY=( $( env COMP_WORDS="${words[*]}" \
+                   COMP_CWORD=$cword \
+                   %(autocomplete_var)s=complete_bash $1 ) )
+    if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then
+        local colon_word=${cur%%"${cur##*:}"}
+        for ((i = 0; i < ${#COMPREPLY[@]}; i++)); do
+            COMPREPLY[i]=${COMPREPLY[i]#"$colon_word"}
+        done
+    fi
+    return 0
+}
+
+complete -o default -F %(complete_func)s %(prog_name)s
+"""
+
+
+def use_bash_script() -> None:
+    """Make Typer print BASH_SCRIPT for bash (`_MCPTASK_COMPLETE=source_bash`,
+    `--show-completion`, `--install-completion`). Pinned: typer's `BashComplete.source_template`
+    and `_completion_shared._completion_scripts` (tests/e2e/test_completion_values.py runs the
+    script in a real bash)."""
+    from typer import _completion_classes, _completion_shared
+
+    _completion_classes.BashComplete.source_template = BASH_SCRIPT
+    _completion_shared._completion_scripts["bash"] = BASH_SCRIPT

@@ -67,8 +67,8 @@ COMMANDS: dict[str, CommandHelp] = {
                 "mcptask watch 8488be63 --until input_required && mcptask answer 8488be63",
             ),
             (
-                "each new status message, in a script",
-                "mcptask watch 8488be63 -o ndjson --jq 'select(.event == \"status\") | .statusMessage'",
+                "go away while it runs: a bell and a desktop notification when it ends",
+                "mcptask watch 8488be63 --bell --notify",
             ),
         ),
     ),
@@ -175,8 +175,9 @@ COMMANDS: dict[str, CommandHelp] = {
         START,
         "Send a message that starts an A2A task",
         "Send a message to an A2A agent without waiting for the answer, and print the task it "
-        "starts; --watch follows it, --result waits for its result. Agno agents need "
-        "--context-id; a task sent from this machine remembers its context.",
+        "starts; --watch follows it, --result waits for its result. --context-id continues a "
+        "conversation; a task sent from this machine remembers its context (Agno looks its "
+        "tasks up by context).",
         (
             ("", 'mcptask send "summarise the Q3 report" --url http://127.0.0.1:9999/'),
             (
@@ -184,7 +185,7 @@ COMMANDS: dict[str, CommandHelp] = {
                 'mcptask send "summarise the Q3 report" --url http://127.0.0.1:9999/ --watch --result',
             ),
             (
-                "an Agno agent",
+                "an Agno agent, continuing a conversation",
                 "mcptask send hello --url http://127.0.0.1:7777/a2a/agents/echo --context-id c1",
             ),
         ),
@@ -197,6 +198,10 @@ COMMANDS: dict[str, CommandHelp] = {
         (
             ("", "mcptask demo"),
             ("a shorter task, its events as JSON lines", "mcptask demo --seconds 3 -o ndjson"),
+            (
+                "keep the demo server up on 127.0.0.1:3001 to try the other commands against",
+                "mcptask demo --serve",
+            ),
         ),
     ),
     "tools": CommandHelp(

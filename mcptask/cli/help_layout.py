@@ -59,6 +59,27 @@ class HelpfulCommand(TyperCommand):
     def get_help_option(self, ctx: Context) -> TyperOption | None:
         return _flag_help(super().get_help_option(ctx))
 
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """The command's arguments and its own options first; then the options every command
+        shares, each set under its panel (Target, Authentication, Output)."""
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                sections["Arguments"].append(record)
+            else:
+                panel = getattr(param, "rich_help_panel", None) or "Options"
+                sections.setdefault(panel, []).append(record)
+        # -h/--help closes the command's own options (it is added last, after the shared ones)
+        for name, rows in sections.items():
+            if rows:
+                with formatter.section(
+                    name if name in ("Arguments", "Options") else f"{name} options"
+                ):
+                    formatter.write_dl(rows)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for param in self.params:

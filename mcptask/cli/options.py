@@ -3,8 +3,10 @@ each command by `@with_target`, and the argument/option types several commands u
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any, get_args
 
@@ -195,7 +197,7 @@ def _common_parameters() -> list[inspect.Parameter]:
                 str | None,
                 typer.Option(
                     "--context-id",
-                    help="The A2A context (Agno requires it).",
+                    help="The A2A context: continues a conversation; Agno looks its tasks up by it (the task book keeps it for tasks sent from here).",
                     rich_help_panel=TARGET,
                 ),
             ],
@@ -244,7 +246,6 @@ def _common_parameters() -> list[inspect.Parameter]:
 
 
 _COMMON = _common_parameters()
-_COMMON_NAMES = [p.name for p in _COMMON]
 
 
 def _flags(param: inspect.Parameter) -> list[str]:
@@ -265,8 +266,37 @@ COMMON_OPTIONS: dict[str, bool] = {
 
 def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Add the common target/output options to a command; it receives them as `g`."""
-    import typing
+    return _with(fn, _COMMON)
 
+
+#: what `auth` does not use: auth is for MCP servers over HTTP, by URL or name
+_NOT_FOR_AUTH = frozenset({"stdio", "session", "context_id", "login", "protocol"})
+
+
+def _auth_parameters() -> list[inspect.Parameter]:
+    out = []
+    for p in _COMMON:
+        if p.name in _NOT_FOR_AUTH or p.name == "url":
+            base, info = typing.get_args(p.annotation)
+            info = copy.copy(info)
+            if p.name == "url":
+                info.help = "The MCP server's endpoint (Streamable HTTP). [env var: MCPTASK_URL]"
+            else:
+                # still parsed (auth says why it does not apply), never listed
+                info.hidden = True
+            p = p.replace(annotation=Annotated[base, info])
+        out.append(p)
+    return out
+
+
+def with_auth_target(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`with_target` for `auth`: only the options that apply there are listed (an MCP server
+    over HTTP: no --stdio, --session, --context-id, -p or --login; they still parse, so that
+    auth can say why they do not apply)."""
+    return _with(fn, _auth_parameters())
+
+
+def _with(fn: Callable[..., Any], params: list[inspect.Parameter]) -> Callable[..., Any]:
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn, localns={"GlobalOptions": object}, include_extras=True)
     own = [
@@ -279,12 +309,12 @@ def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(**kwargs: Any) -> Any:
         from mcptask.session.targets import GlobalOptions
 
-        common = {name: kwargs.pop(name) for name in _COMMON_NAMES}
+        common = {p.name: kwargs.pop(p.name, p.default) for p in _COMMON}
         common["headers"] = common.pop("header") or []
         return fn(g=GlobalOptions(**common), **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=own + _COMMON)  # type: ignore[attr-defined]
-    annotations = {p.name: p.annotation for p in own + _COMMON}
+    wrapper.__signature__ = sig.replace(parameters=own + params)  # type: ignore[attr-defined]
+    annotations = {p.name: p.annotation for p in own + params}
     wrapper.__annotations__ = annotations
     del wrapper.__wrapped__
     return wrapper

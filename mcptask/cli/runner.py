@@ -76,7 +76,10 @@ def execute(
         out.error(message)
         code = exc.exit_code
     except KeyboardInterrupt:
-        out.error("interrupted")
+        if out.interrupted:
+            out.note(out.interrupted)
+        else:
+            out.error("interrupted")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError as exc:
         _quiet_broken_pipe()

@@ -73,6 +73,10 @@ async def after_create(
         )
     if not watch and not want_result:
         ctx.out.task(task)
+        if ctx.out.pretty and not task.terminal:
+            from mcptask.text.command_line import command_line
+
+            ctx.out.note(f"follow it: {command_line('watch', task.taskId)}")
         return ExitCode.OK
     if not watch and task.terminal:
         # finished in its creation answer (an Agno workflow, whose tasks cannot be looked up)

@@ -36,7 +36,12 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
 
 def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
     """The error for a task the server does not know: expired when the book knew it (and
-    why its result is not there, when it was too big to keep)."""
+    whether `result` still has its result, or why not); else what to try next: the endpoint
+    where the book has it (a config `default` may have shadowed it), or `list`."""
+    import shlex
+
+    from mcptask.text.command_line import command_line
+
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
     created, ttl = (rec.get("createdAt"), rec.get("ttl")) if rec is not None else (None, None)
     session_gone = "session" in exc.message  # its session is gone, not the task: said as is
@@ -52,13 +57,69 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
         if lost is not None:
             return TaskNotFound(lost)
     if rec is not None:
+        import re
+
         last = rec.get("status", "unknown")
-        message = f"task {task_id} has expired (last seen {last}): {exc.message}"
+        # the server's reason, without the id a second time
+        reason = exc.message.removeprefix(f"task {task_id}: ")
+        reason = re.sub(rf"\b[Tt]ask {re.escape(task_id)}", "it", reason).replace(task_id, "it")
+        if re.fullmatch(r"(?i)(it )?not found\.?", reason.strip()):
+            reason = "the server no longer knows it"
+        message = f"task {task_id} has expired (last seen {last}): {reason}"
         not_kept = rec.get("resultNotKept")
         if isinstance(not_kept, str):
             message += f"; its result was not kept ({not_kept})"
+        elif "result" in rec:
+            message += (
+                f"; the task book kept its result: `{command_line('result', task_id)}` prints it"
+            )
         return TaskNotFound(message)
+    elsewhere = _elsewhere(ctx, task_id)
+    if elsewhere:
+        exc.hint = elsewhere
+    elif ctx.target.command is None and ctx.server:
+        exc.hint = (
+            f"`mcptask list --url {shlex.quote(ctx.server)}` shows the tasks the server lists; "
+            "check the id, and that the task was made on this server"
+        )
     return exc
+
+
+def _elsewhere(ctx: Context, task_id: str) -> str | None:
+    """Where else the task book has `task_id`, as what to type (the config's name for that
+    server where it has one)."""
+    import shlex
+
+    from mcptask.state.endpoints import endpoint_key
+    from mcptask.text.command_line import command_line
+
+    if not ctx.places.remembers:
+        return None
+    here = endpoint_key(ctx.server) if ctx.server else ""
+    hits = [(ep, tid) for ep, tid, _ in ctx.book.find(task_id) if ep != here and tid == task_id]
+    if not hits:
+        return None
+    endpoint = hits[0][0]
+    name = _config_name(ctx, endpoint)
+    flags = f"-s {shlex.quote(name)}" if name else f"--url {shlex.quote(endpoint)}"
+    target = f"server {ctx.target.name!r}" if ctx.target.name else ctx.server
+    return (
+        f"the task book has it on {endpoint}, not on {target}: "
+        f"`{command_line('get', task_id)} {flags}`"
+    )
+
+
+def _config_name(ctx: Context, endpoint: str) -> str | None:
+    try:
+        from mcptask.session import config
+        from mcptask.state.endpoints import endpoint_key
+
+        for name, entry in config.load(ctx.options.config).servers.items():
+            if entry.url and endpoint_key(config.expanded(entry).url or "") == endpoint:
+                return name
+    except Exception:  # a broken config file: the URL will do
+        return None
+    return None
 
 
 #: the signals that end a command that waits, each with its exit status: every one of them

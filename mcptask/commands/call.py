@@ -149,6 +149,12 @@ async def _plain(
             result = await proto.call_plain(opts.tool, args, hooks)
         except asyncio.CancelledError:
             events.end("interrupted")  # Ctrl-C: `notifications/cancelled` went out
+            ctx.out.interrupted = (
+                "interrupted: the server was told to cancel the call (notifications/cancelled)"
+                if hooks.cancel_sent
+                else "interrupted: the server could not be told to cancel the call; it may "
+                "still run it"
+            )
             raise
         except RpcError as exc:
             if ctx.out.mode == "ndjson":

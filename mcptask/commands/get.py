@@ -43,4 +43,8 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
         from mcptask.output.history import print_stuck
 
         print_stuck(ctx.out, info, task.taskId)
+    if ctx.out.pretty and task.status == "input_required":
+        from mcptask.text.command_line import command_line
+
+        ctx.out.note(f"answer it: {command_line('answer', task_id)}")
     return ExitCode.OK

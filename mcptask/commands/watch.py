@@ -42,6 +42,9 @@ class WatchOptions:
     until: str | None = None
     #: `--push-receiver`: a webhook receiver for A2A push notifications (`commands._webhook`)
     receiver: PushReceiver | None = None
+    #: `--bell`: ring the terminal's bell when the watch ends; `--notify`: a desktop notification
+    bell: bool = False
+    notify: bool = False
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -99,6 +102,9 @@ async def _watch(
         if len(groups) > 1:
             events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
         events.track(watched)
+        # a server that pushes may push progress: its column is there from the first frame
+        events.may_progress = opts.push and any(g.watcher.feeds for g in groups)
+        events.last_seen = _last_seen(groups)
     watchers = [g.watcher for g in groups]
     receiving: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
     if opts.receiver is not None:
@@ -120,6 +126,7 @@ async def _watch(
                         g.contact()
     code = max(codes, default=ExitCode.OK)
     events.finish(watched, code)
+    _alert(opts, ctx, watched)
     if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server
         _resume_hint(ctx, watched)
     return code
@@ -253,6 +260,36 @@ async def _flush_now_and_then(groups: list[_Group]) -> None:
         await asyncio.sleep(BOOK_FLUSH)
         for g in groups:
             g.maybe_flush()
+
+
+def _alert(opts: WatchOptions, ctx: Context, watched: list[Watched]) -> None:
+    """`--bell`, `--notify`: the watch ended (not when it was interrupted)."""
+    if not (opts.bell or opts.notify) or any(w.outcome == "interrupted" for w in watched):
+        return
+    from mcptask.output import alerts
+
+    if opts.bell:
+        alerts.bell(ctx.out.stderr)
+    if opts.notify:
+        why = alerts.notify(
+            "mcptask watch ended", alerts.summary([(w.task_id, w.outcome) for w in watched])
+        )
+        if why is not None:
+            ctx.out.note(why)
+
+
+def _last_seen(groups: list[_Group]) -> dict[str, str]:
+    """The status the task book last saw for each watched task (the live view shows it while a
+    server that is down keeps a task from being seen)."""
+    seen: dict[str, str] = {}
+    for g in groups:
+        if not g.ctx.places.records:
+            continue
+        recs = g.ctx.book.lookup_many(g.ctx.server, [w.task_id for w in g.watcher.watched])
+        for task_id, rec in recs.items():
+            if isinstance(rec.get("status"), str):
+                seen[task_id] = rec["status"]
+    return seen
 
 
 def _resume_hint(ctx: Context, watched: list[Watched]) -> None:

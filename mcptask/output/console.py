@@ -43,8 +43,11 @@ STYLE = {
     "unknown": ("red", "?"),
     #: the live view's word for a task no answer has shown yet
     "unseen": ("bright_black", "…"),
+    #: a task no answer has shown yet, whose polls fail (the server is down): retried
+    "retrying": ("yellow", "↻"),
 }
 UNSEEN = "unseen"
+RETRYING = "retrying"
 
 
 def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
@@ -75,6 +78,9 @@ class Output:
     jq: JqFilter | None = None
     #: the target is a stdio server (its tasks end with the process): changes input hints
     stdio: bool = False
+    #: what Ctrl-C did, said in place of `error: interrupted` (a plain call: whether the
+    #: server was told to cancel)
+    interrupted: str | None = None
     _console: Console | None = None
 
     @property
@@ -188,29 +194,44 @@ class Output:
         from rich.table import Table
 
         rows = [
-            (safe(t.taskId), status_text(t.status), safe_line(t.statusMessage or ""), age(t))
+            [
+                safe_line(t.taskId, 500),
+                status_text(t.status),
+                safe_line(t.statusMessage or ""),
+                age(t),
+            ]
             for t in tasks[:PRETTY_ROWS]
         ]
         headers = ("task", "status", "message", "updated")
         needs = [
             max(cell_width(h), *(cell_width(r[i]) for r in rows)) for i, h in enumerate(headers)
         ]
-        needs[0] = min(needs[0], LIST_ID_WIDTH)  # a longer id folds onto a second line
         most = min(needs[2], 80)
         needs[2] = cell_width(headers[2])
-        # status words and headers are never cut: the message gives way (it wraps), the time
-        # goes first
+        width = self.console.width
+        # a task id is never wrapped or cut: whole ids while the message keeps some room (the
+        # time goes first), else the shortest unique prefix (which every command takes)
+        least = min(12, max(most, cell_width(headers[2])))  # empty messages need no room
         layout = fit_columns(
-            self.console.width, needs, [None, None, None, 1], flexible=2, least=12, most=most
+            width, needs, [None, None, None, 1], flexible=2, least=least, most=most
         )
+        if table_width(layout) > width:
+            shown = tasks[:PRETTY_ROWS]
+            short = unique_id_prefix([t.taskId for t in shown])
+            for row, t in zip(rows, shown, strict=True):
+                row[0] = safe_line(t.taskId[:short], 500)
+            needs[0] = max(cell_width(headers[0]), short)
+            layout = fit_columns(
+                width, needs, [None, None, None, 1], flexible=2, least=least, most=most
+            )
         table = Table(title=safe(title), title_justify="left", show_edge=False, expand=False)
         for i, col_width in layout:
-            fold = i in (0, 2)  # a long id or message goes on over more lines
+            fold = i == 2  # a long message goes on over more lines
             table.add_column(
                 headers[i],
                 width=col_width,
                 no_wrap=not fold,
-                overflow="fold" if fold else "ellipsis",
+                overflow="fold" if fold else ("crop" if i == 0 else "ellipsis"),
             )
         for row in rows:
             table.add_row(*(row[i] for i, _ in layout))
@@ -237,18 +258,40 @@ class Output:
             return
         from rich.table import Table
 
-        table = Table(show_edge=False, caption=caption, caption_justify="left")
-        table.add_column("tool", no_wrap=True)
-        table.add_column("task", no_wrap=True, min_width=9)
-        table.add_column("required", overflow="fold", min_width=8, max_width=30)
-        table.add_column("description", overflow="ellipsis", no_wrap=True, max_width=60)
-        for t in tools[:PRETTY_ROWS]:
-            table.add_row(
-                safe_line(t.name, 60),
+        headers = ("tool", "task", "required", "description")
+        rows = [
+            [
+                safe_line(t.name, 500),
                 support_text(t.taskSupport),
-                safe_line(", ".join(t.required), 200),
-                safe_line(t.description or t.title or "", 200),
+                safe_line(", ".join(t.required), 500),
+                safe_line(t.description or t.title or "", 500),
+            ]
+            for t in tools[:PRETTY_ROWS]
+        ]
+        needs = [
+            max(cell_width(h), *(cell_width(r[i]) for r in rows)) for i, h in enumerate(headers)
+        ]
+        # the required arguments may go on over lines, between names: never narrower than the
+        # longest name, at most REQUIRED_MOST unless a name is longer
+        longest_arg = max((cell_width(a) for t in tools for a in t.required), default=0)
+        needs[2] = max(min(needs[2], REQUIRED_MOST), longest_arg, cell_width(headers[2]))
+        most = needs[3]
+        needs[3] = cell_width(headers[3])
+        # names whole and required arguments shown: the description gives way (cut with an
+        # ellipsis), then the task-support column
+        layout = fit_columns(
+            self.console.width, needs, [None, 1, None, None], flexible=3, least=12, most=most
+        )
+        table = Table(show_edge=False, expand=False, caption=caption, caption_justify="left")
+        for i, col_width in layout:
+            table.add_column(
+                headers[i],
+                width=col_width,
+                no_wrap=i != 2,
+                overflow="fold" if i == 2 else "ellipsis",
             )
+        for r in rows:
+            table.add_row(*(r[i] for i, _ in layout))
         self.console.print(table)
         self._not_shown(len(tools), "tools")
 
@@ -273,10 +316,33 @@ def delay_text(seconds: float) -> str:
     return duration_ms(round(seconds * 10) * 100)
 
 
-#: the list's task column: longer ids fold onto more lines
-LIST_ID_WIDTH = 20
 #: the most rows a pretty table shows (the rest are counted below it)
 PRETTY_ROWS = 1000
+#: the tools table's required column wraps (between names) beyond this many cells
+REQUIRED_MOST = 30
+
+
+def table_width(layout: list[tuple[int, int]]) -> int:
+    """The cells a table laid out by `fit_columns` takes (padding and rules included)."""
+    return sum(w for _, w in layout) + 3 * len(layout) - 1
+
+
+def unique_id_prefix(ids: list[str], least: int = 8) -> int:
+    """The shortest prefix length (at least `least`) that tells every id in `ids` apart."""
+    import itertools
+
+    if not ids:
+        return least
+    ordered = sorted(set(ids))
+    need = least
+    for a, b in itertools.pairwise(ordered):
+        common = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            common += 1
+        need = max(need, common + 1)
+    return min(need, max(len(t) for t in ordered))
 
 
 def age(task: Task, now: float | None = None) -> str:

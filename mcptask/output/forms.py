@@ -483,9 +483,15 @@ class Form:
     def _default_text(f: Field) -> str:
         if f.kind == "boolean" and isinstance(f.default, bool):
             return "y" if f.default else "n"
-        for i, c in enumerate(f.choices, 1):
+        # a choice's title, as the list shows it (never `2) Title` inside the parentheses)
+        titles = {short_value(c.value): one_line(c.label, 40) for c in f.choices}
+        if f.choices and isinstance(f.default, list):
+            picked = [titles.get(short_value(v)) for v in f.default]
+            if picked and all(picked):
+                return ", ".join(t for t in picked if t)
+        for c in f.choices:
             if c.value == f.default:
-                return f"{i}) {one_line(c.label, 40)}"
+                return one_line(c.label, 40)
         return short_value(f.default)
 
     @staticmethod

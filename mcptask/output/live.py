@@ -3,6 +3,8 @@ scheduler."""
 
 from __future__ import annotations
 
+import asyncio
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,8 +17,10 @@ if TYPE_CHECKING:
 
     from mcptask.scheduler.watcher import Watched
 
+
 from mcptask.output.console import (
     MAX_DAYS,
+    RETRYING,
     STYLE,
     UNSEEN,
     Output,
@@ -28,6 +32,7 @@ from mcptask.output.console import (
     result_renderable,
     safe_line,
     status_text,
+    unique_id_prefix,
 )
 
 
@@ -127,7 +132,13 @@ class JsonEvents:
 
 
 class LiveEvents:
-    """The Rich live view: one row per task, a summary line, at most ten redraws a second."""
+    """The Rich live view: one row per task, a summary line, at most ten redraws a second.
+
+    Every frame is drawn on the thread that owns the watch's state (the event loop): Rich's
+    own refresh thread is off (`auto_refresh=False`) and a ticker on the loop redraws, so a
+    frame never reads the tasks or the retry table while the loop changes them. Each redraw
+    is wrapped in synchronized output (DEC mode 2026: a terminal that knows it shows the frame
+    whole, others ignore it). The columns are chosen once per terminal width."""
 
     def __init__(
         self,
@@ -136,46 +147,111 @@ class LiveEvents:
         with_result: bool,
         clock: Callable[[], float] = time.monotonic,
         title: str | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.out = out
         self.with_result = with_result
         self.clock = clock
+        #: the wall clock (a task's age counts from its `createdAt`)
+        self.wall = wall
         self.title = title
         self.watched: list[Watched] = []
+        #: task id -> the error its last poll failed with (while a retry is due)
         self.retrying: dict[str, str] = {}
         #: task id -> a short name of its server, when the watch spans servers (a column then)
         self.servers: dict[str, str] = {}
+        #: the server may push progress for these tasks: the progress column is there from the
+        #: first frame (columns do not come and go during a watch)
+        self.may_progress = False
+        #: task id -> the status the task book last saw (a row not answered yet in this watch,
+        #: whose server is down, shows it rather than `unseen`)
+        self.last_seen: dict[str, str] = {}
         self._live: Any = None
+        self._ticker: asyncio.Task[None] | None = None
         #: the width each fixed column has needed so far (`_layout`: widths only grow)
         self._widths: dict[int, int] = {}
+        #: (terminal width, which optional columns apply) -> the columns drawn and the cells
+        #: of the task column (a whole id, or a unique prefix of this many)
+        self._layouts: dict[tuple[int, frozenset[int]], tuple[list[int], int]] = {}
+        #: the terminal width the last frame was drawn for (a terminal that narrows reflows it:
+        #: the next redraw starts from a clean screen)
+        self._drawn_width = 0
+        #: task id -> when it was created, in wall-clock seconds (None: no usable createdAt)
+        self._created: dict[str, float | None] = {}
 
     def __enter__(self) -> LiveEvents:
+        self._start()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            self._ticker = loop.create_task(self._tick())
+        return self
+
+    def _start(self) -> None:
         from rich.live import Live
 
         self._live = Live(
             _LiveView(self),
             console=self.out.console,
-            # at most ten redraws a second; fewer for big watches (each redraw lays out a table)
-            refresh_per_second=10 if len(self.watched) <= 100 else 4,
+            auto_refresh=False,  # redrawn by `_tick` on the loop, never from another thread
             transient=False,
         )
-        self._live.__enter__()
-        return self
+        self._drawn_width = 0
+        self._live.start()
+        self.refresh()
+
+    async def _tick(self) -> None:
+        # at most ten redraws a second; fewer for big watches (each redraw lays out a table)
+        pause = 0.1 if len(self.watched) <= 100 else 0.25
+        while True:
+            await asyncio.sleep(pause)
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Draw a frame now (on the calling thread: the one that owns the state)."""
+        live = self._live
+        if live is None or not live.is_started:
+            return
+        console = self.out.console
+        sync = console.is_terminal and console.is_interactive and not console.is_dumb_terminal
+        width = console.width
+        narrowed = sync and self._drawn_width and width < self._drawn_width
+        if sync:
+            console.file.write(SYNC_BEGIN)
+        if narrowed:
+            # the terminal narrowed and reflowed the last frame over more rows than Rich knows
+            # (how many is the terminal's own business): a stale header would stay behind.
+            # Start from a clean screen (terminals keep what it held in their scrollback)
+            console.file.write(CLEAR_SCREEN)
+            live._live_render._shape = None  # Rich's record of the last frame: none now
+        try:
+            live.refresh()
+        finally:
+            if sync:
+                console.file.write(SYNC_END)
+                console.file.flush()
 
     def __exit__(self, *exc: object) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         if self._live is not None:
-            self._live.refresh()
-            self._live.__exit__(None, None, None)
+            self.refresh()
+            self._live.stop()
             self._live = None
 
     def pause(self) -> None:
-        """Stop redrawing (its last frame stays) while a form asks on the terminal."""
+        """Take the frame off the terminal while a form asks there (`resume` draws afresh
+        below the form, so neither a stale frame nor the form's last lines are overwritten)."""
         if self._live is not None and self._live.is_started:
+            self._live.transient = True
             self._live.stop()
 
     def resume(self) -> None:
         if self._live is not None and not self._live.is_started:
-            self._live.start(refresh=True)
+            self._start()
 
     def track(self, watched: list[Watched]) -> None:
         self.watched = watched
@@ -184,10 +260,19 @@ class LiveEvents:
         self.retrying.pop(w.task_id, None)
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        self.retrying[w.task_id] = f"retrying in {delay_text(delay)}: {error}"
+        self.retrying[w.task_id] = error
 
     def end(self, w: Watched) -> None:
         self.retrying.pop(w.task_id, None)
+
+    def status(self, w: Watched) -> str:
+        """The word a row shows (`shown_status`), with the task book's last status for a task
+        this watch has not heard of yet while its polls fail."""
+        if w.task is None and not w.done and w.task_id in self.retrying:
+            last = self.last_seen.get(w.task_id)
+            if last in STYLE:
+                return last
+        return shown_status(w, self.retrying)
 
     def finish(self, watched: list[Watched], code: int) -> None:
         self.__exit__()
@@ -207,6 +292,14 @@ class LiveEvents:
                     self.out.note(f"{w.task_id}: {w.last_error}")
                 self.out.note(needs_input(self.out, w.task_id))
 
+    def created(self, w: Watched) -> float | None:
+        """When the task was created (wall-clock seconds), from its `createdAt`."""
+        if w.task_id not in self._created or (
+            self._created[w.task_id] is None and w.task is not None
+        ):
+            self._created[w.task_id] = wall_time(w.task.createdAt if w.task else None)
+        return self._created[w.task_id]
+
     def render(self, width: int | None = None) -> RenderableType:
         """One frame, laid out for `width` columns (the console's by default)."""
         from rich.console import Group
@@ -216,7 +309,7 @@ class LiveEvents:
         now = self.clock()
         counts: dict[str, int] = {}
         for w in self.watched:
-            shown = shown_status(w)
+            shown = self.status(w)
             counts[shown] = counts.get(shown, 0) + 1
         rows = self._rows_that_fit()
         cells = [[col.cell(self, w, now) for col in LIVE_COLUMNS] for w in rows]
@@ -228,7 +321,7 @@ class LiveEvents:
                 col.header,
                 width=col_width,
                 no_wrap=True,
-                overflow="ellipsis",
+                overflow="crop" if i == TASK else "ellipsis",
                 justify=col.justify,
                 style=col.style,
             )
@@ -243,25 +336,55 @@ class LiveEvents:
         return Group(table, summary)
 
     def _layout(self, width: int, cells: list[list[Any]]) -> list[tuple[int, int]]:
-        """Which columns to draw and how wide: each column but the message as wide as its
-        header and the widest cell it has shown so far (widths only grow, so the frame does not
-        jump as messages change), the message what is left (`fit_columns`)."""
+        """Which columns to draw and how wide. The columns are chosen once per terminal width
+        (they do not come and go as tasks change); each column but the message is as wide as
+        its header, its `reserve` and the widest cell it has shown so far (widths only grow, so
+        the frame does not jump as messages change); the message gets what is left. A task id
+        is never wrapped or cut short of unique: whole where it fits, else the shortest unique
+        prefix (which every command takes)."""
         for row in cells:
             for i, col in enumerate(LIVE_COLUMNS):
-                if i != MESSAGE:
+                if i not in (MESSAGE, TASK):
                     need = max(cell_width(col.header), cell_width(col.reserve), cell_width(row[i]))
                     need = min(need, col.most) if col.most else need
                     self._widths[i] = max(self._widths.get(i, 0), need)
-        needs = [self._widths.get(i, cell_width(c.header)) for i, c in enumerate(LIVE_COLUMNS)]
-        return fit_columns(
-            width,
-            needs,
-            [c.drop for c in LIVE_COLUMNS],
-            flexible=MESSAGE,
-            least=MESSAGE_MIN,
-            most=MESSAGE_MAX,
-            hidden={i for i, c in enumerate(LIVE_COLUMNS) if c.when and not c.when(self)},
-        )
+        applies = frozenset(i for i, c in enumerate(LIVE_COLUMNS) if c.when is None or c.when(self))
+        key = (width, applies)
+        if key not in self._layouts:
+            self._layouts[key] = self._choose(width, applies)
+        shown, id_width = self._layouts[key]
+        widths = {i: self._widths.get(i, cell_width(c.header)) for i, c in enumerate(LIVE_COLUMNS)}
+        widths[TASK] = id_width
+        fixed = sum(widths[i] for i in shown if i != MESSAGE)
+        rest = width - fixed - 3 * len(shown) + 1
+        widths[MESSAGE] = max(cell_width(LIVE_COLUMNS[MESSAGE].header), min(rest, MESSAGE_MAX))
+        return [(i, widths[i]) for i in shown]
+
+    def _choose(self, width: int, applies: frozenset[int]) -> tuple[list[int], int]:
+        ids = [w.task_id for w in self.watched]
+        whole = max((cell_width(safe_line(t, 500)) for t in ids), default=4)
+        hidden = {i for i in range(len(LIVE_COLUMNS)) if i not in applies}
+        drops = [c.drop for c in LIVE_COLUMNS]
+        for id_width in (max(whole, 4), max(unique_id_prefix(ids), 4)):
+            needs = [
+                max(self._widths.get(i, 0), cell_width(c.header), cell_width(c.reserve))
+                for i, c in enumerate(LIVE_COLUMNS)
+            ]
+            needs[TASK] = id_width
+            needs[MESSAGE] = cell_width(LIVE_COLUMNS[MESSAGE].header)
+            layout = fit_columns(
+                width,
+                needs,
+                drops,
+                flexible=MESSAGE,
+                least=MESSAGE_MIN,
+                most=MESSAGE_MAX,
+                hidden=hidden,
+            )
+            rest = dict(layout)[MESSAGE]
+            if rest >= MESSAGE_MIN or id_width <= unique_id_prefix(ids):
+                return [i for i, _ in layout], id_width
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _rows_that_fit(self) -> list[Watched]:
         """Only what fits the terminal is drawn (a thousand rows would cost a thousand rows of
@@ -272,6 +395,29 @@ class LiveEvents:
         running = [w for w in self.watched if not w.done]
         ended = sorted((w for w in self.watched if w.done), key=lambda w: -(w.ended or 0.0))
         return (running + ended)[:room]
+
+
+#: the cursor home, the screen cleared
+CLEAR_SCREEN = "\x1b[H\x1b[2J"
+#: synchronized output (DEC private mode 2026): the terminal holds the screen from BEGIN to END
+SYNC_BEGIN = "\x1b[?2026h"
+SYNC_END = "\x1b[?2026l"
+
+
+def wall_time(stamp: str | None) -> float | None:
+    """An ISO 8601 time as wall-clock seconds (None when there is none, or no zone)."""
+    if not stamp:
+        return None
+    from datetime import datetime
+
+    try:
+        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        if then.tzinfo is None:
+            return None
+        value = then.timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def count_text(progress: float, total: float | None) -> str:
@@ -292,11 +438,14 @@ def progress_cell(w: Watched, width: int = 10) -> str:
     return "█" * filled + "░" * (width - filled) + " " + count
 
 
-def shown_status(w: Watched) -> str:
-    """The word a row shows: the outcome once the task ended, else its last status."""
+def shown_status(w: Watched, retrying: dict[str, str] | None = None) -> str:
+    """The word a row shows: the outcome once the task ended, else its last status (while a
+    retry is due for a task never seen: `retrying`)."""
     if w.done and w.outcome:
         return w.outcome
-    return w.task.status if w.task else UNSEEN
+    if w.task is not None:
+        return w.task.status
+    return RETRYING if retrying and w.task_id in retrying else UNSEEN
 
 
 @dataclass(frozen=True)
@@ -320,8 +469,8 @@ class LiveColumn:
 
 
 def _task_cell(view: LiveEvents, w: Watched, now: float) -> Any:
-    short = w.task_id if len(w.task_id) <= TASK_ID_SHOWN else w.task_id[: TASK_ID_SHOWN - 1] + "…"
-    return safe_line(short)
+    # the whole id (the layout may keep only a unique prefix of it: never an ellipsis)
+    return safe_line(w.task_id, 500)
 
 
 def _server_cell(view: LiveEvents, w: Watched, now: float) -> Any:
@@ -329,18 +478,20 @@ def _server_cell(view: LiveEvents, w: Watched, now: float) -> Any:
 
 
 def _status_cell(view: LiveEvents, w: Watched, now: float) -> Any:
-    return status_text(shown_status(w))
+    return status_text(view.status(w))
 
 
 def _message_cell(view: LiveEvents, w: Watched, now: float) -> Any:
-    return safe_line(shown_message(w, view.retrying), 500)
+    return safe_line(shown_message(w, view.retrying, now), 500)
 
 
-def shown_message(w: Watched, retrying: dict[str, str]) -> str:
-    """The live view's message: the retry under way, else why the task ended in error (or
-    why its result is missing), else the task's own message."""
+def shown_message(w: Watched, retrying: dict[str, str], now: float | None = None) -> str:
+    """The live view's message: the retry under way (counting down to the same moment as the
+    next poll column), else why the task ended in error (or why its result is missing), else
+    the task's own message."""
     if not w.done and w.task_id in retrying:
-        return retrying[w.task_id]
+        left = max(w.due - now, 0.0) if now is not None else 0.0
+        return f"retrying in {delay_text(left)}: {retrying[w.task_id]}"
     if w.done and w.outcome in ("error", "unknown") and w.last_error:
         return w.last_error
     if w.done and w.result_error:
@@ -352,9 +503,14 @@ def _progress_cell(view: LiveEvents, w: Watched, now: float) -> str:
     return progress_cell(w)
 
 
-def _elapsed_cell(view: LiveEvents, w: Watched, now: float) -> str:
-    # a finished row's clock stops when the task ended
-    return duration((w.ended if w.done and w.ended is not None else now) - w.started)
+def _age_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    """The task's age: from its `createdAt` (else from when this watch first saw it); a
+    finished row's clock stops when the task ended."""
+    end = w.ended if w.done and w.ended is not None else now
+    created = view.created(w)
+    if created is None:
+        return duration(end - w.started)
+    return duration(view.wall() - (now - end) - created)
 
 
 def _next_poll_cell(view: LiveEvents, w: Watched, now: float) -> str:
@@ -362,17 +518,20 @@ def _next_poll_cell(view: LiveEvents, w: Watched, now: float) -> str:
         return ""
     if w.asking:
         return "answering"
+    if w.task_id in view.retrying:  # the same countdown as the message's
+        return delay_text(max(w.due - now, 0.0))
     return duration(w.due - now) if w.due > now else "now"
 
 
 def _ttl_cell(view: LiveEvents, w: Watched, now: float) -> str:
+    """How long the server keeps the task once it ends: `5m00s after` while it runs (the
+    ttl counts from the end), then the countdown, `4m12s left`."""
     if w.task is None or w.task.ttl is None:
         return ""
-    left = duration_ms(w.task.ttl)
     if w.task.terminal and w.ended is not None:
-        # the ttl runs from the terminal transition
-        left = duration(min(w.task.ttl, MAX_DAYS * 86_400_000) / 1000 - (now - w.ended))
-    return left
+        left = min(w.task.ttl, MAX_DAYS * 86_400_000) / 1000 - (now - w.ended)
+        return f"{duration(left)} left"
+    return f"{duration_ms(w.task.ttl)} after"
 
 
 def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
@@ -391,26 +550,27 @@ LIVE_COLUMNS: tuple[LiveColumn, ...] = (
     # room for the words most tasks end with: the column keeps its width when they end
     LiveColumn("status", _status_cell, reserve="✔ completed"),
     LiveColumn("message", _message_cell),
-    # progress the server pushes for a task: a column once a task has some
+    # progress the server may push for a task: a column from the start where it can
     LiveColumn(
         "progress",
         _progress_cell,
         drop=3,
-        when=lambda view: any(w.progress is not None for w in view.watched),
+        reserve="██████████ 1/10",
+        when=lambda view: view.may_progress or any(w.progress is not None for w in view.watched),
     ),
-    LiveColumn("elapsed", _elapsed_cell, drop=2, justify="right"),
-    LiveColumn("next poll", _next_poll_cell, drop=5, justify="right"),
-    LiveColumn("ttl left", _ttl_cell, drop=4, justify="right"),
-    LiveColumn("via", _via_cell, drop=6, style="dim"),
+    LiveColumn("age", _age_cell, drop=2, justify="right", reserve="1m00s"),
+    LiveColumn("next poll", _next_poll_cell, drop=5, justify="right", reserve="1m00s"),
+    LiveColumn("kept", _ttl_cell, drop=4, justify="right", reserve="5m00s after"),
+    LiveColumn("via", _via_cell, drop=6, style="dim", reserve="push"),
 )
+#: the task column (a whole id, else a unique prefix)
+TASK = 0
 #: the column that takes the room the others leave
 MESSAGE = next(i for i, c in enumerate(LIVE_COLUMNS) if c.header == "message")
 #: the message column gets at least this many cells before a droppable column goes, and at most
 #: MESSAGE_MAX (a very wide terminal need not stretch the table)
 MESSAGE_MIN = 12
 MESSAGE_MAX = 80
-#: task ids longer than this are shown cut, with an ellipsis
-TASK_ID_SHOWN = 13
 
 
 class _LiveView:
@@ -418,4 +578,6 @@ class _LiveView:
         self.events = events
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # the width it is drawn for: a terminal that narrows reflows it (`LiveEvents.refresh`)
+        self.events._drawn_width = options.max_width
         yield self.events.render(options.max_width)

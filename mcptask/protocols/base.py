@@ -251,8 +251,17 @@ def find_tool(tools: list[Tool], name: str) -> Tool:
     for tool in tools:
         if tool.name == name:
             return tool
-    names = ", ".join(sorted(t.name for t in tools)) or "none"
-    raise UsageError(f"the server has no tool {name!r}; its tools: {names}")
+    import difflib
+
+    names = sorted(t.name for t in tools)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    close += [n for n in names if name and name.lower() in n.lower() and n not in close][:3]
+    if close:
+        raise UsageError(
+            f"the server has no tool {name!r}; did you mean {' or '.join(close[:3])}? "
+            f"(`mcptask tools` lists all {len(names)})"
+        )
+    raise UsageError(f"the server has no tool {name!r}; its tools: {', '.join(names) or 'none'}")
 
 
 @dataclass
@@ -335,6 +344,9 @@ class CallHooks:
     responder: Responder | None = None
     #: remarks for the person (requests refused), one line each
     on_note: Callable[[str], None] | None = None
+    #: after the call was abandoned (Ctrl-C): whether `notifications/cancelled` reached the
+    #: server (None: not abandoned)
+    cancel_sent: bool | None = None
 
     def note(self, message: str) -> None:
         if self.on_note is not None:

@@ -104,5 +104,7 @@ class CallTalk:
         if params_meta:
             params["_meta"] = dict(params_meta)
         sent = {**self.headers, **(headers or {})}
+        self.hooks.cancel_sent = False
         with contextlib.suppress(McptaskError, OSError, TimeoutError):
             await asyncio.wait_for(self.rpc.notify(CANCELLED, params, headers=sent), DISMISS_GRACE)
+            self.hooks.cancel_sent = True

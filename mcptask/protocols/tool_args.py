@@ -130,6 +130,10 @@ def check(
             f"tool {tool!r} needs argument{'s' if len(missing) > 1 else ''} {names} "
             f"(it takes: {_summary(props, required)})"
         )
+    for key, value in args.items():
+        problem = constraint_problem(value, props.get(key))
+        if problem:
+            raise UsageError(f"argument {key}={_shown(value)}: {problem}")
     unknown = [k for k in args if k not in props]
     if not unknown or (not props and schema.get("additionalProperties") is not False):
         return
@@ -138,3 +142,67 @@ def check(
     if schema.get("additionalProperties") is False:
         raise UsageError(what)
     warn(f"{what}; sent anyway")
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def constraint_problem(value: Any, prop: Any) -> str | None:
+    """What a value breaks of its property's schema (`enum`, `const`, bounds, lengths),
+    checked before sending as missing arguments are; None when nothing (or the schema is not
+    one mcptask reads)."""
+
+    if not isinstance(prop, dict):
+        return None
+    enum = prop.get("enum")
+    if isinstance(enum, list) and enum and value not in enum:
+        return "the tool expects one of " + ", ".join(_shown(e) for e in enum[:20])
+    options = [o for o in prop.get("oneOf", []) if isinstance(o, dict) and "const" in o]
+    if options and value not in [o["const"] for o in options]:
+        return "the tool expects one of " + ", ".join(_shown(o["const"]) for o in options[:20])
+    if "const" in prop and value != prop["const"]:
+        return f"the tool expects {_shown(prop['const'])}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for key, word in (
+            ("minimum", "at least"),
+            ("maximum", "at most"),
+            ("exclusiveMinimum", "more than"),
+            ("exclusiveMaximum", "less than"),
+        ):
+            bound = _finite(prop.get(key))
+            if bound is not None and not _within(key, value, bound):
+                return f"the tool expects a number {word} {bound:g}"
+    if isinstance(value, str):
+        low, high = prop.get("minLength"), prop.get("maxLength")
+        if isinstance(low, int) and len(value) < low:
+            return f"the tool expects at least {low} characters"
+        if isinstance(high, int) and len(value) > high:
+            return f"the tool expects at most {high} characters"
+        # `pattern` is the server's to judge: a server's regular expression may backtrack
+        # for ever on a short text (no ReDoS from a hostile schema)
+    return None
+
+
+def _within(key: str, value: float, bound: float) -> bool:
+    if key == "minimum":
+        return value >= bound
+    if key == "maximum":
+        return value <= bound
+    if key == "exclusiveMinimum":
+        return value > bound
+    return value < bound
+
+
+def _finite(bound: Any) -> float | None:
+    """A schema's bound as a finite float (None: no number, or none a float holds)."""
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)):
+        return None
+    try:
+        number = float(bound)
+    except OverflowError:  # a 400-digit integer
+        return None
+    return number if math.isfinite(number) else None

@@ -92,6 +92,7 @@ class Endpoint:
                         read_timeout=limits.read_timeout,
                         max_line=limits.max_body,
                         trace=trace,
+                        on_silence=self.out.note,
                     )
                 )
             else:

@@ -559,6 +559,12 @@ class HttpTransport:
             return TransportError(f"timed out waiting for {url} to answer")
         if isinstance(exc, httpx.ConnectError):
             reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
+            if "WRONG_VERSION_NUMBER" in reason or "record layer failure" in reason:
+                # a TLS handshake answered in plain text: the server speaks http, not https
+                return TransportError(
+                    f"cannot connect to {where}: the server answered without TLS; it speaks "
+                    f"http, not https (try --url {'http' + url.removeprefix('https')})"
+                )
             return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {where} (more than {MAX_REDIRECTS})")

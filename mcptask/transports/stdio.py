@@ -54,6 +54,9 @@ DEFAULT_MAX_LINE = 32 * 1024 * 1024
 #: as the HTTP transport's read timeout (MCPTASK_READ_TIMEOUT)
 DEFAULT_READ_TIMEOUT = 60.0
 NOTIFICATION_QUEUE = 1000
+#: seconds a server that has said nothing yet may keep the first request waiting before the
+#: person is told mcptask is waiting for it
+SILENCE = 3.0
 #: after stdin is closed, how long the server gets to exit on its own; then after SIGTERM
 CLOSE_GRACE = 0.5
 TERM_GRACE = 2.0
@@ -77,6 +80,9 @@ class StdioOptions:
     max_line: int = DEFAULT_MAX_LINE
     #: more values to scrub from traces and errors
     secrets: list[str] = field(default_factory=list)
+    #: told once when a server that has said nothing yet keeps a request waiting SILENCE
+    #: seconds (a person then knows mcptask is waiting for it, not hanging)
+    on_silence: Callable[[str], None] | None = None
 
 
 def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
@@ -267,6 +273,9 @@ class StdioTransport:
         self._eof: asyncio.Event | None = None
         self._dead: ServerExited | None = None
         self._closing = False
+        #: the server has written a line on stdout; `on_silence` has been told
+        self._heard = False
+        self._told_silence = False
         self._secrets = [
             *(v for k, v in options.env.items() if redact.is_secret_name(k)),
             *options.secrets,
@@ -424,6 +433,7 @@ class StdioTransport:
         text = raw.decode("utf-8", "replace").strip()
         if not text:
             return
+        self._heard = True
         from mcptask.text import jsonsafe
 
         try:
@@ -575,7 +585,7 @@ class StdioTransport:
             wait = timeout if timeout is not None else self.options.read_timeout
             while True:
                 try:
-                    item = await asyncio.wait_for(queue.get(), self._time_left(wait))
+                    item = await self._next(queue, self._time_left(wait), method)
                 except TimeoutError:
                     raise TransportError(
                         f"timed out waiting for the stdio server {self._name} to answer {method}"
@@ -587,6 +597,29 @@ class StdioTransport:
                     return
         finally:
             self._pending.pop(req_id, None)
+
+    async def _next(
+        self, queue: asyncio.Queue[Message | BaseException], wait: float | None, method: Any
+    ) -> Message | BaseException:
+        """The next item for a request within `wait`; while the server has said nothing at
+        all, `on_silence` hears after SILENCE seconds that mcptask is waiting for it."""
+        if self._heard or self._told_silence or self.options.on_silence is None:
+            return await asyncio.wait_for(queue.get(), wait)
+        if wait is not None and wait <= SILENCE:
+            return await asyncio.wait_for(queue.get(), wait)
+        getter = asyncio.ensure_future(queue.get())
+        try:
+            done, _ = await asyncio.wait({getter}, timeout=SILENCE)
+            if not done and not self._heard:
+                self._told_silence = True
+                said = f" (its stderr: {self._tail(2, 200)})" if self.stderr_tail else ""
+                self.options.on_silence(
+                    f"waiting for the stdio server {self._name} to answer {method}: it has "
+                    f"said nothing for {SILENCE:g}s{said}"
+                )
+            return await asyncio.wait_for(getter, None if wait is None else wait - SILENCE)
+        finally:
+            getter.cancel()
 
     def _time_left(self, wait: float | None) -> float | None:
         """A request's wait under `deadline`: what is left of it, when that is sooner."""

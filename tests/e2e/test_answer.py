@@ -518,7 +518,7 @@ def test_form_with_every_field_kind(terminal: Callable[..., Terminal], fake2026:
     t.expect("must be at least 2 characters")
     t.type("Ann\n")
     t.expect("3) Large  [l]")
-    t.expect("(default: 2) Medium): ")
+    t.expect("choose 1-3 (default: Medium): ")  # balanced, the title
     t.type("\n")  # the default
     t.expect("Copies (copies) *")
     t.type("9\n")

@@ -162,3 +162,46 @@ def test_version_and_help_import_neither_httpx_nor_pydantic(flag: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "HEAVY [] 0", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["get"], "mcptask: error: get needs TASK_ID (mcptask get -h)"),
+        (["call"], "mcptask: error: call needs TOOL (mcptask call -h)"),
+        (["get", "--ur", "x"], "no such option: --ur; did you mean --url? (mcptask get -h)"),
+        (["list", "--output"], "option '--output' requires an argument (mcptask list -h)"),
+        (["wach", "x"], "no such command 'wach'; did you mean 'watch'? (mcptask -h)"),
+        (["get", "a", "b"], "got unexpected extra argument(s) (b) (mcptask get -h)"),
+        (["watch", "--interval", "x", "t"], "invalid value for '--interval'"),
+    ],
+)
+def test_usage_errors_are_one_line_with_where_help_is(
+    run_cli: RunCli, args: list[str], line: str
+) -> None:
+    r = run_cli(*args)
+    assert r.code == 2
+    assert_one_line_error(r)  # not Click's four lines (usage, a hint, a blank, Error:)
+    assert line in r.stderr, r.stderr
+    assert "Usage:" not in r.stderr and "Error:" not in r.stderr
+
+
+def test_https_against_an_http_server_says_so(run_cli: RunCli, fastmcp4_server: Any) -> None:
+    plain = fastmcp4_server.url
+    r = run_cli("get", "abc", "--url", plain.replace("http://", "https://", 1))
+    assert r.code == 4
+    assert_one_line_error(r)
+    assert "it speaks http, not https" in r.stderr and f"--url {plain}" in r.stderr
+    assert "WRONG_VERSION_NUMBER" not in r.stderr
+
+
+def test_a_silent_stdio_server_is_said_to_be_waited_for(run_cli: RunCli) -> None:
+    """A `--stdio` server that says nothing: after a few seconds mcptask says it is waiting for
+    it (not hanging), then times out as MCPTASK_READ_TIMEOUT says."""
+    r = run_cli("tools", "--stdio", "sleep 30", env={"MCPTASK_READ_TIMEOUT": "5"})
+    assert r.code == 4
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("mcptask: waiting for the stdio server sleep to answer")
+    assert "it has said nothing for 3s" in lines[0]
+    assert lines[1].startswith("mcptask: error: timed out waiting for the stdio server sleep")
+    assert len(lines) == 2 and "Traceback" not in r.stderr

@@ -449,3 +449,15 @@ def test_check_is_not_imported_at_start_up() -> None:
     code = "import sys, mcptask.cli; print('mcptask.check.engine' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_check_against_agno_says_in_one_line_what_it_covers(
+    run_cli: RunCli, agno_server: Any
+) -> None:
+    r = run_cli("check", "--url", agno_server.url, "-o", "pretty")
+    assert r.code == 10, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    # the target, one sentence for every check (no table of 13 SKIP rows), the outcome
+    assert "│" not in r.stdout and r.stdout.count("SKIP") == 2, r.stdout
+    assert lines[1].startswith("SKIP all ") and "Agno" in " ".join(lines)
+    assert lines[-1].startswith("incomplete (exit 10)")

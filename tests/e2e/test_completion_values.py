@@ -94,7 +94,7 @@ def test_the_quick_path_knows_each_task_id_commands_parameters() -> None:
     from typer.main import get_command
 
     from mcptask.cli.app import _app_for, app
-    from mcptask.cli.argv_order import COMMON_OPTIONS
+    from mcptask.cli.options import COMMON_OPTIONS
     from mcptask.cli.quick_complete import TASK_ID_COMMANDS
 
     common = set(COMMON_OPTIONS)
@@ -224,3 +224,49 @@ def test_task_id_candidates_are_capped_most_recent_first(run_cli: RunCli, state_
     newest = sorted(tasks, reverse=True)
     assert offered == newest[:MAX_CANDIDATES]
     assert complete(run_cli, "mcptask get t000") == [f"t000{i}" for i in range(9, -1, -1)]
+
+
+# -- through a real bash in a real terminal (tmux) ----------------------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_bash_completes_after_a_url_with_colons(
+    run_cli: RunCli, everything_server: ServerProcess, state_dir: Path, tmp_path: Path
+) -> None:
+    """bash splits words at `:` (COMP_WORDBREAKS): the script joins them again, so a tool name
+    completes after `--url http://127.0.0.1:PORT/mcp` (issue 28, item 11)."""
+    import stat
+    import sys
+
+    from test_live_view_layout import ROOT, Tmux, wait_screen
+
+    from conftest import clean_env
+
+    url = everything_server.url
+    assert "get-sum" in complete(run_cli, f"mcptask call --url {url} get-s")  # fed whole words
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "mcptask"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m mcptask "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    tmux = Tmux(120)
+    try:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[servers."prod:eu"]\nurl = "{url}"\n[servers.other]\nurl = "{url}"\n')
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT), "MCPTASK_CONFIG": str(config)})
+        tmux.start(["bash", "--norc", "--noprofile"], env)
+        script = ROOT / "completions" / "mcptask.bash"
+        setup = f"PS1='$ '; PATH={bin_dir}:$PATH; source {script}; echo ready:$COMP_WORDBREAKS"
+        tmux.run("send-keys", "-t", "t", setup, "Enter")
+        wait_screen(tmux, lambda s: any(ln.startswith("ready:") and ":" in ln for ln in s), "ready")
+        tmux.run("send-keys", "-t", "t", f"mcptask call --url {url} get-su", "Tab")
+        line = f"mcptask call --url {url} get-sum "
+        wait_screen(tmux, lambda s: any(ln.endswith(line.rstrip()) for ln in s), "completed", 60)
+        # a word with a `:` in it: bash keeps what comes before its last `:`, the candidate
+        # brings only the rest (never `-s prod:prod:eu`)
+        tmux.run("send-keys", "-t", "t", "C-u", "mcptask get -s prod:e", "Tab")
+        done = "mcptask get -s prod:eu"
+        wait_screen(tmux, lambda s: any(ln.rstrip().endswith(done) for ln in s), "ltrim", 60)
+        assert not any("prod:prod" in ln for ln in tmux.screen())
+    finally:
+        tmux.stop()

@@ -99,3 +99,31 @@ def test_the_placeholder_words(run_cli: RunCli) -> None:
     ):
         assert shown in text, shown
     assert "Usage: mcptask get [OPTIONS] TASK_ID\n" in run_cli("get", "--help").stdout
+
+
+def test_the_shared_options_have_their_own_panels_after_the_commands_own(run_cli: RunCli) -> None:
+    out = run_cli("watch", "--help").stdout
+    sections = [ln.rstrip(":") for ln in out.splitlines() if ln and not ln.startswith(" ")]
+    body = sections[sections.index("Arguments") :]
+    assert body[:5] == [
+        "Arguments",
+        "Options",
+        "Target options",
+        "Authentication options",
+        "Output options",
+    ]
+    own = out.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0]
+    assert "--until" in own and "--bell" in own and "--url" not in own and "--jq" not in own
+
+
+@pytest.mark.parametrize("sub", ["login", "logout", "status", "token"])
+def test_auth_lists_only_what_applies(run_cli: RunCli, sub: str) -> None:
+    out = run_cli("auth", sub, "--help").stdout
+    for absent in ("--stdio", "--session", "--context-id", "--protocol", "--login", "agno", "A2A"):
+        assert absent not in out, (absent, out)
+    assert "--url URL" in out and "The MCP server's endpoint" in out
+
+
+def test_send_does_not_say_agno_needs_a_context(run_cli: RunCli) -> None:
+    out = run_cli("send", "--help").stdout
+    assert "Agno agents need" not in out and "Agno requires" not in out

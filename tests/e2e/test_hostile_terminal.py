@@ -37,7 +37,9 @@ EVIL_ID = "evil\x1b]0;pwned-title\x07\x1b[2JID"
 #: what the server hid inside its sequences: never shown
 PAYLOADS = ("pwned-title", "ZWNobyBwd25lZA", "544e")
 #: Rich's own output: SGR styling, cursor hide/show, and the live view's redraw moves
-RICH_OWN = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[[0-9]*[AK]|\r(?=\x1b\[2K)")
+RICH_OWN = re.compile(
+    r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[\?2026[hl]|\x1b\[[0-9]*[AK]|\r(?=\x1b\[2K)"
+)
 UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 

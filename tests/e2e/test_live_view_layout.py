@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -28,7 +29,7 @@ from mcptask.scheduler.watcher import Watched
 from conftest import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = ("task", "status", "message", "elapsed", "next poll", "ttl left", "via")
+HEADERS = ("task", "status", "message", "age", "next poll", "kept", "via")
 #: columns drawn only where they apply (pushed progress, a watch across servers)
 SOMETIMES = ("progress", "server")
 
@@ -78,17 +79,24 @@ ROWS = (
     ("width", "columns"),
     [
         (120, list(HEADERS)),
-        (80, ["task", "status", "message", "elapsed", "ttl left"]),
-        (60, ["task", "status", "message", "elapsed"]),
+        # whole ids first: the other columns give way (via, next poll, kept, age)
+        (80, ["task", "status", "message"]),
+        # no room for whole ids: a unique prefix (every command takes it), never an ellipsis
+        (60, ["task", "status", "message", "age"]),
     ],
 )
 def test_whole_headers_and_status_words_at_any_width(width: int, columns: list[str]) -> None:
     lines = frame(view(*(watched(*r) for r in ROWS)), width)
-    assert header_of(lines) == columns  # via goes first, then next poll, then ttl left
+    assert header_of(lines) == columns  # via goes first, then next poll, then kept
+    ids = [ln.split("│")[0].strip() for ln in lines if "│" in ln]
+    if width >= 80:
+        assert ids == [r[0] for r in ROWS]
+    else:
+        assert ids == [r[0][:8] for r in ROWS]
     assert all(len(ln) <= width for ln in lines)
     body = "\n".join(lines)
     assert "● working" in body and "? input_required" in body
-    assert "Gathering so" in body and "…" in body  # the long message is cut, visibly
+    assert "Gathering s" in body and "…" in body  # the long message is cut, visibly
 
 
 def test_widths_stay_put_as_messages_change() -> None:
@@ -170,7 +178,10 @@ def test_the_list_table_fits_80_columns() -> None:
     out._console = Console(file=buf, width=80, color_system=None)
     out.tasks([t for t in (watched(*r).task for r in ROWS) if t is not None])
     lines = buf.getvalue().splitlines()
-    assert header_of(lines) == ["task", "status", "message", "updated"]
+    # whole ids: the time gives way first (the message keeps some room)
+    assert header_of(lines) == ["task", "status", "message"]
+    ids = [ln.split("│")[0].strip() for ln in lines if "│" in ln]
+    assert [i for i in ids if i] == [r[0] for r in ROWS]  # (a long message folds)
     assert all(len(ln) <= 80 for ln in lines)
     assert "? input_required" in buf.getvalue()
 
@@ -253,41 +264,43 @@ def tmux_at(request: pytest.FixtureRequest) -> Iterator[Tmux]:
         t.stop()
 
 
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("tmux_at", [80, 60], indirect=True)
-def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> None:
-    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
-    tmux_at.start([sys.executable, "-m", "mcptask", "demo", "--seconds", "4"], env)
+def frames_until_end(tmux: Tmux, deadline_s: float = 90) -> list[list[str]]:
+    """Every screen that shows a table, until the command has ended (the last is final)."""
     frames: list[list[str]] = []
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        screen = tmux_at.screen()
+        screen = tmux.screen()
         if any("┃" in ln for ln in screen):
             frames.append(screen)
         if any(ln.startswith("__END__") for ln in screen):
-            break
+            return frames or [screen]
         time.sleep(0.3)
+    raise AssertionError("the command did not end:\n" + "\n".join(tmux.screen()))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80, 60], indirect=True)
+def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> None:
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start([sys.executable, "-m", "mcptask", "demo", "--seconds", "4"], env)
+    frames = frames_until_end(tmux_at)
     final = frames[-1]  # drawn for good: the command has ended
     assert "__END__ 0" in final, "\n".join(final)
     header = header_of(final)
-    assert [h for h in header if h not in SOMETIMES][:4] == ["task", "status", "message", "elapsed"]
+    assert [h for h in header if h not in SOMETIMES][:3] == ["task", "status", "message"]
     assert set(header) <= {*HEADERS, *SOMETIMES}
-    if tmux_at.width >= 80:  # the demo server reports its stages as progress
-        assert "progress" in header
+    if tmux_at.width >= 120:  # the demo server pushes its stages as progress
+        assert "progress" in header and "age" in header
     assert any("✔ completed" in ln for ln in final)
-    # a capture may catch a redraw halfway; every whole frame has the same columns
+    # a capture may catch a redraw halfway; every whole frame has the same columns, from the
+    # first to the last (chosen once for the width: none comes or goes while watching)
     whole = [f for f in frames if set(header_of(f)) <= {*HEADERS, *SOMETIMES} and summary(f)]
     running = [f for f in whole if any("● working" in ln for ln in f)]
     assert running, frames
-    # the same columns in every frame; once a task reports progress its column comes in (and
-    # may push low-value columns out), once, for good
-    with_progress = ["progress" in header_of(f) for f in whole]
-    assert with_progress == sorted(with_progress)
-    for f in whole:
-        assert header_of(f) == header or ("progress" not in header_of(f)), f
-    assert len({tuple(header_of(f)) for f in whole}) <= 2
+    assert {tuple(header_of(f)) for f in whole} == {tuple(header)}
     for f in whole:
         assert all(len(ln) <= tmux_at.width for ln in f)
+        assert sum(1 for ln in f if "┃" in ln) == 1, f  # one header: nothing stale above
         rows = [ln for ln in f if "│" in ln]
         assert rows and all(("● working" in ln) or ("✔ completed" in ln) for ln in rows), f
 
@@ -304,4 +317,205 @@ def test_a_watch_across_servers_names_each_tasks_server() -> None:
     assert header_of(wide)[:3] == ["task", "server", "status"]
     assert "research" in "\n".join(wide)
     # on a narrow terminal the server gives way only after the low-value columns
-    assert header_of(frame(events, 80)) == ["task", "server", "status", "message", "elapsed"]
+    assert header_of(frame(events, 100)) == ["task", "server", "status", "message"]
+
+
+def wait_screen(
+    tmux: Tmux, ok: Callable[[list[str]], bool], what: str, within: float = 60
+) -> list[str]:
+    """The screen, once `ok` holds for it."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        screen = tmux.screen()
+        if ok(screen):
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"never {what}:\n" + "\n".join(tmux.screen()))
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mcptask", *args]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_the_view_redraws_cleanly_after_a_form(
+    tmux_at: Tmux, state_dir: Path, fastmcp4_server: Any
+) -> None:
+    """A form asked inside `watch` (fastmcp 4's ask_name): the frame leaves the terminal while
+    the form asks, and comes back whole below it; no stale `input_required` table above."""
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start(cli("call", "ask_name", "--watch", "--result", "--url", fastmcp4_server.url), env)
+    wait_screen(tmux_at, lambda s: any(ln.strip() == "text:" for ln in s), "asked")
+    tmux_at.run("send-keys", "-t", "t", "Di", "Enter")
+    wait_screen(tmux_at, lambda s: any("send this answer?" in ln for ln in s), "confirmed")
+    tmux_at.run("send-keys", "-t", "t", "Enter")
+    final = wait_screen(tmux_at, lambda s: any("__END__" in ln for ln in s), "ended")
+    assert "__END__ 0" in "\n".join(final), final
+    text = "\n".join(final)
+    assert "What is your name?" in text  # the form stays as it was answered
+    assert sum(1 for ln in final if "┃" in ln) == 1, text  # one table: the one after the form
+    assert "input_required" not in text
+    assert "Hello, Di!" in text and "✔ completed" in text
+    # the table comes after the form, not over it
+    assert text.index("send this answer?") < text.index("┃")
+    assert all(len(ln) <= tmux_at.width for ln in final)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120], indirect=True)
+def test_the_view_redraws_cleanly_on_resize(tmux_at: Tmux, state_dir: Path) -> None:
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start(cli("demo", "--seconds", "30"), env)
+    wait_screen(tmux_at, lambda s: any("● working" in ln for ln in s), "working")
+    for width in (80, 60, 100):
+        tmux_at.run("resize-window", "-t", "t", "-x", str(width))
+
+        def redrawn(s: list[str], width: int = width) -> bool:
+            # one whole frame for the new width, and nothing of an older one: a frame drawn
+            # for a wider terminal reflows its header and rule over two lines each
+            rows = [ln for ln in s if "│" in ln]
+            headers = [ln for ln in s if "┃" in ln]
+            rules = [ln for ln in s if "╇" in ln]
+            return (
+                bool(rows)
+                and summary(s)
+                and all(len(ln.rstrip()) <= width for ln in s)
+                and len(headers) == 1
+                and len(rules) == 1
+                and headers[0].lstrip().startswith("task")
+                and sum(1 for ln in s if ln.startswith("mcptask demo: watching")) == 1
+            )
+
+        screen = wait_screen(tmux_at, redrawn, f"redrawn at {width}")
+        # nothing of an older frame is left on the screen: one title, one header
+        assert sum(1 for ln in screen if "┃" in ln) == 1, "\n".join(screen)
+        assert sum(1 for ln in screen if ln.startswith("mcptask demo: watching")) == 1, screen
+
+
+# -- tables in a real terminal (issue 28, items 1 and 2) -----------------------------------------
+
+
+def run_in(tmux: Tmux, env: dict[str, str], *args: str) -> list[str]:
+    tmux.start(cli(*args), env)
+    screen = wait_screen(tmux, lambda s: any(ln.startswith("__END__") for ln in s), "ended")
+    assert "__END__ 0" in "\n".join(screen), screen
+    return [ln for ln in screen if not ln.startswith("__END__")]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_list_never_wraps_or_cuts_an_id(
+    tmux_at: Tmux, state_dir: Path, fastmcp4_server: Any, run_cli: Any
+) -> None:
+    url = fastmcp4_server.url
+    ids = [
+        run_cli("call", "slow_echo", "text=x", "seconds=30", "--url", url, "-o", "json").json()[
+            "taskId"
+        ]
+        for _ in range(2)
+    ]
+    assert all(len(t) > 30 for t in ids)  # fastmcp 4's ids: 43 characters
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    screen = run_in(tmux_at, env, "list", "--url", url)
+    for tid in ids:  # whole, on one line, to copy or double-click
+        assert sum(1 for ln in screen if tid in ln) == 1, "\n".join(screen)
+    assert header_of(screen) == ["task", "status", "message", "updated"]
+    assert all(len(ln) <= tmux_at.width for ln in screen)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_tools_shows_whole_names_and_the_required_arguments(
+    tmux_at: Tmux, state_dir: Path, everything_server: Any, run_cli: Any
+) -> None:
+    url = everything_server.url
+    tools = run_cli("tools", "--url", url, "-o", "json").json()["tools"]
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.height = 60
+    screen = run_in(tmux_at, env, "tools", "--url", url)
+    text = "\n".join(screen)
+    assert header_of(screen) == ["tool", "task", "required", "description"]
+    rows = {ln.split("│")[0].strip(): ln for ln in screen if "│" in ln}
+    for tool in tools:
+        assert tool["name"] in rows, text  # every name whole (none cut to the same stem)
+        for arg in tool.get("required", []):
+            assert arg in rows[tool["name"]], text  # each required argument, never mid-word
+    assert "get-sum" in rows and "a, b" in rows["get-sum"]
+    assert all(len(ln) <= tmux_at.width for ln in screen)
+    if tmux_at.width == 120:  # the description takes the room there is
+        assert max(len(ln.rstrip()) for ln in screen) >= 115, text
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_a_server_that_goes_down_mid_watch_reads_as_one_coherent_line(
+    tmux_at: Tmux, state_dir: Path
+) -> None:
+    """fastmcp 4 stopped while a task of it is watched: the row keeps the status it was seen
+    with, the message counts down to the next try (the same time as `next poll`, where that
+    column is drawn), and the countdown moves."""
+    import re
+
+    from servers.mcp_envs import start_fastmcp4
+
+    server = start_fastmcp4()
+    try:
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT), "MCPTASK_CONNECT_TIMEOUT": "1"})
+        made = subprocess.run(
+            cli("call", "slow_echo", "text=x", "seconds=120", "--url", server.url, "-o", "json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        task_id = made.stdout.split('"taskId": "')[1].split('"')[0]
+        tmux_at.start(cli("watch", task_id, "--no-push"), env)
+        wait_screen(tmux_at, lambda s: any("● working" in ln for ln in s), "working")
+        server.stop()
+        pattern = re.compile(r"retrying in ([0-9.m]+s)")
+
+        def countdown(s: list[str]) -> str | None:
+            found = [m.group(1) for ln in s if (m := pattern.search(ln))]
+            return found[0] if found else None
+
+        screen = wait_screen(tmux_at, lambda s: countdown(s) is not None, "retrying", 60)
+        row = next(ln for ln in screen if "retrying in" in ln)
+        assert "● working" in row and "unseen" not in row, screen
+        header = header_of(screen)
+        if "next poll" in header:
+            cells = [c.strip() for c in row.split("│")]
+            assert cells[header.index("next poll")] == countdown(screen), row
+        first = countdown(screen)
+        # not frozen: the countdown moves on
+        wait_screen(tmux_at, lambda s: countdown(s) not in (None, first), "counting down", 60)
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_watching_server_everything_keeps_its_columns_and_the_whole_id(
+    tmux_at: Tmux, state_dir: Path, everything_server: Any
+) -> None:
+    """server-everything's research task (4 stages of 1 s) followed live: the id is whole on
+    its row, the columns never change, the age counts from the task's createdAt."""
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    url = everything_server.url
+    tmux_at.start(
+        cli("call", "simulate-research-query", "topic=tides", "--watch", "--url", url), env
+    )
+    frames = frames_until_end(tmux_at)
+    final = frames[-1]
+    assert "__END__ 0" in "\n".join(final), final
+    created = next(ln for ln in final if ln.startswith("mcptask: task "))
+    task_id = created.split()[2]
+    whole = [f for f in frames if summary(f) and sum(1 for ln in f if "┃" in ln) == 1]
+    assert whole, frames
+    headers = {tuple(header_of(f)) for f in whole}
+    assert len(headers) == 1, headers  # chosen once for the width
+    for f in whole:
+        rows = [ln for ln in f if "│" in ln]
+        assert len(rows) == 1 and rows[0].split("│")[0].strip() == task_id, f
+        assert all(len(ln) <= tmux_at.width for ln in f)
+    assert "age" in header_of(final)

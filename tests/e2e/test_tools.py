@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -500,6 +501,10 @@ def test_cli_call_ctrl_c_cancels_the_request(
     assert '"method":"notifications/cancelled"' in err.replace(" ", "")
     assert json.loads(out.splitlines()[-1])["outcome"] == "interrupted"
     assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last == (
+        "mcptask: interrupted: the server was told to cancel the call (notifications/cancelled)"
+    )
 
 
 def test_cli_watch_shows_the_progress_of_a_task(run_cli: RunCli) -> None:
@@ -621,3 +626,52 @@ def test_cli_plain_call_on_2026_streams_progress(
     progress = [ln for ln in lines if ln["event"] == "progress"]
     assert progress and progress[0]["total"] == 2 and progress[0]["message"] == "step 1/2"
     assert lines[-1]["result"]["content"][0]["text"] == "echo: hi"
+
+
+def test_cli_call_suggests_the_closest_tool_names(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    r = run_cli("call", "get-summ", "a=1", "b=2", "--url", everything_server.url)
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert "has no tool 'get-summ'; did you mean get-sum?" in r.stderr
+    r = run_cli("call", "trigger-elicitation", "--url", everything_server.url)
+    assert "did you mean trigger-elicitation-request or trigger-elicitation-request-async" in (
+        r.stderr
+    )
+
+
+def test_cli_call_checks_enum_values_before_sending(
+    run_cli: RunCli, everything_server: ServerProcess
+) -> None:
+    url = everything_server.url
+    r = run_cli("call", "get-annotated-message", "messageType=bogus", "--url", url, "--trace")
+    assert r.code == 2
+    assert 'argument messageType="bogus": the tool expects one of "error", "success", "debug"' in (
+        r.stderr
+    )
+    assert '"method":"tools/call"' not in r.stderr.replace(" ", "")  # nothing was sent
+    ok = run_cli("call", "get-annotated-message", "messageType=debug", "--url", url)
+    assert ok.code == 0, ok.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "prop", "problem"),
+    [
+        ("x", {"enum": ["a", "b"]}, 'one of "a", "b"'),
+        (3, {"oneOf": [{"const": 1, "title": "one"}, {"const": 2}]}, "one of 1, 2"),
+        (5, {"minimum": 6}, "at least 6"),
+        (5, {"exclusiveMaximum": 5}, "less than 5"),
+        ("ab", {"minLength": 3}, "at least 3 characters"),
+        ("abcd", {"maxLength": 3}, "at most 3 characters"),
+        ("b", {"const": "a"}, 'expects "a"'),
+    ],
+)
+def test_schema_constraints_are_checked_before_sending(value: Any, prop: Any, problem: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(problem)):
+        arguments.check("t", {"k": value}, {"properties": {"k": prop}}, lambda _: None)
+    # a pattern is left to the server (a hostile one could backtrack for ever)
+    good = {"enum": ["a"], "minimum": 0, "pattern": "^(a+)+$", "maxLength": 10}
+    arguments.check("t", {"k": 5}, {"properties": {"k": {"maximum": 10**400}}}, lambda _: None)
+    arguments.check("t", {"k": 5}, {"properties": {"k": {"minimum": float("-inf")}}}, print)
+    arguments.check("t", {"k": "a"}, {"properties": {"k": good}}, lambda _: None)

@@ -528,7 +528,7 @@ def test_defaults_are_sent_as_the_server_gave_them() -> None:
     }
     answer, shown = run_form(request(schema), "", "", "", "")
     assert answer == {"action": "accept", "content": {"mode": "slow", "level": 1, "on": True}}
-    assert "choose 1-2 (default: 2) slow): " in shown
+    assert "choose 1-2 (default: slow): " in shown  # balanced, the title
     assert "(default: 1): " in shown and "y/n (default: y): " in shown
 
 
@@ -663,3 +663,26 @@ def test_a_bug_in_the_form_reaches_the_caller(pipe: tuple[int, int]) -> None:
 class BrokenSchema(dict[str, Any]):
     def get(self, *args: Any) -> Any:
         raise RuntimeError("broken schema")
+
+
+def test_a_default_choice_shows_as_its_title_in_balanced_brackets() -> None:
+    schema = {
+        "properties": {
+            "size": {"oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]}
+            | {"default": "l"},
+            "colours": {
+                "type": "array",
+                "items": {
+                    "anyOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}]
+                },
+                "default": ["r", "g"],
+            },
+        }
+    }
+    answer, shown = run_form(request(schema), "", "", "")
+    assert answer == {"action": "accept", "content": {"size": "l", "colours": ["r", "g"]}}
+    assert "choose 1-2 (default: Large): " in shown
+    assert "(default: Red, Green): " in shown
+    for line in shown.splitlines():
+        if "default" in line:  # the prompts
+            assert line.count("(") == line.count(")") and line.count("[") == line.count("]")

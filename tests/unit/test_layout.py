@@ -339,6 +339,7 @@ def test_each_room_imports_only_the_rooms_below_it() -> None:
 #: Typer's commands are decorated) or for the tests (`redact.release_all`)
 CALLED_FROM_OUTSIDE = frozenset(
     {
+        "format_options",  # Click's, overridden: the shared options in their panels
         "do_GET",
         "do_POST",
         "do_DELETE",
@@ -362,6 +363,8 @@ SET_FOR_OTHERS = frozenset(
         "__wrapped__",
         "__annotations__",
         "__class__",
+        "_shape",  # Rich's Live: a redraw starts from a cleared screen after a resize
+        "source_template",  # typer's bash completion script (COMP_WORDBREAKS handled)
         "whitespace_split",  # shlex's settings (quick completion splits the line as bash does)
         "commenters",
     }

@@ -546,20 +546,20 @@ def test_a_live_frame_has_one_row_per_task_and_a_summary() -> None:
         "task",
         "status",
         "message",
-        "elapsed",
+        "age",
         "next",
         "poll",
-        "ttl",
-        "left",
+        "kept",
         "via",
     ]
     rows = [" ".join(words(line)) for line in lines[3:]]
     assert rows[:6] == [
-        "run-1 ● working half way 1m05s 4s 10m00s poll",
+        "run-1 ● working half way 1m05s 4s 10m00s after poll",  # kept 10m after it ends
         "due-2 ● working 5s now push",
         "ask-3 ? input_required 1s answering poll",
-        "a-very-long-… ✔ completed 10s 40s push",  # its clock stopped; the ttl runs from the end
-        "inf-5 ● working 0s now ≥1000d poll",
+        # its whole id; its clock stopped; the ttl runs from the end
+        "a-very-long-task-id-indeed ✔ completed 10s 40s left push",
+        "inf-5 ● working 0s now ≥1000d after poll",
         "new-6 … unseen 2s 2s poll",  # no answer yet: not "submitted" (issue 20)
     ]
     assert rows[6] == "✔ 1 completed ? 1 input_required … 1 unseen ● 3 working"
@@ -567,7 +567,7 @@ def test_a_live_frame_has_one_row_per_task_and_a_summary() -> None:
 
 def test_a_retry_shows_in_the_message_until_the_next_update() -> None:
     events = LiveEvents(output("pretty", recording_console()), with_result=False, clock=lambda: NOW)
-    w = watched("t1", task(statusMessage="working on it"), started=NOW, due=NOW + 3)
+    w = watched("t1", task(statusMessage="working on it"), started=NOW, due=NOW + 2.6)
     events.track([w])
     events.retry(w, "server error -32603: busy", 2.6)
     assert any("retrying in 2.6s: server error -32603: busy" in line for line in frame(events))
@@ -690,3 +690,19 @@ def test_the_input_hint_is_a_command_that_works_when_pasted(task_id: str, hint: 
     ):
         events.finish([watched(task_id, outcome="input_required", exit_code=10)], 10)
         assert stderr(events.out) == (f"mcptask: {task_id} needs input: answer it with `{hint}`\n")
+
+
+def test_a_task_not_heard_of_yet_whose_server_is_down() -> None:
+    """Its row shows the status the task book last saw (not `unseen`), and the message and
+    `next poll` count down to the same moment."""
+    events = LiveEvents(output("pretty", recording_console()), with_result=False, clock=lambda: NOW)
+    known = watched("t1", started=NOW, due=NOW + 2.5)
+    new = watched("t2", started=NOW, due=NOW + 2.5)
+    events.track([known, new])
+    events.last_seen = {"t1": "working"}
+    events.retry(known, "cannot connect to http://127.0.0.1:1", 2.5)
+    events.retry(new, "cannot connect to http://127.0.0.1:1", 2.5)
+    rows = [" ".join(words(line)) for line in frame(events)[2:4]]
+    assert rows[0].startswith("t1 ● working retrying in 2.5s: cannot connect")
+    assert rows[1].startswith("t2 ↻ retrying retrying in 2.5s: cannot connect")
+    assert all(" 2.5s " in row for row in rows)  # next poll: the same countdown
