@@ -47,8 +47,12 @@ def _refusal(what: str, status: int, doc: dict[str, Any] | None, text: str) -> A
             detail += f" ({said(desc, 160)})"
         if doc["error"] == "invalid_scope":
             detail += "; choose the scopes with --scope"
-    elif text.strip():
+    elif text.strip() and status >= 400:
         detail += f": {said(text, 120)}"
+    elif text.strip():
+        # a success status whose body is no answer mcptask can read: never shown, for it may
+        # hold the very tokens it failed to read
+        detail += " with an answer that is not a token response (not shown)"
     return AuthError(f"the authorization server refused the {what}: {detail}")
 
 

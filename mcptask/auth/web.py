@@ -294,7 +294,8 @@ def _answer(response: httpx.Response, body: bytes) -> Answer:
     data: Any = None
     if body.strip():
         try:
-            data = jsonsafe.loads(body)
+            # numbers are bounded where they are read (flows.expires_at)
+            data = jsonsafe.loads(body, finite=False)
         except (ValueError, UnicodeDecodeError, RecursionError):
             data = None
     headers = {k.lower(): v for k, v in response.headers.items()}

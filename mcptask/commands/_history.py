@@ -13,8 +13,18 @@ from mcptask.model import INTERRUPTED, TERMINAL, Task
 LIVE_FACTOR = 3.0
 
 
+#: the latest instant shown as a date (a server's ttl of 1e999 ms lands past any calendar)
+LAST_DATE = 253402300799.0  # 9999-12-31T23:59:59Z
+
+
+def _seconds(ms: int) -> float:
+    """A server's milliseconds as seconds, bounded (an integer of 400 digits is no float)."""
+    return min(max(ms, 0), 10**15) / 1000
+
+
 def iso(at: float) -> str:
-    """Seconds since the epoch as ISO 8601 UTC with milliseconds."""
+    """Seconds since the epoch as ISO 8601 UTC with milliseconds (within year 1 to 9999)."""
+    at = min(max(at, -62135596800.0), LAST_DATE) if at == at else LAST_DATE
     stamp = datetime.fromtimestamp(at, tz=UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
 
@@ -84,7 +94,7 @@ def why_stuck(
     out["paceHistory"] = paces
     # a watch running elsewhere: the last time anything recorded the task, and its pace
     seen = _epoch(record.get("lastSeenAt")) if record else None
-    interval = (task.pollInterval or 1000) / 1000
+    interval = _seconds(task.pollInterval or 1000)
     watched = [e for e in events if e.get("command") == "watch"]
     live_watch = bool(
         not task.terminal
@@ -128,7 +138,7 @@ def why_stuck(
     if task.ttl is not None:
         base = _epoch(task.createdAt) or (events[0]["at"] if events else None)
         if base is not None:
-            purge = iso(base + task.ttl / 1000)
+            purge = iso(base + _seconds(task.ttl))
     out["purgeAt"] = purge
     return out
 

@@ -741,7 +741,7 @@ class A2ABase(TaskProtocol):
         self._ids += 1
         req_id = f"push-{self._ids}"
         message = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
-        stream = self.rpc.transport.send(message)
+        stream = self.rpc.transport.send(message, headers=self.rpc.merged(None))
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if "method" in incoming:

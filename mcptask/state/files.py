@@ -33,7 +33,7 @@ def _kind(mode: int) -> str:
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISSOCK, "a socket"),
         (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
     ):
         if test(mode):
             return word

@@ -12,14 +12,18 @@ row that does not parse is skipped, the others stay."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from mcptask.state.files import check_dir, not_regular
 
 #: seconds a writer waits for another process's write to finish
 BUSY_TIMEOUT_MS = 15_000
@@ -87,11 +91,22 @@ def open_db(path: Path) -> sqlite3.Connection:
     """The database at `path` (made, 0600 in a 0700 folder, when missing), migrated to
     VERSION. Raises OSError / sqlite3.Error; `Damaged` for a file that is not a database."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # a directory others may write to holds nothing of ours (they could swap the database)
+    check_dir(path.parent)
     # made by us with mode 0600 before SQLite opens it: SQLite's own -wal and -shm files take
-    # the database's mode
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    # the database's mode. Never blocks (a FIFO), never follows a link, only a regular file
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
     try:
-        if os.fstat(fd).st_mode & 0o077:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link
+            raise not_regular(path, os.lstat(path).st_mode) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(path, st.st_mode)
+        if st.st_mode & 0o077:
             os.fchmod(fd, 0o600)
     finally:
         os.close(fd)

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from mcptask.state import events as ev
 from mcptask.state import store
 from mcptask.state.endpoints import endpoint_key, same_place
-from mcptask.state.files import now_iso, state_dir
+from mcptask.state.files import now_iso, read_regular, state_dir
 from mcptask.text import redact
 
 VERSION = store.VERSION
@@ -66,6 +66,10 @@ def keep_days() -> float:
     except ValueError:
         return KEEP_DAYS
     return days if 0 < days < 1e6 else KEEP_DAYS
+
+
+#: the largest `tasks.json` of an older mcptask imported (it capped itself well below this)
+LEGACY_MAX_BYTES = 1024 * 1024 * 1024
 
 
 class TaskBook:
@@ -183,7 +187,8 @@ class TaskBook:
         """Bring an older mcptask's `tasks.json` in, once: kept as `tasks.json.bak` after; a
         damaged one is set aside as before (`tasks.json.corrupt-<time>`)."""
         try:
-            raw = self.legacy.read_bytes()
+            # never blocks on a FIFO, never reads a device: a regular file of a sane size
+            raw = read_regular(self.legacy, LEGACY_MAX_BYTES)
         except OSError as exc:
             self._read_failed(f"{self.legacy.name}: {exc.strerror or exc}")
             return

@@ -79,12 +79,17 @@ def _float(text: str) -> float:
     return number
 
 
-def loads(data: str | bytes | bytearray, limit: int = MAX_DEPTH) -> Any:
+def loads(data: str | bytes | bytearray, limit: int = MAX_DEPTH, *, finite: bool = True) -> Any:
     """Parse strict JSON: `Refused` (a ValueError) for NaN/Infinity, for numbers past a
     double, and for nesting past `limit`; other bad JSON raises what `json.loads` raises
-    (ValueError, UnicodeDecodeError), RecursionError included as `Refused`."""
+    (ValueError, UnicodeDecodeError), RecursionError included as `Refused`. `finite=False`
+    lets NaN and Infinity through, for a reader that bounds each number itself (an OAuth
+    `expires_in` past any clock means "no expiry given", not a failed login)."""
     try:
-        value = json.loads(data, parse_constant=_constant, parse_float=_float)
+        if finite:
+            value = json.loads(data, parse_constant=_constant, parse_float=_float)
+        else:
+            value = json.loads(data)
     except RecursionError:
         raise Refused(f"nested more than {limit} levels deep") from None
     if _brackets(data) > limit and depth_over(value, limit):

@@ -436,11 +436,9 @@ def _scenario_two_feeds() -> tuple[int, list[float], list[tuple[str, str]]]:
             await deliver(task("completed", "done"))
             await asyncio.Event().wait()
 
-    server = [task(), task("completed", "done")]
-
     async def fetch(ref: TaskRef) -> Task:
         polls.append(now[0])
-        return server.pop(0) if len(server) > 1 else server[0]
+        return task("completed", "done") if pushed.is_set() else task()
 
     async def fetch_result(ref: TaskRef, t: Task) -> TaskResult:
         return TaskResult(task=t, payload={})
@@ -473,11 +471,12 @@ def _scenario_two_feeds() -> tuple[int, list[float], list[tuple[str, str]]]:
 def test_a_failed_subscription_does_not_undo_a_live_webhook() -> None:
     code, polls, vias = _scenario_two_feeds()
     assert code == 0
+    # the subscription's failure left the webhook feeding the watch: the end came by it
     assert vias[-1] == ("webhook", "completed")
-    # polled at once, then relaxed while the webhook is live (no poll at the 1 s pace): the
-    # next poll only confirms the end the webhook delivered at 3 s
+    # polled at once, then at the server's pace while the webhook has said nothing of the task
+    # (issue 27: a live but silent feed puts no poll off), up to the end it delivered at 3 s
     assert polls[0] == 0.0
-    assert len(polls) == 2 and polls[1] == 3.0, polls
+    assert polls[:3] == [0.0, 1.0, 2.0] and all(p <= 3.0 for p in polls), polls
 
 
 def test_watch_of_several_tasks_registers_and_deletes_one_config_each(

@@ -657,7 +657,7 @@ def test_an_error_that_answered_a_result_is_kept_as_mcptasks_record(
 # -- 6: state files that are not files ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["tasks.json", "tasks.json.lock", "credentials.json", "auth.json"])
+@pytest.mark.parametrize("name", ["tasks.json", "tasks.db", "credentials.json", "auth.json"])
 @pytest.mark.parametrize("kind", ["fifo", "chardev", "directory"])
 def test_state_files_that_are_not_files_never_block(
     fault: FaultServer, tmp_path: Path, name: str, kind: str
@@ -679,7 +679,7 @@ def test_state_files_that_are_not_files_never_block(
     ):
         r = case(cli(*command, "-o", "json", state=state, timeout=30))
         assert r.code == 0, r.stderr
-    if name.startswith("tasks.json"):
+    if name.startswith("tasks."):  # the database, or an older mcptask's book to import
         r = case(cli("get", "t-1", "--url", url, *P, "-o", "json", state=state, timeout=30))
         assert "not a regular file" in r.stderr or "Is a directory" in r.stderr, r.stderr
 
@@ -719,7 +719,7 @@ def test_a_state_directory_others_control_is_refused(
     r = case(cli("result", "t-1", "--url", url, *P, "-o", "json", state=state, timeout=30))
     assert r.code == 0, r.stderr
     assert words in r.stderr
-    assert not (state / "tasks.json").exists(), "nothing is kept in a directory others control"
+    assert not (state / "tasks.db").exists(), "nothing is kept in a directory others control"
     # credentials are never kept there either
     from mcptask.auth.store import CredentialStore
     from mcptask.errors import AuthError

@@ -111,13 +111,13 @@ def _python(env_name: str) -> str:
         pytest.fail(f"cannot build the {env_name!r} server venv: {e}", pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def a2a_server() -> Iterator[A2AServerProcess]:
-    """a2a-sdk 1.3.0 server (JSON-RPC 1.0 + 0.3 compat, HTTP+JSON, agent card)."""
+def _a2a_sdk(*flags: str) -> Iterator[A2AServerProcess]:
+    """The a2a-sdk 1.3.0 test agent (`a2a_server.py`) with `flags`, on a free port."""
     python = _python("a2a")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = _start([python, str(A2A_SERVER_SCRIPT), "--port", str(port)], port=port, url=base + "/")
+    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), *flags]
+    proc = _start(cmd, port=port, url=base + "/")
     server: A2AServerProcess = _upgrade(
         proc,
         A2AServerProcess,
@@ -130,6 +130,12 @@ def a2a_server() -> Iterator[A2AServerProcess]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def a2a_server() -> Iterator[A2AServerProcess]:
+    """a2a-sdk 1.3.0 server (JSON-RPC 1.0 + 0.3 compat, HTTP+JSON, agent card)."""
+    yield from _a2a_sdk()
 
 
 @pytest.fixture(scope="session")
@@ -138,46 +144,14 @@ def a2a_push_server() -> Iterator[A2AServerProcess]:
     `pushNotifications: true`) and streaming off (`streaming: false`: updates reach a client
     only by webhook or by polling); it refuses push URLs on private addresses other than
     127.0.0.1 (`http://10.1.2.3/...`: -32602)."""
-    python = _python("a2a")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), "--push", "--no-streaming"]
-    proc = _start(cmd, port=port, url=base + "/")
-    server: A2AServerProcess = _upgrade(
-        proc,
-        A2AServerProcess,
-        base_url=base,
-        rest_url=base + "/rest",
-        card_url=base + "/.well-known/agent-card.json",
-    )
-    try:
-        _wait_http(server, server.card_url, {})
-        yield server
-    finally:
-        server.stop()
+    yield from _a2a_sdk("--push", "--no-streaming")
 
 
 @pytest.fixture(scope="session")
 def a2a_rest_server() -> Iterator[A2AServerProcess]:
     """The same a2a-sdk 1.3.0 agent serving only HTTP+JSON (``--rest-only``): ``.url`` is the
     server root (whose card lists one interface, HTTP+JSON 1.0 at ``.rest_url``)."""
-    python = _python("a2a")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), "--rest-only"]
-    proc = _start(cmd, port=port, url=base + "/")
-    server: A2AServerProcess = _upgrade(
-        proc,
-        A2AServerProcess,
-        base_url=base,
-        rest_url=base + "/rest",
-        card_url=base + "/.well-known/agent-card.json",
-    )
-    try:
-        _wait_http(server, server.card_url, {})
-        yield server
-    finally:
-        server.stop()
+    yield from _a2a_sdk("--rest-only")
 
 
 @pytest.fixture(scope="session")

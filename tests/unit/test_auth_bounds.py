@@ -67,3 +67,14 @@ def test_paste_reading_stops_when_the_redirect_reaches_the_listener() -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_a_success_answer_that_cannot_be_read_is_never_shown() -> None:
+    """A token endpoint's 200 whose body mcptask cannot read may hold the very tokens: the
+    error says what happened, not what came (a 4xx body is shown, scrubbed)."""
+    from mcptask.auth.flows import _refusal
+
+    body = '{"access_token": "at-SECRET", "expires_in": 1e999'
+    error = _refusal("authorization code", 200, None, body)
+    assert "at-SECRET" not in error.message and "not shown" in error.message
+    assert "boom" in _refusal("authorization code", 400, None, "boom").message

@@ -68,3 +68,16 @@ def test_nobody_writes_the_transport_s_headers_or_url() -> None:
     ]
     offenders = [o for o in offenders if f"{o.split(':')[0]}: {o.split(': ', 1)[1]}" not in allowed]
     assert not offenders, offenders
+
+
+def test_a_protocol_s_raw_sends_carry_its_headers() -> None:
+    """A protocol that sends on the transport itself (a stream, an answer without `result`)
+    passes its client's headers (`rpc.merged`): the A2A version header once went missing from
+    push `delete` that way."""
+    offenders = [
+        f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
+        for path in (PACKAGE / "protocols").glob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "transport.send(" in line and "headers=" not in line
+    ]
+    assert not offenders, offenders
