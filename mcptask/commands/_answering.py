@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from mcptask.errors import NotApplicable, UsageError
+from mcptask.errors import ExitCode, NotApplicable, TaskEnded, UsageError
 from mcptask.model import Task
 from mcptask.text.command_line import command_line
 
@@ -29,9 +29,12 @@ ANSWERED_KEPT = 50
 ANSWER_TRIES = 3
 
 
-class RefusedAnswer(Exception):
+class RefusedAnswer(TaskEnded):
     """The server refused every answer given in `watch`'s form: the watch ends with the task
-    waiting for input, and this names why."""
+    waiting for input (exit 6), and this names why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ExitCode.INPUT)
 
 
 class Responder:
@@ -301,6 +304,8 @@ def inline_answers(
             sent.setdefault(ref.task_id, set()).update(done.keys)
             keep_answered(ctx, task, ref, frozenset(answered), done.keys)
             after, moved = await confirm(ctx, proto, ref, task, done)
+        except RefusedAnswer:
+            raise  # the task ends waiting for input, the refusal named (the scheduler's end)
         except McptaskError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
             await say(f"{ref.task_id}: not answered: {exc.message}{hint}")

@@ -166,7 +166,9 @@ class A2ARest(A2A10):
         await self._card_first()
         url = self.subscribe_url(ref.task_id)
         current: dict[str, Any] | None = None
-        stream = self._transport().event_stream(method="POST", url=url, body={})
+        stream = self._transport().event_stream(
+            method="POST", url=url, body={}, headers=self.rpc.merged(None)
+        )
         try:
             async with aclosing(stream):  # type: ignore[type-var]
                 async for event in stream:

@@ -71,13 +71,20 @@ def test_nobody_writes_the_transport_s_headers_or_url() -> None:
 
 
 def test_a_protocol_s_raw_sends_carry_its_headers() -> None:
-    """A protocol that sends on the transport itself (a stream, an answer without `result`)
-    passes its client's headers (`rpc.merged`): the A2A version header once went missing from
-    push `delete` that way."""
-    offenders = [
-        f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
-        for path in (PACKAGE / "protocols").glob("*.py")
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if "transport.send(" in line and "headers=" not in line
-    ]
+    """A protocol that sends on the transport itself (a stream, an answer without `result`, a
+    REST exchange) passes its client's headers (`rpc.merged`): the A2A version header once went
+    missing from push `delete` and from the HTTP+JSON subscribe stream that way."""
+    import ast
+
+    offenders = []
+    for path in (PACKAGE / "protocols").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr not in ("send", "event_stream", "rest"):
+                continue
+            if "transport" not in ast.unparse(node.func.value):
+                continue
+            if not any(k.arg == "headers" for k in node.keywords):
+                offenders.append(f"{path.name}:{node.lineno}: {ast.unparse(node)[:80]}")
     assert not offenders, offenders
