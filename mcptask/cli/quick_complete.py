@@ -64,16 +64,18 @@ TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
     "get": TaskIdCommand(1, frozenset({"--history"})),
     "watch": TaskIdCommand(
         None,
-        frozenset({"--interval", "--timeout", "--until"}),
-        frozenset({"--all", "--no-push", "--result"}),
+        frozenset({"--interval", "--push-port", "--push-public-url", "--timeout", "--until"}),
+        frozenset({"--all", "--bell", "--no-push", "--notify", "--push-receiver", "--result"}),
     ),
     "result": TaskIdCommand(1, frozenset({"--interval", "--timeout"}), frozenset({"--no-wait"})),
     "cancel": TaskIdCommand(1),
+    "log": TaskIdCommand(1, frozenset({"--timeout"}), frozenset({"--follow", "-f"})),
     "answer": TaskIdCommand(
         1,
         frozenset({"--data", "--json", "--key", "--text"}),
         frozenset({"--cancel", "--decline"}),
     ),
+    "forget": TaskIdCommand(None, frozenset({"--endpoint"})),
 }
 
 SHELLS = ("bash", "zsh", "fish")

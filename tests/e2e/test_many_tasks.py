@@ -386,8 +386,7 @@ def test_a_lean_poll_that_is_redirected_is_followed_by_the_client(fault: FaultSe
 
         async def go() -> tuple[Any, Any, HttpTransport]:
             transport = HttpTransport(HttpOptions(url=url, token="tok-1", many=True))
-            transport.headers["Mcp-Session-Id"] = SESSION
-            rpc = RpcClient(transport)
+            rpc = RpcClient(transport, headers={"Mcp-Session-Id": SESSION})
             try:
                 first = await rpc.request("tasks/get", {"taskId": "t-1"})
                 assert transport._lean is not None  # the lean way
