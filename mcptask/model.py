@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC
 from typing import Any, Literal, get_args
 
@@ -78,6 +79,35 @@ def normalize_status(word: str) -> Status:
     if w in STATUSES:
         return w  # type: ignore[return-value]
     return "working"
+
+
+#: the longest span in milliseconds taken from a server as it is (about 31,700 years): beyond it
+#: an integer (JSON allows 400 digits) is no float, and no clock reaches it anyway
+MAX_MS = 10**15
+
+
+def ms_seconds(ms: int) -> float:
+    """A server's milliseconds (a ttl) as seconds, within [0, MAX_MS / 1000]."""
+    return min(max(ms, 0), MAX_MS) / 1000
+
+
+def epoch(stamp: object, *, naive_utc: bool = False) -> float | None:
+    """An ISO 8601 time as seconds since the epoch; None when it is none, not a time, out of
+    range, or has no zone (`naive_utc`: then it is read as UTC, as the task book writes)."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    from datetime import datetime
+
+    try:
+        then = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+        if then.tzinfo is None:
+            if not naive_utc:
+                return None
+            then = then.replace(tzinfo=UTC)
+        value = then.timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def utc_stamp(value: str | None) -> str | None:

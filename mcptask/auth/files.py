@@ -6,9 +6,9 @@ stand-in reads the index through it on every run."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,37 +45,21 @@ def read_servers(path: Path, note: Note | None = None) -> dict[str, Any]:
 
 def read_bytes(path: Path, note: Note | None = None) -> bytes | None:
     """The file's bytes when it is a regular file (not a link) of at most MAX_FILE, else
-    None (a note says why, when given)."""
+    None (a note says why, when given): `state.files.read_regular`, never following a link."""
+    from mcptask.state.files import UnsafeFile, read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return read_regular(path, MAX_FILE, follow=False)
     except FileNotFoundError:
+        return None
+    except UnsafeFile as exc:
+        if note is not None:
+            big = exc.errno == errno.EFBIG
+            why = f"is over {MAX_FILE >> 20} MiB" if big else "is not a regular file"
+            note(f"the credentials file {path} {why}: not read")
         return None
     except OSError as exc:
         if note is not None:
             why = "a symbolic link" if os.path.islink(path) else (exc.strerror or str(exc))
             note(f"cannot read the credentials file {path}: {why}")
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            if note is not None:
-                note(f"the credentials file {path} is not a regular file: not read")
-            return None
-        if info.st_size > MAX_FILE:
-            if note is not None:
-                note(f"the credentials file {path} is over {MAX_FILE >> 20} MiB: not read")
-            return None
-        chunks = []
-        size = 0
-        while chunk := os.read(fd, 65536):
-            size += len(chunk)
-            if size > MAX_FILE:
-                return None
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        if note is not None:
-            note(f"cannot read the credentials file {path}: {exc.strerror or exc}")
-        return None
-    finally:
-        os.close(fd)

@@ -10,7 +10,7 @@ import sys
 import threading
 from urllib.parse import parse_qsl, urlsplit
 
-from mcptask.errors import AuthError, UsageError
+from mcptask.errors import AuthError
 
 CALLBACK = "/callback"
 _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -174,20 +174,7 @@ class Loopback:
 
 
 def login_timeout() -> float:
-    import os
+    """`MCPTASK_LOGIN_TIMEOUT` (seconds, bounded like every other number of seconds)."""
+    from mcptask.text.numbers import env_seconds
 
-    raw = os.environ.get("MCPTASK_LOGIN_TIMEOUT", "").strip()
-    if not raw:
-        return 300.0
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"MCPTASK_LOGIN_TIMEOUT={raw!r} is not a number") from None
-    # finite and bounded like every other number of seconds (session/env.py: auth may not
-    # import session)
-    if not value > 0 or value > 30 * 86400.0:
-        raise UsageError(
-            f"MCPTASK_LOGIN_TIMEOUT={raw!r} is out of range: give a number of seconds more than 0 "
-            "and at most 2592000"
-        )
-    return value
+    return env_seconds("MCPTASK_LOGIN_TIMEOUT", 300.0)

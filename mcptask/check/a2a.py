@@ -847,7 +847,6 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
     ) -> tuple[dict[str, Any] | None, RpcError | None]:
         """`POST /tasks/{id}:subscribe`: its first event, as a JSON-RPC answer would carry
         it (`{"result": ...}`), or the refusal."""
-        import json
 
         from mcptask.transports.rpc import SpeaksRest
 
@@ -864,7 +863,7 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
                         continue
                     self.recorder.answered = True
                     try:
-                        return {"result": json.loads(event.data)}, None
+                        return {"result": jsonsafe.loads(event.data)}, None
                     except ValueError:
                         return {"result": event.data}, None
         except RpcError as exc:

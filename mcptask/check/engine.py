@@ -42,7 +42,8 @@ from mcptask.errors import (
 if TYPE_CHECKING:
     pass
 
-OUTCOME_EXIT: dict[str, int] = {
+#: a check run's outcome -> its exit status (a task's outcomes are `errors.OUTCOME_EXIT`)
+CHECK_EXIT: dict[str, int] = {
     "passed": ExitCode.OK,
     "failed": ExitCode.FAILED,
     "incomplete": ExitCode.INCOMPLETE,
@@ -67,7 +68,7 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        return OUTCOME_EXIT[self.outcome]
+        return CHECK_EXIT[self.outcome]
 
     def counts(self) -> dict[str, int]:
         return {v: sum(1 for r in self.results if r.verdict == v) for v in VERDICTS}

@@ -330,11 +330,11 @@ TaskId = Annotated[
 
 
 def _bounded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    """A flag's number parsed within its bounds (session/env.py): a bad one is Click's usage
+    """A flag's number parsed within its bounds (text/numbers.py): a bad one is Click's usage
     error (exit 2), as a word that is not a number already is."""
 
     def parser(text: str | float) -> Any:
-        from mcptask.session.env import OutOfBounds
+        from mcptask.text.numbers import OutOfBounds
 
         try:
             return parse(str(text))  # Click passes a default through too (a float)
@@ -346,7 +346,7 @@ def _bounded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 def seconds_flag(name: str) -> Callable[[str], float]:
     def parse(text: str) -> float:
-        from mcptask.session.env import seconds
+        from mcptask.text.numbers import seconds
 
         return seconds(text, name)
 
@@ -354,7 +354,7 @@ def seconds_flag(name: str) -> Callable[[str], float]:
 
 
 def _interval(text: str) -> float:
-    from mcptask.session.env import interval
+    from mcptask.text.numbers import interval
 
     return interval(text)
 

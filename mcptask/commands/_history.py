@@ -7,7 +7,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from mcptask.model import INTERRUPTED, TERMINAL, Task
+from mcptask.model import INTERRUPTED, TERMINAL, Task, epoch, ms_seconds
+from mcptask.pacing import poll_seconds
 
 #: a watch that recorded the task within this many poll intervals is taken to be running
 LIVE_FACTOR = 3.0
@@ -15,11 +16,6 @@ LIVE_FACTOR = 3.0
 
 #: the latest instant shown as a date (a server's ttl of 1e999 ms lands past any calendar)
 LAST_DATE = 253402300799.0  # 9999-12-31T23:59:59Z
-
-
-def _seconds(ms: int) -> float:
-    """A server's milliseconds as seconds, bounded (an integer of 400 digits is no float)."""
-    return min(max(ms, 0), 10**15) / 1000
 
 
 def iso(at: float) -> str:
@@ -94,7 +90,7 @@ def why_stuck(
     out["paceHistory"] = paces
     # a watch running elsewhere: the last time anything recorded the task, and its pace
     seen = _epoch(record.get("lastSeenAt")) if record else None
-    interval = _seconds(task.pollInterval or 1000)
+    interval = poll_seconds(task.pollInterval, 1.0)  # the pace a watch keeps
     watched = [e for e in events if e.get("command") == "watch"]
     live_watch = bool(
         not task.terminal
@@ -138,20 +134,11 @@ def why_stuck(
     if task.ttl is not None:
         base = _epoch(task.createdAt) or (events[0]["at"] if events else None)
         if base is not None:
-            purge = iso(base + _seconds(task.ttl))
+            purge = iso(base + ms_seconds(task.ttl))
     out["purgeAt"] = purge
     return out
 
 
 def _epoch(stamp: Any) -> float | None:
     """An ISO 8601 time (a server's or the book's) as seconds since the epoch."""
-    if not isinstance(stamp, str) or not stamp:
-        return None
-    text = stamp.strip().replace("Z", "+00:00")
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    return epoch(stamp, naive_utc=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from mcptask.model import Task
+from mcptask.model import Task, epoch
 from mcptask.protocols.wire import result_text
 from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
@@ -348,16 +348,11 @@ def unique_id_prefix(ids: list[str], least: int = 8) -> int:
 def age(task: Task, now: float | None = None) -> str:
     """How long ago the task was last updated (`1m05s ago`); the server's text when it is not
     an ISO 8601 time."""
-    from datetime import datetime
-
     stamp = task.lastUpdatedAt or ""
-    try:
-        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        if then.tzinfo is None:
-            return one_line(stamp, 40)
-        return duration((time.time() if now is None else now) - then.timestamp()) + " ago"
-    except (ValueError, OverflowError, OSError):
+    then = epoch(stamp)
+    if then is None:
         return one_line(stamp, 40)
+    return duration((time.time() if now is None else now) - then) + " ago"
 
 
 def cell_width(cell: Any) -> int:

@@ -4,12 +4,12 @@ scheduler."""
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcptask.model import epoch
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ class LiveEvents:
         if w.task_id not in self._created or (
             self._created[w.task_id] is None and w.task is not None
         ):
-            self._created[w.task_id] = wall_time(w.task.createdAt if w.task else None)
+            self._created[w.task_id] = epoch(w.task.createdAt if w.task else None)
         return self._created[w.task_id]
 
     def render(self, width: int | None = None) -> RenderableType:
@@ -402,22 +402,6 @@ CLEAR_SCREEN = "\x1b[H\x1b[2J"
 #: synchronized output (DEC private mode 2026): the terminal holds the screen from BEGIN to END
 SYNC_BEGIN = "\x1b[?2026h"
 SYNC_END = "\x1b[?2026l"
-
-
-def wall_time(stamp: str | None) -> float | None:
-    """An ISO 8601 time as wall-clock seconds (None when there is none, or no zone)."""
-    if not stamp:
-        return None
-    from datetime import datetime
-
-    try:
-        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        if then.tzinfo is None:
-            return None
-        value = then.timestamp()
-    except (ValueError, OverflowError, OSError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def count_text(progress: float, total: float | None) -> str:

@@ -16,7 +16,6 @@ and follows a task by `POST /tasks/{id}:subscribe`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, ClassVar
@@ -32,6 +31,7 @@ from mcptask.protocols.wire import (
     UNSUPPORTED_OPERATION,
     VERSION_NOT_SUPPORTED,
 )
+from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
 from mcptask.text.urls import origin
 from mcptask.transports.rpc import SpeaksRest
@@ -65,7 +65,7 @@ def rest_error(status: int, body: bytes, ctype: str, where: str) -> Exception:
     `HttpStatusError` with a short excerpt of the body."""
     parsed: Any = None
     try:
-        parsed = json.loads(body) if body.strip() else None
+        parsed = jsonsafe.loads(body) if body.strip() else None
     except (ValueError, UnicodeDecodeError, RecursionError):
         parsed = None
     error = parsed.get("error") if isinstance(parsed, dict) else None
@@ -134,7 +134,7 @@ class A2ARest(A2A10):
                 return await self.exchange(method, params, headers=headers)
             raise error
         try:
-            return json.loads(response.content)
+            return jsonsafe.loads(response.content)
         except (ValueError, UnicodeDecodeError, RecursionError):
             snippet = one_line(response.content[:200].decode("utf-8", "replace"), 80)
             raise ProtocolError(
@@ -175,7 +175,7 @@ class A2ARest(A2A10):
                     if event.event == "open" or not event.data.strip():
                         continue
                     try:
-                        data = json.loads(event.data)
+                        data = jsonsafe.loads(event.data)
                     except (ValueError, RecursionError):
                         raise ProtocolError(
                             f"the agent sent a stream event that is not JSON: "

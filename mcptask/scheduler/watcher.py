@@ -46,7 +46,7 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task
+from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task, ms_seconds
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult
 
@@ -640,7 +640,7 @@ def lost_after(
     if ttl is None:
         within = "its ttl is unlimited"
     elif age * 1000 < ttl:
-        within = f"well inside its ttl of {_seconds(ttl / 1000)}"
+        within = f"well inside its ttl of {_seconds(ms_seconds(ttl))}"
     else:
         return None
     return (

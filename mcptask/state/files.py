@@ -44,12 +44,15 @@ def not_regular(path: Path | str, mode: int) -> UnsafeFile:
     return UnsafeFile(errno.EINVAL, f"{path} is not a regular file ({_kind(mode)})")
 
 
-def read_regular(path: Path | str, limit: int = MAX_STATE_BYTES) -> bytes:
+def read_regular(path: Path | str, limit: int = MAX_STATE_BYTES, *, follow: bool = True) -> bytes:
     """The bytes of the regular file `path`, read no further than `limit`: opened without
     blocking (a FIFO's open never waits for a writer), then checked for type and size on
     the open file itself (no race with a file swapped in between). `UnsafeFile` when it is
-    not a regular file or is over `limit`; other OSErrors (FileNotFoundError) as they come."""
+    not a regular file or is over `limit`; other OSErrors (FileNotFoundError; ELOOP for a link
+    with `follow=False`) as they come."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)

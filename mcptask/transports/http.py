@@ -612,7 +612,10 @@ class HttpTransport:
                 f"{self._where()} answered HTTP {response.status_code} with {what}, not JSON-RPC"
             ) from None
 
-    def _error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
+    def error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
+        """The mcptask error for an answer that is not a success: a JSON-RPC error in its body
+        as `RpcError`, 401/403 as `AuthError`, else `HttpStatusError` naming the URL asked,
+        with an excerpt of the body, its retry-after and detail."""
         status = response.status_code
         parsed: Any = None
         from mcptask.text import jsonsafe
@@ -875,7 +878,7 @@ class HttpTransport:
         body = await self._read_body(response)
         if not response.is_success:
             self._trace(f"< {body[:2000].decode('utf-8', 'replace')}")
-            raise self._error_for_status(response, body)
+            raise self.error_for_status(response, body)
         self._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
         if not body.strip() and response.status_code in (200, 201, 202):
             return  # 202: accepted (a notification); Agno's 202 carries a task, read below
@@ -1025,7 +1028,7 @@ class HttpTransport:
             self._trace_response(response, started)
             ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if not response.is_success:
-                raise self._error_for_status(response, await self._read_body(response))
+                raise self.error_for_status(response, await self._read_body(response))
             if ctype != "text/event-stream":
                 raise ProtocolError(f"{self._where()} answered the event stream with {ctype!r}")
             yield StreamEvent("open", "", None, None)

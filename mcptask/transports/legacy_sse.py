@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
@@ -24,13 +23,12 @@ from typing import Any
 from urllib.parse import urljoin
 
 from mcptask.errors import (
-    HttpStatusError,
     McptaskError,
     ProtocolError,
     ServerError,
     TransportError,
 )
-from mcptask.text import urls
+from mcptask.text import jsonsafe, urls
 from mcptask.text.sanitize import one_line
 from mcptask.transports.http import HttpTransport, _can_wait
 from mcptask.transports.rpc import StreamEvent
@@ -112,7 +110,7 @@ class LegacySseTransport:
                 if not event.data.strip() or event.event not in ("message", ""):
                     continue
                 try:
-                    parsed = json.loads(event.data)
+                    parsed = jsonsafe.loads(event.data)
                 except (ValueError, RecursionError):
                     self.http.trace(f"< (not JSON, ignored) {one_line(event.data, 200)}")
                     continue
@@ -168,12 +166,7 @@ class LegacySseTransport:
         assert self.endpoint is not None
         response = await self.http.rest("POST", self.endpoint, body=message, headers=headers)
         if not response.is_success:
-            body = one_line(response.content[:300].decode("utf-8", "replace"), 160)
-            raise HttpStatusError(
-                f"{urls.safe_url(self.endpoint)} answered HTTP {response.status_code}"
-                + (f": {body}" if body else ""),
-                status=response.status_code,
-            )
+            raise self.http.error_for_status(response, response.content)
 
     async def send(
         self,

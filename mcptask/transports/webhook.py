@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mcptask.text import jsonsafe
+
 #: the header A2A agents send a config's token in
 TOKEN_HEADER = "x-a2a-notification-token"
 #: the largest body taken (an update with its artifact); more is 413
@@ -267,7 +269,7 @@ class WebhookReceiver:
                 raise _Refused(415, f"{ctype[:60] or 'no content type'}, not JSON")
             return
         try:
-            body = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+            body = jsonsafe.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError):
             if strict:
                 raise _Refused(400, "a body that is not JSON") from None
@@ -281,7 +283,3 @@ class WebhookReceiver:
             delivery.task_id = self.task_of(body)
         except Exception:
             delivery.task_id = None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
