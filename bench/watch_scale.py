@@ -150,7 +150,8 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
     if args.protocol == "mcp-2026-07-28":
         cmd += ["--url", server.url, "-p", args.protocol, *args.extra]  # no sessions there
     else:
-        cmd += ["--url", server.url, "--session", made["session"], *args.extra]
+        cmd += ["--url", server.url, "--session", made["session"], "-p", args.protocol]
+        cmd += args.extra
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     server_cpu0 = server.cpu_seconds()
     started = time.monotonic()

@@ -172,6 +172,12 @@ class Endpoint:
 
             name = self.options.protocol if self.options.protocol != "auto" else None
             name = name or (self.target.protocol if self.target.protocol != "auto" else None)
+            if name is None and self.options.session:
+                # a session is MCP 2025-11-25's: a server that also speaks 2026-07-28 (which
+                # has none) must not be asked in that version, which would drop the session
+                from mcptask.protocols.registry import fallback
+
+                name = fallback().name
             if name is None and self.remembers:
                 endpoint = self._book().endpoint(self.key)
                 remembered = endpoint.get("protocol")

@@ -12,9 +12,10 @@ import json
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpcore
 import httpx
@@ -23,6 +24,9 @@ from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, 
 from mcptask.text import redact, urls
 from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.rpc import StreamEvent
+
+if TYPE_CHECKING:
+    from mcptask.transports.poll_pool import PollPool
 
 Message = dict[str, Any]
 Tracer = Callable[[str], None]
@@ -399,12 +403,13 @@ class HttpTransport:
         #: the OAuth access token for the next request (`HttpOptions.auth`)
         self._bearer: str | None = None
         redact.hold(self._secrets)
-        #: the aiohttp pool's transport (`HttpOptions.many`): polls go to it directly
-        self._pool: httpx.AsyncBaseTransport | None = None
-        #: the URL and headers of a poll, parsed and merged once (see `_lean_request`)
-        self._lean: tuple[str | None, httpx.URL, httpx.Headers] | None = None
-        self._lean_timeout: Any = None
-        #: the endpoint redirected a lean request: its requests go through the client from now on
+        #: the polls' connections (`HttpOptions.many`, transports/poll_pool.py)
+        self._polls: PollPool | None = None
+        #: a poll's request line and headers for the token in use (see `_poll_head`)
+        self._lean: tuple[str | None, bytes] | None = None
+        #: the names of the `-H` headers, which requests' own headers never replace
+        self._given = frozenset(name.lower() for name in options.headers)
+        #: the endpoint redirected a poll: its requests go through the client from now on
         self._lean_off = False
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -423,7 +428,7 @@ class HttpTransport:
                     ManyTransport,  # imports aiohttp: only when used
                 )
 
-                transport = self._pool = ManyTransport(verify=verify)
+                transport = ManyTransport(verify=verify)
                 self._trace("* HTTP: aiohttp connection pool (many tasks)")
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
@@ -465,6 +470,9 @@ class HttpTransport:
             request.headers["Authorization"] = f"Bearer {token}"
 
     async def aclose(self) -> None:
+        if self._polls is not None:
+            await self._polls.aclose()
+            self._polls = None
         if self._client is not None and self._own_client:
             await self._client.aclose()
         self._client = None
@@ -596,7 +604,8 @@ class HttpTransport:
             ),
         )
 
-    def _parse(self, body: bytes, response: httpx.Response) -> Any:
+    def _parse(self, body: bytes, status: int, ctype: str) -> Any:
+        """A JSON body (`status` and `ctype`, the content type, for the error)."""
         from mcptask.text import jsonsafe
 
         try:
@@ -605,11 +614,10 @@ class HttpTransport:
             where = self._where()
             raise ProtocolError(f"{where} answered JSON that mcptask refuses: {exc}") from None
         except (ValueError, UnicodeDecodeError, RecursionError):
-            ctype = response.headers.get("content-type", "no content type").split(";")[0]
             snippet = one_line(body[:200].decode("utf-8", "replace"), 80)
             what = "an empty body" if not body.strip() else f"{ctype}: {snippet!r}"
             raise ProtocolError(
-                f"{self._where()} answered HTTP {response.status_code} with {what}, not JSON-RPC"
+                f"{self._where()} answered HTTP {status} with {what}, not JSON-RPC"
             ) from None
 
     def error_for_status(self, response: httpx.Response, body: bytes) -> Exception:
@@ -705,24 +713,37 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         url: str | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         """POST one JSON-RPC message; yield the messages that come back (none for 202)."""
         timeout = self._time_left(timeout)
         target = url or self.url
+        content = json.dumps(message, separators=(",", ":")).encode()
+        if self._can_poll(message, target):
+            answer = self._poll(message, content, headers, timeout)
+        else:
+            answer = self._post(message, content, headers, target, timeout)
+        async with aclosing(answer):
+            async for msg in answer:
+                yield msg
+
+    async def _post(
+        self,
+        message: Message,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        target: str,
+        timeout: float | None,
+    ) -> AsyncGenerator[Message, None]:
+        """The general way: through httpx's client (redirects, OAuth, cookies, traces)."""
         all_headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
         }
         if headers:
             all_headers.update(headers)
-        content = json.dumps(message, separators=(",", ":")).encode()
-        lean = self._can_go_lean(message, target)
 
         def build() -> httpx.Request:
-            if lean:
-                request = self._lean_request(content, headers)
-            else:
-                request = self._build("POST", target, content=content, headers=all_headers)
+            request = self._build("POST", target, content=content, headers=all_headers)
             request.extensions[WITHIN] = timeout or self.options.read_timeout
             if timeout is not None:
                 request.extensions["timeout"] = httpx.Timeout(
@@ -734,18 +755,35 @@ class HttpTransport:
         self._trace_request(request, message)
         started = time.monotonic()
         try:
-            response = await self._send_safely(request, build, _is_safe(message), lean=lean)
+            response = await self._send_safely(request, build, _is_safe(message))
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, target) from None
+        self._trace_response(response, started)
+        answer = self._answer(response, message, target, timeout, all_headers)
+        async with aclosing(answer):
+            async for msg in answer:
+                yield msg
+
+    async def _answer(
+        self,
+        response: httpx.Response,
+        message: Message,
+        target: str,
+        timeout: float | None,
+        all_headers: Mapping[str, str],
+    ) -> AsyncGenerator[Message, None]:
+        """The messages of an answer (a JSON body or an event stream, resumed when it breaks
+        before the answer), under the whole-answer deadline."""
         state = _StreamState(message.get("id") if "method" in message else None)
         try:
-            self._trace_response(response, started)
             self._keep_session(response)
             deadline = _bounded(response, timeout or self.options.read_timeout)
-            async for msg in self._messages(response, target, state):
-                state.saw(msg)
-                deadline.restart()
-                yield msg
+            messages = self._messages(response, target, state)
+            async with aclosing(messages):
+                async for msg in messages:
+                    state.saw(msg)
+                    deadline.restart()
+                    yield msg
         except httpx.HTTPError as exc:
             if (
                 not state.resumable
@@ -758,91 +796,151 @@ class HttpTransport:
         finally:
             await response.aclose()
         if state.resumable and _can_wait():
-            async for msg in self._resume(state, message, all_headers):
-                yield msg
+            resumed = self._resume(state, message, all_headers)
+            async with aclosing(resumed):
+                async for msg in resumed:
+                    yield msg
 
     async def _send_safely(
-        self,
-        request: httpx.Request,
-        build: Callable[[], httpx.Request],
-        safe: bool,
-        *,
-        lean: bool = False,
+        self, request: httpx.Request, build: Callable[[], httpx.Request], safe: bool
     ) -> httpx.Response:
         """Send; a request that is safe to repeat is sent once more when the connection dies
         before any answer (a pooled keep-alive connection the server has dropped: "Server
         disconnected without sending a response", a reset). The failed connection leaves the
         pool, so the second try goes out on a fresh one."""
-        send = self._send_lean if lean else self._send
         try:
-            return await send(request)
+            return await self._send(request)
         except DEAD_CONNECTION as exc:
             if not safe:
                 raise
             self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
-            return await send(build())
+            return await self._send(build())
 
-    # -- lean requests: the polls of a large watch ---------------------------------------------
+    # -- polls: the lean way of a large watch --------------------------------------------------
     #
     # A watch of 1,000 tasks sends the same POST to the same URL with the same headers again and
-    # again. Through `AsyncClient.send` each costs a URL parse and merge, a header merge, the
-    # auth and redirect machinery, the request hook and the cookie jar (bench/README.md). Polls
-    # and result fetches (reads to the endpoint's own URL while no cookie is set) on the aiohttp
-    # pool skip all that: URL and headers are made once (`_lean_request`), the request goes
-    # straight to the pool's transport; an answer that redirects, or refuses while OAuth is in
-    # play, is sent again the usual way (the client follows; OAuth renews).
+    # again, about 1,000 a second. Polls and result fetches (reads to the endpoint's own URL
+    # while no cookie is set and nothing is traced) go on `transports/poll_pool.py`: request
+    # line and headers made once per endpoint (and credentials), the answer parsed by llhttp.
+    # A plain JSON success is read here at once; any other answer goes to the general reader
+    # (`_answer`) as an httpx response; a redirect, or a refusal while OAuth is in play, is sent
+    # again the general way (the client follows; OAuth renews).
 
-    def _can_go_lean(self, message: Message, target: str) -> bool:
+    def _can_poll(self, message: Message, target: str) -> bool:
         o = self.options
         return (
             o.many
             and not self._lean_off
-            and self.client is not None  # made now if not yet: it makes the pool
-            and self._pool is not None
+            and o.trace is None
             and target == self.url
             and (_is_safe(message) or message.get("method") == "tasks/result")
-            and not self.client.cookies
+            and self.url.startswith(("http://", "https://"))
+            and not (self._client is not None and self._client.cookies)
         )
 
-    def _lean_request(self, content: bytes, extra: Mapping[str, str] | None) -> httpx.Request:
+    def _poll_head(self) -> bytes:
+        """The request line and the endpoint's headers (credentials included), made once per
+        endpoint and token."""
         key = self.options.token or self._bearer
         if self._lean is None or self._lean[0] != key:
+            from mcptask.transports.poll_pool import PollPool
+
+            if self._polls is None:
+                verify = self.url.startswith("https")
+                self._polls = PollPool(
+                    self.url,
+                    connect_timeout=self.options.connect_timeout,
+                    ssl_context=httpx.create_ssl_context(trust_env=False) if verify else None,
+                )
             base = {
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
+                "User-Agent": USER_AGENT,
+                "Accept-Encoding": ACCEPT_ENCODING,
+                **self.options.headers,
             }
-            made = self._build("POST", self.url, headers=base)
-            self.apply_credentials(made)
-            made.headers.pop("Content-Length", None)  # each request sets its own
-            self._lean = (key, made.url, made.headers)
-            self._lean_timeout = made.extensions.get("timeout")
-        _, url, headers = self._lean
-        if extra:
-            _check_header_values(extra)
-            headers = headers.copy()
-            headers.update(extra)
-            headers.update(self.options.headers)  # `-H` wins, as the request hook makes it
-        request = httpx.Request("POST", url, headers=headers, content=content)
-        if self._lean_timeout is not None:
-            request.extensions["timeout"] = self._lean_timeout
-        return request
+            token = self.options.token or self._bearer
+            if token:
+                base["Authorization"] = f"Bearer {token}"
+            _check_header_values(base)
+            self._lean = (key, self._polls.head(base))
+        return self._lean[1]
 
-    async def _send_lean(self, request: httpx.Request) -> httpx.Response:
-        assert self._pool is not None
+    def _poll_extra(self, headers: Mapping[str, str] | None) -> bytes:
+        """A poll's own headers (`Mcp-Name`, the session), but not over `-H` ones."""
+        if not headers:
+            return b""
+        _check_header_values(headers)
+        given = self._given
+        return "".join(
+            [f"{k}: {v}\r\n" for k, v in headers.items() if k.lower() not in given]
+        ).encode("latin-1")
+
+    async def _poll(
+        self,
+        message: Message,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        timeout: float | None,
+    ) -> AsyncGenerator[Message, None]:
         auth = self.options.auth
         if auth is not None and not self.options.token:
-            bearer = await auth.bearer()
-            if bearer != self._bearer:  # a new token: the request is made again with it
-                self._bearer = bearer
-                self.apply_credentials(request)
-        response = await self._pool.handle_async_request(request)
-        if response.is_redirect or (auth is not None and response.status_code in (401, 403)):
+            self._bearer = await auth.bearer()
+        head = self._poll_head()
+        extra = self._poll_extra(headers)
+        assert self._polls is not None
+        within = timeout or self.options.read_timeout
+        try:
+            try:
+                ex = await self._polls.send(head, extra, content, within)
+            except DEAD_CONNECTION:
+                if not _is_safe(message):
+                    raise
+                ex = await self._polls.send(head, extra, content, within)
+        except httpx.HTTPError as exc:
+            raise self._connect_error(exc, self.url) from None
+        status = ex.status
+        if ex.done and 200 <= status < 300 and ex.buffered <= self.options.max_body:
+            ctype = ex.header(b"content-type")
+            if (
+                ctype is not None
+                and ctype.partition(b";")[0].strip().lower() == b"application/json"
+                and ex.header(b"content-encoding") is None
+            ):
+                body = ex.body()
+                sid = ex.header(b"mcp-session-id")
+                ex.release()
+                if sid:
+                    self._keep_session_id(sid.decode("latin-1"))
+                if not body.strip():
+                    return
+                parsed = self._parse(body, status, "application/json")
+                for item in parsed if isinstance(parsed, list) else [parsed]:
+                    if not isinstance(item, dict):
+                        raise ProtocolError(
+                            f"{self._where()} answered JSON that is not a JSON-RPC message"
+                        )
+                    yield item
+                return
+        from mcptask.transports.poll_pool import as_response
+
+        all_headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        }
+        request = self._build("POST", self.url, content=content, headers=all_headers)
+        response = as_response(ex, request, within)
+        if response.is_redirect or (auth is not None and status in (401, 403)):
             # the client follows a redirect (and its origin rules); OAuth answers a refusal
             await response.aclose()
             self._lean_off = self._lean_off or response.is_redirect
-            return await self._send(request)
-        response.request = request
-        return response
+            answer = self._post(message, content, headers, self.url, timeout)
+        else:
+            answer = self._answer(response, message, self.url, timeout, all_headers)
+        async with aclosing(answer):
+            async for msg in answer:
+                yield msg
 
     def _time_left(self, timeout: float | None) -> float | None:
         """A request's timeout under `deadline`: what is left of it, when that is sooner."""
@@ -856,8 +954,10 @@ class HttpTransport:
         ASCII (0x21-0x7E) there: anything else would break every later request (and the task
         book), so it is not the protocol."""
         sid = response.headers.get("mcp-session-id")
-        if not sid or not response.is_success:
-            return
+        if sid and response.is_success:
+            self._keep_session_id(sid)
+
+    def _keep_session_id(self, sid: str) -> None:
         if len(sid) > 1024 or not all("!" <= c <= "~" for c in sid):
             raise ProtocolError(
                 f"{self._where()} sent an Mcp-Session-Id that is not visible ASCII "
@@ -867,7 +967,7 @@ class HttpTransport:
 
     async def _messages(
         self, response: httpx.Response, target: str, state: _StreamState | None = None
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         if response.status_code == 204:
             return
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -882,7 +982,8 @@ class HttpTransport:
         self._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
         if not body.strip() and response.status_code in (200, 201, 202):
             return  # 202: accepted (a notification); Agno's 202 carries a task, read below
-        parsed = self._parse(body, response)
+        ctype = response.headers.get("content-type", "no content type").split(";")[0]
+        parsed = self._parse(body, response.status_code, ctype)
         for item in parsed if isinstance(parsed, list) else [parsed]:
             if not isinstance(item, dict):
                 raise ProtocolError(f"{self._where()} answered JSON that is not a JSON-RPC message")
@@ -890,7 +991,7 @@ class HttpTransport:
 
     async def _sse(
         self, response: httpx.Response, state: _StreamState | None = None
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         from httpx_sse import EventSource, SSEError
 
         # the limit applies to the decoded bytes as they arrive, not only between events: one
@@ -933,7 +1034,7 @@ class HttpTransport:
 
     async def _resume(
         self, state: _StreamState, message: Message, sent_headers: Mapping[str, str]
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         """SSE resumption (SEP-1699): a request's event stream closed before its answer, after
         the server gave an event id. Reconnect with GET and `Last-Event-ID`, after the `retry`
         the server set (else a short backoff), at most RESUME_ATTEMPTS times, and take the

@@ -1,0 +1,438 @@
+"""Keep-alive HTTP/1.1 connections to one origin for the polls of a large watch.
+
+A watch of 1,000 tasks sends about 1,000 small POSTs a second to one URL, a few at a time. Any
+general HTTP client spends most of a poll's CPU on its own machinery: httpx's request and
+response objects, aiohttp's `ClientSession._request` and its response reader (0.2 ms a request
+with few in flight, `bench/http_clients.py`), leaving nothing of the 0.3 ms a poll may cost
+(issue 30). Here a poll is one `write` of bytes made once per endpoint (request line, `Host`,
+the endpoint's headers) plus its own few headers and body, and the answer is parsed by llhttp
+(`httptools`, the C parser uvicorn uses): status, headers, body by length or chunks. Nothing
+else: no redirects, cookies, proxies, compression or authentication here. `HttpTransport`
+sends only polls this way and hands any answer that is not a plain JSON success (a redirect, a
+refusal, an event stream, an encoded or large body) to its general reader as an
+`httpx.Response`, so every rule of the general path still applies to it.
+
+Failures are raised as the httpx exceptions the default transport raises for them, so that
+`HttpTransport` maps them to mcptask errors in its one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import re
+import ssl
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httptools
+import httpx
+
+#: connections kept open at most (the watch has fewer polls in flight)
+MAX_CONNECTIONS = 100
+#: an idle connection older than this is closed rather than used (servers drop them)
+KEEPALIVE_SECONDS = 5.0
+#: reading from a connection pauses while this much of its body waits to be read
+HIGH_WATER = 256 * 1024
+
+NOT_SENT = "Server disconnected without sending a response."
+CUT_SHORT = "peer closed connection without sending complete message body"
+
+
+def os_reason(err: OSError) -> str:
+    """An OS error as the default transport words it (`[Errno 104] Connection reset by
+    peer`): asyncio replaces the reason with "Connect call failed ('127.0.0.1', 9)", which
+    names no reason, or folds several attempts into "Multiple exceptions: ..."."""
+    code = err.errno
+    if not isinstance(code, int):
+        m = re.search(r"\[Errno (\d+)\]", str(err))
+        code = int(m[1]) if m else None
+    if isinstance(code, int) and code > 0:
+        return f"[Errno {code}] {os.strerror(code)}"
+    return str(err)
+
+
+def _lost(exc: BaseException | None, ex: Exchange) -> httpx.TransportError:
+    """The connection closed under an exchange: before its answer began, or in its body
+    (worded as the default transport words it)."""
+    if isinstance(exc, ConnectionResetError) or (
+        isinstance(exc, OSError) and exc.errno == errno.ECONNRESET
+    ):
+        reset = httpx.ReadError("the connection was reset")
+        reset.__cause__ = exc
+        return reset
+    if not ex.head:
+        return httpx.RemoteProtocolError(NOT_SENT)
+    length = ex.header(b"content-length")
+    if length is not None and length.isdigit():
+        return httpx.RemoteProtocolError(
+            f"{CUT_SHORT} (received {ex.received} bytes, expected {int(length)})"
+        )
+    if ex.header(b"transfer-encoding") is not None:
+        return httpx.RemoteProtocolError(f"{CUT_SHORT} (incomplete chunked read)")
+    return httpx.RemoteProtocolError(CUT_SHORT)
+
+
+class Exchange:
+    """One request's answer, as it arrives: status and headers first, the body in chunks."""
+
+    def __init__(self, conn: _Conn) -> None:
+        self.conn = conn
+        self.status = 0
+        self.reason = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        #: body bytes received in all
+        self.received = 0
+        self.head = False
+        #: the whole answer has arrived
+        self.done = False
+        #: the server keeps the connection open after this answer
+        self.keep_alive = False
+        #: the body runs until the connection closes (no length, not chunked)
+        self.until_close = False
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[None] | None = None
+
+    def header(self, name: bytes) -> bytes | None:
+        """The first value of a header (names compared case-blind)."""
+        for key, value in self.headers:
+            if len(key) == len(name) and key.lower() == name:
+                return value
+        return None
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def fail(self, exc: BaseException) -> None:
+        if self.error is None and not self.done:
+            self.error = exc
+        self._wake()
+
+    async def _wait(self, until: float, timeout: Exception) -> None:
+        loop = asyncio.get_running_loop()
+        self.waiter = waiter = loop.create_future()
+        handle = loop.call_at(until, _expire, waiter)
+        try:
+            await waiter
+        except TimeoutError:
+            self.conn.close()
+            raise timeout from None
+        finally:
+            handle.cancel()
+            self.waiter = None
+
+    async def answer(self, until: float, within: float) -> None:
+        """Wait for the status line and headers (until the loop time `until`)."""
+        while not self.head and self.error is None:
+            await self._wait(until, httpx.ReadTimeout(f"no answer within {within:g} s"))
+        if self.error is not None:
+            raise self.error
+
+    def body(self) -> bytes:
+        """The whole body, once `done`."""
+        out = b"".join(self.chunks)
+        self.chunks.clear()
+        self.buffered = 0
+        return out
+
+    async def stream(self, read_timeout: float) -> AsyncIterator[bytes]:
+        """The body's chunks as they come; `httpx.ReadTimeout` when none comes for
+        `read_timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if self.chunks:
+                chunk = self.chunks.popleft()
+                self.buffered -= len(chunk)
+                self.conn.reading(self.buffered)
+                yield chunk
+                continue
+            if self.error is not None:
+                raise self.error
+            if self.done:
+                return
+            await self._wait(loop.time() + read_timeout, httpx.ReadTimeout("timed out reading"))
+
+    def release(self) -> None:
+        """The exchange is over: its connection goes back to the pool when the answer was
+        read whole and the server keeps it open, else it is closed."""
+        conn = self.conn
+        if conn.exchange is self:
+            conn.exchange = None
+        if self.done and self.keep_alive and self.error is None and not conn.dead:
+            conn.pool.put_back(conn)
+        else:
+            conn.close()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
+
+
+class _Conn(asyncio.Protocol):
+    """One connection: the llhttp parser's callbacks fill the exchange under way."""
+
+    def __init__(self, pool: PollPool) -> None:
+        self.pool = pool
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.exchange: Exchange | None = None
+        self.dead = False
+        self.paused = False
+        self.idle_since = 0.0
+
+    # -- asyncio ---------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.pool.conns.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        ex = self.exchange
+        if ex is None or ex.done:
+            self.close()  # bytes nobody asked for: the connection is not to be trusted
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            ex.fail(httpx.RemoteProtocolError("the server switched protocols"))
+            self.close()
+        except httptools.HttpParserError as exc:
+            ex.fail(httpx.RemoteProtocolError(f"malformed HTTP answer: {exc}"))
+            self.close()
+
+    def eof_received(self) -> bool | None:
+        return None  # close: connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.dead = True
+        self.pool.conns.discard(self)
+        self.pool.wake_one()
+        ex = self.exchange
+        if ex is None or ex.done:
+            return
+        if ex.head and ex.until_close and exc is None:
+            ex.done = True  # the body ran until the close, as its headers said
+            ex._wake()
+        else:
+            ex.fail(_lost(exc, ex))
+
+    def reading(self, buffered: int) -> None:
+        if self.paused and buffered < HIGH_WATER // 2 and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+    def close(self) -> None:
+        self.dead = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def send(self, data: bytes) -> Exchange:
+        assert self.transport is not None
+        self.exchange = ex = Exchange(self)
+        self.transport.write(data)
+        return ex
+
+    # -- llhttp callbacks (never raise: an exception would cut the parse) --------------------
+
+    def on_message_begin(self) -> None:
+        ex = self.exchange
+        if ex is not None:
+            ex.headers = []
+            ex.reason = b""
+
+    def on_status(self, status: bytes) -> None:
+        if self.exchange is not None:
+            self.exchange.reason += status
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.exchange is not None:
+            self.exchange.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        ex = self.exchange
+        status = self.parser.get_status_code()
+        if ex is None or 100 <= status < 200:
+            return  # an interim answer (100 Continue): the real one follows
+        ex.status = status
+        ex.head = True
+        ex.until_close = (
+            ex.header(b"content-length") is None
+            and ex.header(b"transfer-encoding") is None
+            and status not in (204, 304)
+        )
+        ex._wake()
+
+    def on_body(self, body: bytes) -> None:
+        ex = self.exchange
+        if ex is None:
+            return
+        ex.chunks.append(body)
+        ex.buffered += len(body)
+        ex.received += len(body)
+        if ex.buffered > HIGH_WATER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        if ex.waiter is not None:
+            ex._wake()
+
+    def on_message_complete(self) -> None:
+        ex = self.exchange
+        if ex is None or not ex.head:
+            return  # the end of an interim answer
+        ex.keep_alive = self.parser.should_keep_alive()
+        ex.done = True
+        ex._wake()
+
+
+class PollPool:
+    """Connections to the origin of `url`; `send` writes a request made by `request`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: float,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        parts = urlsplit(url)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname or ""
+        self.port = parts.port or (443 if self.https else 80)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.https else 80
+        authority = host if parts.port in (None, default) else f"{host}:{parts.port}"
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._line = f"POST {target} HTTP/1.1\r\nHost: {authority}\r\n".encode("ascii")
+        self.connect_timeout = connect_timeout
+        self.ssl_context = ssl_context
+        self._idle: deque[_Conn] = deque()
+        #: open connections, and connections being opened
+        self.conns: set[_Conn] = set()
+        self._connecting = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def head(self, headers: Mapping[str, str]) -> bytes:
+        """The request line and headers (not the length) for requests that send these
+        headers: made once, sent again and again. Values are visible ASCII (checked by
+        the caller)."""
+        lines = [self._line]
+        lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in headers.items())
+        return b"".join(lines)
+
+    async def send(self, head: bytes, extra: bytes, content: bytes, within: float) -> Exchange:
+        """Send one request and wait for its status line and headers, at most `within`
+        seconds from now (the connection's set-up included)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + within
+        conn = await self._acquire(until)
+        ex = conn.send(b"%s%sContent-Length: %d\r\n\r\n%s" % (head, extra, len(content), content))
+        try:
+            await ex.answer(until, within)
+        except BaseException:
+            ex.release()  # not done: closed
+            raise
+        return ex
+
+    async def _acquire(self, until: float) -> _Conn:
+        now = time.monotonic()
+        while True:
+            while self._idle:
+                conn = self._idle.pop()  # the most recently used: the likeliest to be open
+                if conn.dead or now - conn.idle_since > KEEPALIVE_SECONDS:
+                    conn.close()
+                    continue
+                return conn
+            if len(self.conns) + self._connecting < MAX_CONNECTIONS:
+                return await self._connect(until)
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                async with asyncio.timeout_at(until):
+                    await waiter
+            except TimeoutError:
+                raise httpx.PoolTimeout("no connection free in time") from None
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    async def _connect(self, until: float) -> _Conn:
+        loop = asyncio.get_running_loop()
+        self._connecting += 1
+        try:
+            async with asyncio.timeout_at(min(until, loop.time() + self.connect_timeout)):
+                _, conn = await loop.create_connection(
+                    lambda: _Conn(self),
+                    self.host,
+                    self.port,
+                    ssl=self.ssl_context if self.https else None,
+                    server_hostname=self.host if self.https else None,
+                )
+        except TimeoutError:
+            raise httpx.ConnectTimeout("timed out connecting") from None
+        except ssl.SSLError as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        except OSError as exc:
+            if isinstance(exc, ConnectionRefusedError) or exc.errno == errno.ECONNREFUSED:
+                raise httpx.ConnectError("connection refused") from exc
+            raise httpx.ConnectError(os_reason(exc)) from exc
+        finally:
+            self._connecting -= 1
+            self.wake_one()
+        return conn
+
+    def wake_one(self) -> None:
+        """Let one request waiting for a connection look again."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def put_back(self, conn: _Conn) -> None:
+        conn.idle_since = time.monotonic()
+        self._idle.append(conn)
+        self.wake_one()
+
+    async def aclose(self) -> None:
+        self._idle.clear()
+        for conn in list(self.conns):
+            conn.close()
+
+
+class ExchangeStream(httpx.AsyncByteStream):
+    """An exchange's body as an httpx response stream (the general reader's input)."""
+
+    def __init__(self, ex: Exchange, read_timeout: float) -> None:
+        self.ex = ex
+        self.read_timeout = read_timeout
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.ex.stream(self.read_timeout):
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.ex.release()
+
+
+def as_response(ex: Exchange, request: httpx.Request, read_timeout: float) -> httpx.Response:
+    """The exchange as an `httpx.Response` whose body is still to be read."""
+    extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
+    if ex.reason:
+        extensions["reason_phrase"] = ex.reason
+    return httpx.Response(
+        ex.status,
+        headers=ex.headers,
+        stream=ExchangeStream(ex, read_timeout),
+        request=request,
+        extensions=extensions,
+    )
