@@ -38,6 +38,8 @@ MAX_CONNECTIONS = 100
 KEEPALIVE_SECONDS = 5.0
 #: reading from a connection pauses while this much of its body waits to be read
 HIGH_WATER = 256 * 1024
+#: `aclose` waits this long for connections to close before it aborts them
+CLOSE_SECONDS = 1.0
 
 NOT_SENT = "Server disconnected without sending a response."
 CUT_SHORT = "peer closed connection without sending complete message body"
@@ -184,10 +186,16 @@ class _Conn(asyncio.Protocol):
         self.pool = pool
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
+        # a header value with a control byte is the reader's to judge (a session id that is
+        # not visible ASCII has its own error), as httpx's h11 leaves it; the framing (names,
+        # CR LF, lengths) stays strict
+        self.parser.set_dangerous_leniencies(lenient_headers=True)
         self.exchange: Exchange | None = None
         self.dead = False
         self.paused = False
         self.idle_since = 0.0
+        #: set once the connection is closed (`connection_lost`)
+        self.lost = asyncio.get_running_loop().create_future()
 
     # -- asyncio ---------------------------------------------------------------------------
 
@@ -215,6 +223,8 @@ class _Conn(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.dead = True
+        if not self.lost.done():
+            self.lost.set_result(None)
         self.pool.conns.discard(self)
         self.pool.wake_one()
         ex = self.exchange
@@ -246,7 +256,12 @@ class _Conn(asyncio.Protocol):
 
     def on_message_begin(self) -> None:
         ex = self.exchange
-        if ex is not None:
+        if ex is not None and ex.done:
+            # another answer after the whole answer, in the same read: nobody asked for it;
+            # the answer had stays as it came, the connection is not to be trusted
+            self.exchange = None
+            self.close()
+        elif ex is not None:
             ex.headers = []
             ex.reason = b""
 
@@ -404,9 +419,20 @@ class PollPool:
         self.wake_one()
 
     async def aclose(self) -> None:
+        """Close every connection and wait until each is closed (its socket too): a TLS
+        connection that does not finish its closing handshake soon is aborted."""
         self._idle.clear()
-        for conn in list(self.conns):
+        conns = list(self.conns)
+        for conn in conns:
             conn.close()
+        if not conns:
+            return
+        _, pending = await asyncio.wait([c.lost for c in conns], timeout=CLOSE_SECONDS)
+        for conn in conns:
+            if not conn.lost.done() and conn.transport is not None:
+                conn.transport.abort()
+        if pending:
+            await asyncio.wait(pending, timeout=CLOSE_SECONDS)
 
 
 class ExchangeStream(httpx.AsyncByteStream):

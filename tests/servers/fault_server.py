@@ -429,6 +429,84 @@ def slow(seconds: float, then: Answer) -> Answer:
     return answer
 
 
+def keepalive(result: Any = None, *, then_close: bool = False) -> Answer:
+    """A JSON answer that keeps the connection open (no ``Connection: close``); with
+    `then_close` the server closes it anyway once the answer is out (a keep-alive connection
+    dropped while idle)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": result or task()})
+        data = body.encode()
+        h.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Mcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s"
+            % (SESSION.encode(), len(data), data)
+        )
+        h.close_connection = then_close
+
+    return answer
+
+
+def wire(data: bytes | Callable[[Json], bytes], *, keep: bool = False) -> Answer:
+    """These bytes as they are, status line included (`data` may be made from the request:
+    ``{id}`` in it is the request id); the connection closes after them unless `keep`."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        out = data(msg) if callable(data) else data.replace(b"{id}", b"%d" % msg.get("id", 0))
+        h.write(out)
+        h.close_connection = not keep
+
+    return answer
+
+
+def wire_answer(
+    body: bytes = b"", *, status: bytes = b"200 OK", head: bytes = b"", keep: bool = False
+) -> Answer:
+    """A JSON-RPC answer (`body` empty: a working task) with the status line `status` and the
+    extra raw header lines `head` (each ending in CRLF), sent as bytes."""
+
+    def make(msg: Json) -> bytes:
+        data = (
+            body or json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": task()}).encode()
+        )
+        return (
+            b"HTTP/1.1 %s\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s"
+            % (
+                status,
+                head,
+                len(data),
+                data,
+            )
+        )
+
+    return wire(make, keep=keep)
+
+
+def huge_chunked(size: int = 100 * MIB) -> Answer:
+    """A JSON answer of `size` bytes in 1 MiB chunks (`Transfer-Encoding: chunked`)."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        start = b'{"jsonrpc": "2.0", "id": %d, "result": ' % msg["id"]
+        sent = 0
+        try:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(start), start))
+            sent = len(start)
+            chunk = b"%x\r\n%s\r\n" % (MIB, b" " * MIB)
+            while sent < size:
+                h.wfile.write(chunk)
+                sent += MIB
+        except OSError:
+            pass
+        h.fault_server.sent[h.sid] = sent
+        h.close_connection = True
+
+    return answer
+
+
 # -- scenarios --------------------------------------------------------------------------------
 
 

@@ -1,0 +1,745 @@
+"""The polls of a large watch (`HttpOptions(many=True)`) go over `transports/poll_pool.py`:
+plain asyncio connections, answers parsed by llhttp. Against hostile and odd servers, every
+outcome is the one the general path (httpx's default transport, `many=False`) gives for the
+same answer: the same result, or the same mcptask error class and one-line message."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import ssl
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcptask.errors import McptaskError
+from mcptask.transports import poll_pool
+from mcptask.transports.http import HttpOptions, HttpTransport
+from mcptask.transports.rpc import RpcClient
+
+from servers.fault_server import (
+    MIB,
+    SESSION,
+    TASK_ID,
+    Answer,
+    FaultHandler,
+    FaultServer,
+    Json,
+    encoded,
+    gzip_bomb,
+    hang,
+    html,
+    huge,
+    huge_chunked,
+    keepalive,
+    raw,
+    redirect,
+    reset,
+    reset_at_once,
+    rpc_error,
+    short_body,
+    sse_result,
+    task,
+    too_many,
+    trickle,
+    wire,
+    wire_answer,
+)
+
+
+@pytest.fixture(scope="module")
+def fault() -> Iterator[FaultServer]:
+    with FaultServer() as fs:
+        yield fs
+
+
+def closed() -> Answer:
+    """The connection closes before any answer."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.close_connection = True
+
+    return answer
+
+
+@dataclass
+class Seen:
+    """What a transport did: the outcome and the state of its poll pool."""
+
+    outcome: tuple[Any, ...]
+    #: the poll pool was made (the poll went the lean way)
+    polled: bool
+    #: a redirect turned the lean way off
+    lean_off: bool
+    #: connections the pool holds open (idle or in use) after the requests
+    conns: int
+    idle: int
+
+
+def _norm(text: str) -> str:
+    """A message with the scenario's own path taken out (each run has its own)."""
+    return re.sub(r"/s\d+-[\w-]+/", "/S/", text)
+
+
+async def _ask(
+    url: str,
+    *,
+    many: bool,
+    method: str = "tasks/get",
+    times: int = 1,
+    timeout: float | None = None,
+    client_headers: dict[str, str] | None = None,
+    **options: Any,
+) -> Seen:
+    t = HttpTransport(HttpOptions(url=url, many=many, **options))
+    rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION, **(client_headers or {})})
+    outcomes: list[tuple[Any, ...]] = []
+    try:
+        for _ in range(times):
+            try:
+                got = await rpc.request(method, {"taskId": TASK_ID}, timeout=timeout)
+                outcomes.append(("ok", got))
+            except McptaskError as exc:
+                outcomes.append((type(exc).__name__, _norm(exc.message), exc.exit_code))
+        pool = t._polls
+        seen = Seen(
+            tuple(outcomes) if times > 1 else outcomes[0],
+            pool is not None,
+            t._lean_off,
+            len([c for c in pool.conns if not c.dead]) if pool is not None else 0,
+            len([c for c in pool._idle if not c.dead]) if pool is not None else 0,
+        )
+    finally:
+        await rpc.aclose()
+    if pool is not None:
+        assert not pool.conns, "aclose left connections open"
+    return seen
+
+
+def both(fault: FaultServer, answers: dict[str, list[Answer]], **kwargs: Any) -> tuple[Seen, Seen]:
+    """The same scenario (fresh counters each) through the general path and the poll path."""
+    general = asyncio.run(_ask(fault.url(**answers), many=False, **kwargs))
+    polled = asyncio.run(_ask(fault.url(**answers), many=True, **kwargs))
+    assert not general.polled
+    assert polled.polled and not polled.lean_off
+    return general, polled
+
+
+def same(fault: FaultServer, answers: dict[str, list[Answer]], **kwargs: Any) -> Seen:
+    general, polled = both(fault, answers, **kwargs)
+    assert polled.outcome == general.outcome
+    return polled
+
+
+def error(seen: Seen) -> str:
+    assert seen.outcome[0] != "ok", seen.outcome
+    return str(seen.outcome[1])
+
+
+COMPLETED = task(status="completed", statusMessage="done")
+
+
+# -- 1. dropped connections ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "drop", [closed, reset_at_once], ids=["closed-before-answer", "reset-before-answer"]
+)
+def test_a_safe_poll_is_sent_once_more_when_the_connection_dies_before_any_answer(
+    fault: FaultServer, drop: Callable[[], Answer]
+) -> None:
+    url = fault.url(get=[drop(), COMPLETED])
+    seen = asyncio.run(_ask(url, many=True))
+    assert seen.polled and seen.outcome == ("ok", COMPLETED)
+    assert len(fault.seen(url, "tasks/get")) == 2
+    assert same(fault, {"get": [drop(), COMPLETED]}).outcome == ("ok", COMPLETED)
+
+
+@pytest.mark.parametrize(
+    "drop", [closed, reset_at_once], ids=["closed-before-answer", "reset-before-answer"]
+)
+def test_a_result_fetch_is_not_sent_again_when_the_connection_dies(
+    fault: FaultServer, drop: Callable[[], Answer]
+) -> None:
+    answers = {"result": [drop(), {"content": [], "isError": False}]}
+    url = fault.url(**answers)
+    seen = asyncio.run(_ask(url, many=True, method="tasks/result"))
+    assert seen.polled
+    assert len(fault.seen(url, "tasks/result")) == 1
+    general, polled = both(fault, answers, method="tasks/result")
+    assert polled.outcome == general.outcome
+    assert polled.outcome[0] == "TransportError"
+
+
+CUT = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        short_body,
+        reset,
+        lambda: wire(CUT + b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"jso'),
+        lambda: wire(CUT + b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n'),
+        lambda: wire(CUT + b"Transfer-Encoding: chunked\r\n\r\n"),
+        lambda: wire(CUT + b'Content-Length: 100\r\n\r\n{"jsonrpc": "2.0"'),
+    ],
+    ids=["content-length", "reset", "chunk", "chunk-end", "no-chunk", "raw-length"],
+)
+def test_a_connection_cut_mid_body_fails_the_same(
+    fault: FaultServer, answer: Callable[[], Answer]
+) -> None:
+    seen = same(fault, {"get": [answer()]})
+    assert seen.outcome[0] == "TransportError", seen.outcome
+    assert seen.conns == 0
+
+
+def test_a_keep_alive_connection_the_server_closed_while_idle_is_not_used(
+    fault: FaultServer,
+) -> None:
+    url = fault.url(get=[keepalive(then_close=True), keepalive(COMPLETED)])
+    seen = asyncio.run(_ask(url, many=True, times=2))
+    assert seen.outcome == (("ok", task()), ("ok", COMPLETED))
+    assert len(fault.seen(url, "tasks/get")) == 2
+
+
+def test_a_keep_alive_connection_is_used_again(fault: FaultServer) -> None:
+    url = fault.url(get=[keepalive()])
+    seen = asyncio.run(_ask(url, many=True, times=5))
+    assert seen.outcome == (("ok", task()),) * 5
+    assert seen.conns == 1 and seen.idle == 1
+
+
+# -- 2. malformed HTTP ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda: wire(b"HTTP/1.1 OK\r\n\r\n"),
+        lambda: wire(b"SSH-2.0-OpenSSH_9.6\r\n"),
+        lambda: wire_answer(head=b"Bad Header\r\n"),
+        lambda: wire_answer(head=b"X-Ok: 1\r\n: no name\r\n"),
+        lambda: wire_answer(head=b"Content-Length: 3\r\n"),
+        lambda: wire(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\n\r\n\x81\x05hello"
+        ),
+        lambda: wire(b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"),
+        lambda: wire(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+    ],
+    ids=[
+        "bad-status",
+        "not-http",
+        "bad-header",
+        "empty-name",
+        "two-lengths",
+        "upgrade",
+        "negative-length",
+        "bad-chunk",
+    ],
+)
+def test_malformed_http_is_the_same_error_class(
+    fault: FaultServer, answer: Callable[[], Answer]
+) -> None:
+    general, polled = both(fault, {"get": [answer()]})
+    assert polled.outcome[0] == general.outcome[0] == "TransportError", (general, polled)
+    assert polled.outcome[2] == general.outcome[2]
+    # "connection to HOST failed: ..." both ways; the two HTTP parsers word the detail in
+    # their own terms
+    assert error(polled).split(":")[0] == error(general).split(":")[0]
+    assert polled.conns == 0
+
+
+def test_an_interim_100_continue_is_skipped(fault: FaultServer) -> None:
+    answer = wire_answer(status=b"200 OK")
+    continued = wire(lambda msg: b"HTTP/1.1 100 Continue\r\n\r\n" + _bytes_of(answer, msg))
+    seen = same(fault, {"get": [continued]})
+    assert seen.outcome == ("ok", task())
+
+
+def _bytes_of(answer: Answer, msg: Json) -> bytes:
+    """The bytes a `wire` answer sends for `msg`."""
+
+    class Sink:
+        close_connection = False
+
+        def __init__(self) -> None:
+            self.out = b""
+
+        def write(self, data: bytes) -> None:
+            self.out += data
+
+    sink = Sink()
+    assert callable(answer)
+    answer(sink, msg)  # type: ignore[arg-type]
+    return sink.out
+
+
+def test_bytes_sent_when_no_request_is_pending_close_the_connection(
+    fault: FaultServer,
+) -> None:
+    # an answer, then bytes nobody asked for on a connection said to stay open
+    extra = wire_answer(head=b"", keep=True)
+    trailing = wire(lambda msg: _bytes_of(extra, msg) + b"HTTP/1.1 200 OK\r\n\r\n", keep=True)
+    url = fault.url(get=[trailing, keepalive(COMPLETED)])
+    seen = asyncio.run(_ask(url, many=True, times=2))
+    assert seen.outcome == (("ok", task()), ("ok", COMPLETED))
+    assert seen.conns <= 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda: wire_answer(head=b"Connection: close\r\n", keep=True),
+        lambda: wire(
+            lambda msg: _bytes_of(wire_answer(), msg).replace(b"HTTP/1.1", b"HTTP/1.0", 1),
+            keep=True,
+        ),
+    ],
+    ids=["connection-close", "http-1.0"],
+)
+def test_an_answer_that_closes_leaves_no_connection_to_reuse(
+    fault: FaultServer, answer: Callable[[], Answer]
+) -> None:
+    url = fault.url(get=[answer(), answer()])
+    seen = asyncio.run(_ask(url, many=True, times=2))
+    assert seen.outcome == (("ok", task()), ("ok", task()))
+    assert seen.conns == 0 and seen.idle == 0
+    assert same(fault, {"get": [answer()]}).outcome == ("ok", task())
+
+
+# -- 3. slow or hung servers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [hang, lambda: hang(after_headers=True), lambda: trickle(every=0.2)],
+    ids=["no-status-line", "hung-body", "trickled-body"],
+)
+@pytest.mark.parametrize("how", ["read_timeout", "timeout"])
+def test_a_slow_server_times_out_the_same(
+    fault: FaultServer, answer: Callable[[], Answer], how: str
+) -> None:
+    kwargs: dict[str, Any] = {"read_timeout": 0.6} if how == "read_timeout" else {"timeout": 0.6}
+    seen = same(fault, {"get": [answer()]}, **kwargs)
+    assert seen.outcome[0] == "TransportError"
+    assert "timed out waiting for" in error(seen)
+    assert seen.conns == 0  # the connection is not used again
+
+
+# -- 4. huge bodies ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda: huge(8 * MIB, declared=True),
+        lambda: huge(8 * MIB, declared=False),
+        lambda: huge_chunked(8 * MIB),
+        lambda: encoded(body=gzip_bomb(64 * MIB, layers=1)),
+    ],
+    ids=["declared", "close-delimited", "chunked", "gzip-bomb"],
+)
+def test_a_body_over_max_body_is_refused_the_same(
+    fault: FaultServer, answer: Callable[[], Answer]
+) -> None:
+    seen = same(fault, {"get": [answer()]}, max_body=MIB)
+    assert seen.outcome[0] == "ProtocolError", seen.outcome
+    assert "MCPTASK_MAX_BODY" in error(seen)
+
+
+def test_a_gzip_answer_is_decoded(fault: FaultServer) -> None:
+    assert same(fault, {"get": [encoded(COMPLETED)]}).outcome == ("ok", COMPLETED)
+
+
+def test_reading_a_huge_body_pauses_at_the_high_water_mark(fault: FaultServer) -> None:
+    """While nobody reads the body, the connection stops reading: the buffered body stays
+    near HIGH_WATER however much the server has to send."""
+    url = fault.url(get=[huge(64 * MIB, declared=True)])
+    buffered: list[int] = []
+
+    async def go() -> None:
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        try:
+            head = t._poll_head()
+            assert t._polls is not None
+            ex = await t._polls.send(
+                head, b"", b'{"jsonrpc":"2.0","id":1,"method":"tasks/get"}', 10
+            )
+            for _ in range(200):
+                if ex.conn.paused:
+                    break
+                await asyncio.sleep(0.01)
+            for _ in range(20):  # the server keeps writing; nothing more comes in
+                await asyncio.sleep(0.01)
+                buffered.append(ex.buffered)
+            assert ex.conn.paused
+            ex.release()
+        finally:
+            await t.aclose()
+
+    asyncio.run(go())
+    # llhttp hands over what one read gave (up to 256 KiB) past the mark at most
+    assert max(buffered) <= 2 * poll_pool.HIGH_WATER + 256 * 1024
+
+
+# -- 5. answers that are not plain JSON ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda: sse_result(COMPLETED),
+        lambda: sse_result(COMPLETED, truncate=True),
+        lambda: html(502),
+        lambda: html(200),
+        lambda: raw(202, b""),
+        lambda: raw(200, b""),
+        lambda: raw(204, b""),
+        lambda: rpc_error(-32602, "Task not found", status=404),
+        lambda: rpc_error(-32603, "boom", status=500),
+        lambda: rpc_error(-32602, "no such task"),
+        lambda: too_many("3"),
+        lambda: raw(503, b'{"detail": "down for maintenance"}', headers={"Retry-After": "7"}),
+        lambda: raw(401, b'{"error": "invalid_token"}'),
+        lambda: raw(403, b"forbidden", "text/plain"),
+        lambda: raw(200, b"[1, 2]"),
+        lambda: raw(200, b"{nope"),
+        lambda: raw(200, b'{"jsonrpc": "2.0", "id": 1, "result": {}}', "text/plain"),
+        lambda: wire_answer(head=b"Content-Type: application/json\r\n"),
+    ],
+    ids=[
+        "sse",
+        "sse-cut",
+        "html-502",
+        "html-200",
+        "202-empty",
+        "200-empty",
+        "204",
+        "rpc-404",
+        "rpc-500",
+        "rpc-200",
+        "429",
+        "503-retry-after",
+        "401",
+        "403",
+        "not-messages",
+        "not-json",
+        "text-plain",
+        "two-types",
+    ],
+)
+def test_an_answer_that_is_not_plain_json_reads_the_same(
+    fault: FaultServer, answer: Callable[[], Answer]
+) -> None:
+    same(fault, {"get": [answer()]})
+
+
+def test_retry_after_is_kept(fault: FaultServer) -> None:
+    async def retry_after(many: bool) -> float | None:
+        t = HttpTransport(HttpOptions(url=fault.url(get=[too_many("3")]), many=many))
+        try:
+            async for _ in t.send({"jsonrpc": "2.0", "id": 1, "method": "tasks/get"}):
+                pass
+        except McptaskError as exc:
+            return getattr(exc, "retry_after", None)
+        finally:
+            await t.aclose()
+        raise AssertionError("no error")
+
+    assert asyncio.run(retry_after(True)) == asyncio.run(retry_after(False)) == 3.0
+
+
+@pytest.mark.parametrize("session", ["sess-2", b"bad\x01id", b"caf\xc3\xa9", b"two words"], ids=str)
+def test_the_session_id_is_kept_or_refused_the_same(
+    fault: FaultServer, session: str | bytes
+) -> None:
+    async def go(many: bool) -> tuple[Any, str | None]:
+        url = fault.url(get=[task()])
+        fault.scenarios[FaultServer.sid(url)].session = session
+        t = HttpTransport(HttpOptions(url=url, many=many))
+        try:
+            async for msg in t.send({"jsonrpc": "2.0", "id": 1, "method": "tasks/get"}):
+                return msg.get("result"), t.session_id
+        except McptaskError as exc:
+            return (type(exc).__name__, _norm(exc.message)), t.session_id
+        finally:
+            await t.aclose()
+        return None, t.session_id
+
+    general, polled = asyncio.run(go(False)), asyncio.run(go(True))
+    assert polled == general
+    if session == "sess-2":
+        assert polled == (task(), "sess-2")
+
+
+def test_a_real_event_stream_server_answers_polls_the_same(everything_server: Any) -> None:
+    """server-everything answers every POST with an event stream: a task's polls and its
+    result read the same both ways."""
+    import httpx
+
+    url = everything_server.url
+    head = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    with httpx.Client(timeout=10) as c:
+        msg = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+        sid = c.post(url, json=msg, headers=head).headers["mcp-session-id"]
+    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+
+    async def go() -> None:
+        general = HttpTransport(HttpOptions(url=url))
+        polls = HttpTransport(HttpOptions(url=url, many=True))
+        g, p = RpcClient(general, headers=session), RpcClient(polls, headers=session)
+        try:
+            await g.notify("notifications/initialized")
+            params = {"name": "simulate-research-query", "arguments": {"topic": "kelp"}, "task": {}}
+            created = await g.request("tools/call", params)
+            tid = created["task"]["taskId"]
+            got = await p.request("tasks/get", {"taskId": tid})
+            assert polls._polls is not None and polls._polls.conns  # the lean way
+            assert (
+                got["taskId"] == tid
+                and got.keys() == (await g.request("tasks/get", {"taskId": tid})).keys()
+            )
+            # tasks/result blocks until the task is done, then answers on its stream
+            polled = await p.request("tasks/result", {"taskId": tid})
+            assert polled == await g.request("tasks/result", {"taskId": tid})
+            for name in ("tasks/get", "tasks/result"):
+                errors = []
+                for client in (g, p):
+                    try:
+                        await client.request(name, {"taskId": "no-such-task"})
+                    except McptaskError as exc:
+                        errors.append((type(exc).__name__, exc.message))
+                assert len(errors) == 2 and errors[0] == errors[1], errors
+            assert not polls._lean_off
+        finally:
+            await g.aclose()
+            await p.aclose()
+
+    asyncio.run(go())
+
+
+# -- 6. credentials ------------------------------------------------------------------------------
+
+
+def test_given_headers_win_over_a_requests_own(fault: FaultServer) -> None:
+    url = fault.url(get=[task()])
+    asyncio.run(
+        _ask(
+            url,
+            many=True,
+            headers={"Mcp-Session-Id": "given", "X-Team": "kelp"},
+            token="tok-9",
+            client_headers={"X-Team": "own", "X-Own": "1"},
+        )
+    )
+    (seen,) = fault.seen(url, "tasks/get")
+    h = seen.headers
+    assert h["mcp-session-id"] == "given" and h["x-team"] == "kelp" and h["x-own"] == "1"
+    assert h["authorization"] == "Bearer tok-9"
+
+
+class FakeAuth:
+    """OAuth as the transport sees it: a token, renewed once refused."""
+
+    def __init__(self) -> None:
+        self.tokens = ["old-token", "new-token"]
+        self.refusals: list[tuple[int, str | None]] = []
+
+    @property
+    def secrets(self) -> list[str]:
+        return list(self.tokens)
+
+    async def bearer(self) -> str | None:
+        return self.tokens[0]
+
+    async def refused(self, status: int, headers: list[str], sent: str | None) -> bool:
+        self.refusals.append((status, sent))
+        if len(self.tokens) > 1:
+            self.tokens.pop(0)
+            return True
+        return False
+
+
+def test_an_oauth_refusal_goes_the_general_way_and_is_renewed(fault: FaultServer) -> None:
+    refused = raw(
+        401, b'{"error": "invalid_token"}', headers={"WWW-Authenticate": 'Bearer error="x"'}
+    )
+    # the lean poll is refused; sent again the general way (the same token, refused again),
+    # OAuth renews and the request goes out once more; the next poll goes the lean way
+    url = fault.url(get=[refused, refused, COMPLETED, task(status="failed")])
+    auth = FakeAuth()
+    seen = asyncio.run(_ask(url, many=True, auth=auth, times=2))
+    assert seen.outcome == (("ok", COMPLETED), ("ok", task(status="failed")))
+    assert auth.refusals == [(401, "old-token")]
+    sent = [r.headers["authorization"] for r in fault.seen(url, "tasks/get")]
+    assert sent == ["Bearer old-token"] * 2 + ["Bearer new-token"] * 2
+    assert seen.polled and not seen.lean_off
+    # a refusal OAuth cannot mend reads as the general path reads it
+    general, polled = both(fault, {"get": [refused]}, auth=FakeAuth())
+    assert polled.outcome == general.outcome and polled.outcome[0] == "AuthError"
+
+
+def test_nothing_reaches_another_origin(fault: FaultServer) -> None:
+    with FaultServer() as other:
+        elsewhere = other.url(get=[COMPLETED])
+        url = fault.url(get=[redirect(elsewhere)])
+        seen = asyncio.run(_ask(url, many=True, token="tok-1", headers={"X-Key": "k-1"}, times=2))
+        assert seen.outcome == (("ok", COMPLETED), ("ok", COMPLETED))
+        assert seen.lean_off
+        for r in other.seen(elsewhere):
+            assert "authorization" not in r.headers and "x-key" not in r.headers
+            assert "mcp-session-id" not in r.headers
+
+
+# -- 7. many at once -----------------------------------------------------------------------------
+
+
+def test_200_polls_at_once_share_at_most_max_connections(fault: FaultServer) -> None:
+    url = fault.url(get=[keepalive()])
+    most = 0
+
+    async def go() -> None:
+        nonlocal most
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        try:
+
+            async def one() -> Any:
+                nonlocal most
+                got = await rpc.request("tasks/get", {"taskId": TASK_ID})
+                assert t._polls is not None
+                most = max(most, len(t._polls.conns))
+                return got
+
+            got = await asyncio.gather(*[one() for _ in range(200)])
+            assert got == [task()] * 200
+            pool = t._polls
+            assert pool is not None and pool.conns
+        finally:
+            await rpc.aclose()
+        assert not pool.conns
+
+    asyncio.run(go())
+    assert 0 < most <= poll_pool.MAX_CONNECTIONS
+
+
+def test_polls_cancelled_mid_way_leave_no_broken_connection(fault: FaultServer) -> None:
+    slow_url = fault.url(get=[hang(after_headers=False)])
+
+    async def go() -> None:
+        t = HttpTransport(HttpOptions(url=slow_url, many=True))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        try:
+            polls = [
+                asyncio.ensure_future(rpc.request("tasks/get", {"taskId": TASK_ID}))
+                for _ in range(10)
+            ]
+            while len(fault.seen(slow_url, "tasks/get")) < 10:
+                await asyncio.sleep(0.02)
+            for p in polls:
+                p.cancel()
+            await asyncio.gather(*polls, return_exceptions=True)
+            pool = t._polls
+            assert pool is not None
+            # every connection a cancelled poll held is closed, none waits in the pool
+            assert not [c for c in pool._idle if not c.dead]
+            assert all(c.exchange is None or c.dead for c in pool.conns)
+        finally:
+            await rpc.aclose()
+
+    asyncio.run(go())
+
+
+# -- 8. https ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A TLS server with a self-signed certificate (answers nothing after the handshake)."""
+    d: Path = tmp_path_factory.mktemp("tls")
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(d / "key.pem"),
+            "-out",
+            str(d / "cert.pem"),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(d / "cert.pem", d / "key.pem")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    stop = threading.Event()
+
+    def loop() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            try:
+                with ctx.wrap_socket(conn, server_side=True):
+                    pass
+            except (OSError, ssl.SSLError):
+                conn.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{srv.getsockname()[1]}/mcp"
+    finally:
+        stop.set()
+        srv.close()
+        thread.join(timeout=5)
+
+
+def test_a_self_signed_certificate_is_refused_the_same(tls_server: str) -> None:
+    general = asyncio.run(_ask(tls_server, many=False))
+    polled = asyncio.run(_ask(tls_server, many=True))
+    assert polled.polled
+    assert polled.outcome == general.outcome
+    assert "certificate verify failed" in error(polled)
+
+
+def test_tls_to_a_plain_http_port_says_the_server_answered_without_tls(
+    fault: FaultServer,
+) -> None:
+    url = fault.url(get=[task()]).replace("http://", "https://")
+    general = asyncio.run(_ask(url, many=False))
+    polled = asyncio.run(_ask(url, many=True))
+    assert polled.polled
+    assert polled.outcome == general.outcome
+    assert "the server answered without TLS" in error(polled)
