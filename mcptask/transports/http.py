@@ -473,6 +473,7 @@ class HttpTransport:
         if self._polls is not None:
             await self._polls.aclose()
             self._polls = None
+            self._lean = None  # made again with the next pool
         if self._client is not None and self._own_client:
             await self._client.aclose()
         self._client = None
@@ -852,16 +853,27 @@ class HttpTransport:
                     connect_timeout=self.options.connect_timeout,
                     ssl_context=httpx.create_ssl_context(trust_env=False) if verify else None,
                 )
-            base = {
+            # as the client sends them: a password in the URL as Basic auth, then the `-H`
+            # headers and the token over any header of the same name, whatever its case
+            named: dict[str, tuple[str, str]] = {}
+            url = httpx.URL(self.url)
+            defaults = {
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
                 "User-Agent": USER_AGENT,
                 "Accept-Encoding": ACCEPT_ENCODING,
-                **self.options.headers,
             }
+            if url.username or url.password:
+                import base64
+
+                pair = f"{url.username}:{url.password}".encode()
+                defaults["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
             token = self.options.token or self._bearer
-            if token:
-                base["Authorization"] = f"Bearer {token}"
+            bearer = {"Authorization": f"Bearer {token}"} if token else {}
+            for given in (defaults, self.options.headers, bearer):
+                for name, value in given.items():
+                    named[name.lower()] = (name, value)
+            base = dict(named.values())
             _check_header_values(base)
             self._lean = (key, self._polls.head(base))
         return self._lean[1]
@@ -888,19 +900,21 @@ class HttpTransport:
             self._bearer = await auth.bearer()
         head = self._poll_head()
         extra = self._poll_extra(headers)
-        assert self._polls is not None
+        pool = self._polls
+        assert pool is not None
         within = timeout or self.options.read_timeout
         try:
             try:
-                ex = await self._polls.send(head, extra, content, within)
+                ex = await pool.send(head, extra, content, within)
             except DEAD_CONNECTION:
                 if not _is_safe(message):
                     raise
-                ex = await self._polls.send(head, extra, content, within)
+                ex = await pool.send(head, extra, content, within)
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, self.url) from None
         status = ex.status
-        if ex.done and 200 <= status < 300 and ex.buffered <= self.options.max_body:
+        cookie = ex.header(b"set-cookie") is not None
+        if ex.done and 200 <= status < 300 and ex.buffered <= self.options.max_body and not cookie:
             ctype = ex.header(b"content-type")
             if (
                 ctype is not None
@@ -931,6 +945,9 @@ class HttpTransport:
         }
         request = self._build("POST", self.url, content=content, headers=all_headers)
         response = as_response(ex, request, within)
+        if cookie:
+            # the client keeps the cookie and sends it from now on (polls go its way then)
+            self.client.cookies.extract_cookies(response)
         if response.is_redirect or (auth is not None and status in (401, 403)):
             # the client follows a redirect (and its origin rules); OAuth answers a refusal
             await response.aclose()

@@ -27,7 +27,6 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import httptools
 import httpx
@@ -38,6 +37,9 @@ MAX_CONNECTIONS = 100
 KEEPALIVE_SECONDS = 5.0
 #: reading from a connection pauses while this much of its body waits to be read
 HIGH_WATER = 256 * 1024
+#: an answer's status line and headers are at most this long (as httpx's h11 allows): a
+#: server that sends headers without end is refused, not kept in memory
+MAX_HEAD = 16 * 1024
 #: `aclose` waits this long for connections to close before it aborts them
 CLOSE_SECONDS = 1.0
 
@@ -169,6 +171,7 @@ class Exchange:
         if conn.exchange is self:
             conn.exchange = None
         if self.done and self.keep_alive and self.error is None and not conn.dead:
+            conn.reading(0)  # a connection paused at the end of a big answer reads again
             conn.pool.put_back(conn)
         else:
             conn.close()
@@ -194,6 +197,8 @@ class _Conn(asyncio.Protocol):
         self.dead = False
         self.paused = False
         self.idle_since = 0.0
+        #: bytes of the answer under way read before its headers ended
+        self.head_bytes = 0
         #: set once the connection is closed (`connection_lost`)
         self.lost = asyncio.get_running_loop().create_future()
 
@@ -208,6 +213,23 @@ class _Conn(asyncio.Protocol):
         ex = self.exchange
         if ex is None or ex.done:
             self.close()  # bytes nobody asked for: the connection is not to be trusted
+            return
+        if not ex.head:
+            room = MAX_HEAD - self.head_bytes
+            self.head_bytes += len(data)
+            if len(data) > room:
+                # the headers must end within the limit (a body in the same read is not
+                # counted: what fits is parsed first)
+                self._feed(ex, data[: max(0, room)])
+                if not ex.head:
+                    ex.fail(httpx.RemoteProtocolError("Receive buffer too long"))
+                    self.close()
+                    return
+                data = data[max(0, room) :]
+        self._feed(ex, data)
+
+    def _feed(self, ex: Exchange, data: bytes) -> None:
+        if self.dead or not data:
             return
         try:
             self.parser.feed_data(data)
@@ -248,6 +270,7 @@ class _Conn(asyncio.Protocol):
 
     def send(self, data: bytes) -> Exchange:
         assert self.transport is not None
+        self.head_bytes = 0
         self.exchange = ex = Exchange(self)
         self.transport.write(data)
         return ex
@@ -319,15 +342,12 @@ class PollPool:
         connect_timeout: float,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        parts = urlsplit(url)
+        # the URL as httpx sends it: percent-encoded path and query, IDNA host, no userinfo
+        parts = httpx.URL(url)
         self.https = parts.scheme == "https"
-        self.host = parts.hostname or ""
+        self.host = parts.raw_host.decode("ascii")
         self.port = parts.port or (443 if self.https else 80)
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        default = 443 if self.https else 80
-        authority = host if parts.port in (None, default) else f"{host}:{parts.port}"
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self._line = f"POST {target} HTTP/1.1\r\nHost: {authority}\r\n".encode("ascii")
+        self._line = b"POST %s HTTP/1.1\r\nHost: %s\r\n" % (parts.raw_path, parts.netloc)
         self.connect_timeout = connect_timeout
         self.ssl_context = ssl_context
         self._idle: deque[_Conn] = deque()
@@ -335,6 +355,8 @@ class PollPool:
         self.conns: set[_Conn] = set()
         self._connecting = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
+        #: `aclose` was called: no new connection is opened
+        self.closed = False
 
     def head(self, headers: Mapping[str, str]) -> bytes:
         """The request line and headers (not the length) for requests that send these
@@ -367,6 +389,8 @@ class PollPool:
                     conn.close()
                     continue
                 return conn
+            if self.closed:
+                raise httpx.ConnectError("the connection pool is closed")
             if len(self.conns) + self._connecting < MAX_CONNECTIONS:
                 return await self._connect(until)
             waiter = asyncio.get_running_loop().create_future()
@@ -374,8 +398,12 @@ class PollPool:
             try:
                 async with asyncio.timeout_at(until):
                     await waiter
-            except TimeoutError:
-                raise httpx.PoolTimeout("no connection free in time") from None
+            except BaseException as exc:
+                if waiter.done() and not waiter.cancelled():
+                    self.wake_one()  # woken, then cancelled or out of time: the turn passes on
+                if isinstance(exc, TimeoutError):
+                    raise httpx.PoolTimeout("no connection free in time") from None
+                raise
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
@@ -421,6 +449,7 @@ class PollPool:
     async def aclose(self) -> None:
         """Close every connection and wait until each is closed (its socket too): a TLS
         connection that does not finish its closing handshake soon is aborted."""
+        self.closed = True
         self._idle.clear()
         conns = list(self.conns)
         for conn in conns:

@@ -6,6 +6,7 @@ same answer: the same result, or the same mcptask error class and one-line messa
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 import ssl
@@ -32,6 +33,7 @@ from servers.fault_server import (
     FaultServer,
     Json,
     encoded,
+    endless_head,
     gzip_bomb,
     hang,
     html,
@@ -743,3 +745,151 @@ def test_tls_to_a_plain_http_port_says_the_server_answered_without_tls(
     assert polled.polled
     assert polled.outcome == general.outcome
     assert "the server answered without TLS" in error(polled)
+
+
+# -- found by these tests ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", [False, True], ids=["many-lines", "one-line"])
+def test_an_endless_header_section_is_refused_without_filling_the_memory(
+    fault: FaultServer, line: bool
+) -> None:
+    url = fault.url(get=[endless_head(line=line)])
+    general, polled = both(fault, {"get": [endless_head(line=line)]}, read_timeout=20)
+    assert polled.outcome[0] == general.outcome[0] == "TransportError", (general, polled)
+    assert error(polled).split(":")[0] == error(general).split(":")[0]
+    asyncio.run(_ask(url, many=True, read_timeout=20))
+    assert fault.sent[FaultServer.sid(url)] < 64 * MIB
+
+
+def test_a_password_in_the_url_is_sent_as_basic_auth(fault: FaultServer) -> None:
+    url = fault.url(get=[task()]).replace("http://", "http://ann:s%40cret@")
+    other = fault.url(get=[task()]).replace("http://", "http://ann:s%40cret@")
+    asyncio.run(_ask(url, many=False))
+    seen = asyncio.run(_ask(other, many=True))
+    assert seen.polled and seen.outcome == ("ok", task())
+    (general,) = fault.seen(url, "tasks/get")
+    (polled,) = fault.seen(other, "tasks/get")
+    assert polled.headers["authorization"] == general.headers["authorization"]
+    assert general.headers["authorization"].startswith("Basic ")
+    assert polled.headers["host"] == general.headers["host"]
+
+
+@pytest.mark.parametrize("tail", ["?q=caf\u00e9 au lait", "/caf\u00e9", "?a=1&b=%2F"])
+def test_a_url_with_non_ascii_or_spaces_is_sent_as_httpx_sends_it(
+    fault: FaultServer, tail: str
+) -> None:
+    url = fault.url(get=[task()]) + tail
+    other = fault.url(get=[task()]) + tail
+    general = asyncio.run(_ask(url, many=False))
+    polled = asyncio.run(_ask(other, many=True))
+    assert polled.polled and polled.outcome == general.outcome == ("ok", task())
+
+
+def _lines(r: Any, *names: str) -> list[tuple[str, str]]:
+    return sorted((k.lower(), v) for k, v in r.raw_headers if k.lower() in names)
+
+
+def test_given_headers_replace_the_defaults_whatever_their_case(fault: FaultServer) -> None:
+    given = {"user-agent": "probe/1", "accept": "application/json", "authorization": "Basic x"}
+    names = ("user-agent", "accept", "authorization", "content-type")
+    for token in (None, "tok-2"):
+        url, other = fault.url(get=[task()]), fault.url(get=[task()])
+        asyncio.run(_ask(url, many=False, headers=given, token=token))
+        asyncio.run(_ask(other, many=True, headers=given, token=token))
+        (general,) = fault.seen(url, "tasks/get")
+        (polled,) = fault.seen(other, "tasks/get")
+        assert _lines(polled, *names) == _lines(general, *names), token
+
+
+def test_a_cookie_set_by_a_poll_answer_is_sent_back(fault: FaultServer) -> None:
+    def answer() -> list[Answer]:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": task()}).encode()
+        return [
+            raw(200, body, headers={"Set-Cookie": "lb=node-7; Path=/"}),
+            keepalive(COMPLETED),
+        ]
+
+    url, other = fault.url(get=answer()), fault.url(get=answer())
+    general = asyncio.run(_ask(url, many=False, times=2))
+    polled = asyncio.run(_ask(other, many=True, times=2))
+    assert polled.polled and polled.outcome == general.outcome
+    sent = [r.headers.get("cookie") for r in fault.seen(other, "tasks/get")]
+    assert sent == [r.headers.get("cookie") for r in fault.seen(url, "tasks/get")]
+    assert sent == [None, "lb=node-7"]
+
+
+def test_a_transport_closed_and_used_again_polls_again(fault: FaultServer) -> None:
+    url = fault.url(get=[keepalive()])
+
+    async def go() -> list[Any]:
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        out = [await rpc.request("tasks/get", {"taskId": TASK_ID})]
+        await t.aclose()
+        try:
+            out.append(await rpc.request("tasks/get", {"taskId": TASK_ID}))
+            assert t._polls is not None
+        finally:
+            await rpc.aclose()
+        return out
+
+    assert asyncio.run(go()) == [task(), task()]
+
+
+def test_a_transport_closed_under_polls_in_flight_leaves_no_connection(
+    fault: FaultServer,
+) -> None:
+    url = fault.url(get=[hang()])
+
+    async def go() -> None:
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        polls = [
+            asyncio.ensure_future(rpc.request("tasks/get", {"taskId": TASK_ID})) for _ in range(5)
+        ]
+        while len(fault.seen(url, "tasks/get")) < 5:
+            await asyncio.sleep(0.02)
+        pool = t._polls
+        assert pool is not None
+        await rpc.aclose()
+        got = await asyncio.gather(*polls, return_exceptions=True)
+        assert all(isinstance(g, McptaskError) for g in got), got
+        assert not pool.conns
+        assert len(fault.seen(url, "tasks/get")) <= 10
+
+    asyncio.run(go())
+
+
+def test_a_cancelled_wait_for_a_connection_passes_its_turn_on(
+    fault: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With every connection busy, polls wait their turn; one cancelled just as its turn came
+    does not keep the others waiting."""
+    monkeypatch.setattr(poll_pool, "MAX_CONNECTIONS", 1)
+    url = fault.url(get=[keepalive()])
+
+    async def go() -> None:
+        t = HttpTransport(HttpOptions(url=url, many=True, read_timeout=10))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        try:
+            await rpc.request("tasks/get", {"taskId": TASK_ID})  # one connection, idle
+            pool = t._polls
+            assert pool is not None
+            (conn,) = pool._idle
+            pool._idle.clear()  # busy
+            first = asyncio.ensure_future(pool._acquire(asyncio.get_running_loop().time() + 5))
+            second = asyncio.ensure_future(pool._acquire(asyncio.get_running_loop().time() + 5))
+            while len(pool._waiters) < 2:
+                await asyncio.sleep(0)
+            pool.put_back(conn)  # wakes the first waiter ...
+            first.cancel()  # ... which is cancelled before it runs
+            got = await asyncio.wait_for(second, 3)
+            assert got is conn
+            with pytest.raises(asyncio.CancelledError):
+                await first
+            pool.put_back(got)
+        finally:
+            await rpc.aclose()
+
+    asyncio.run(go())

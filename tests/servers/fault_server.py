@@ -507,6 +507,24 @@ def huge_chunked(size: int = 100 * MIB) -> Answer:
     return answer
 
 
+def endless_head(*, line: bool = False) -> Answer:
+    """A status line, then header lines without end (`line`: one header line without end),
+    until the client hangs up or the server stops."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        h.write(b"HTTP/1.1 200 OK\r\n" + (b"X-Pad: " if line else b""))
+        piece = b"p" * 8192 if line else b"X-Pad: %s\r\n" % (b"p" * 8000)
+        sent = 0
+        while not h.fault_server.stopping.is_set() and h.write_ok(piece):
+            sent += len(piece)
+            if sent > 512 * MIB:
+                break
+        h.fault_server.sent[h.sid] = sent
+        h.close_connection = True
+
+    return answer
+
+
 # -- scenarios --------------------------------------------------------------------------------
 
 
@@ -580,6 +598,8 @@ class Request:
     headers: dict[str, str]
     at: float
     message: Any
+    #: every header line as sent (names as spelt, repeats kept)
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)
 
 
 class FaultServer:
@@ -674,6 +694,9 @@ def _task_id(message: Any) -> Any:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    #: the listen backlog: a poll pool opens up to 100 connections at once (the default 5
+    #: drops connects, which then wait for the client's timeout)
+    request_queue_size = 128
     fault_server: FaultServer
 
 
@@ -772,7 +795,9 @@ class FaultHandler(BaseHTTPRequestHandler):
             msg = None
         method = msg.get("method") if isinstance(msg, dict) else None
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.fault_server._record(Request(sid, method, headers, time.monotonic(), msg))
+        self.fault_server._record(
+            Request(sid, method, headers, time.monotonic(), msg, list(self.headers.items()))
+        )
         scenario = self.fault_server._scenario(sid)
         if scenario is None or not isinstance(msg, dict):
             return self.send_raw(404, b'{"detail": "no such scenario"}')
