@@ -405,8 +405,9 @@ class HttpTransport:
         redact.hold(self._secrets)
         #: the polls' connections (`HttpOptions.many`, transports/poll_pool.py)
         self._polls: PollPool | None = None
-        #: a poll's request line and headers for the token in use (see `_poll_head`)
-        self._lean: tuple[str | None, bytes] | None = None
+        #: a poll's request line and headers for the token in use, and those headers (see
+        #: `_poll_head`)
+        self._lean: tuple[str | None, bytes, dict[str, str]] | None = None
         #: the names of the `-H` headers, which requests' own headers never replace
         self._given = frozenset(name.lower() for name in options.headers)
         #: the endpoint redirected a poll: its requests go through the client from now on
@@ -831,16 +832,15 @@ class HttpTransport:
         return (
             o.many
             and not self._lean_off
-            and o.trace is None
             and target == self.url
             and (_is_safe(message) or message.get("method") == "tasks/result")
             and self.url.startswith(("http://", "https://"))
             and not (self._client is not None and self._client.cookies)
         )
 
-    def _poll_head(self) -> bytes:
+    def _poll_head(self) -> tuple[bytes, dict[str, str]]:
         """The request line and the endpoint's headers (credentials included), made once per
-        endpoint and token."""
+        endpoint and token; the headers, for the trace."""
         key = self.options.token or self._bearer
         if self._lean is None or self._lean[0] != key:
             from mcptask.transports.poll_pool import PollPool
@@ -852,6 +852,7 @@ class HttpTransport:
                     connect_timeout=self.options.connect_timeout,
                     ssl_context=httpx.create_ssl_context(trust_env=False) if verify else None,
                 )
+                self._trace("* HTTP: polls on keep-alive connections of their own (many tasks)")
             base = {
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
@@ -863,8 +864,8 @@ class HttpTransport:
             if token:
                 base["Authorization"] = f"Bearer {token}"
             _check_header_values(base)
-            self._lean = (key, self._polls.head(base))
-        return self._lean[1]
+            self._lean = (key, self._polls.head(base), base)
+        return self._lean[1], self._lean[2]
 
     def _poll_extra(self, headers: Mapping[str, str] | None) -> bytes:
         """A poll's own headers (`Mcp-Name`, the session), but not over `-H` ones."""
@@ -886,10 +887,18 @@ class HttpTransport:
         auth = self.options.auth
         if auth is not None and not self.options.token:
             self._bearer = await auth.bearer()
-        head = self._poll_head()
+        head, base = self._poll_head()
         extra = self._poll_extra(headers)
         assert self._polls is not None
         within = timeout or self.options.read_timeout
+        tracing = self.options.trace is not None
+        if tracing:
+            self._trace(f"> POST {self.url}")
+            sent = {**(headers or {}), **base}  # `-H` wins, as in `_poll_extra`
+            for k, v in redact.headers(sent.items()):
+                self._trace(f"> {k}: {v}")
+            self._trace("> " + json.dumps(redact.data(message), ensure_ascii=False))
+        started = time.monotonic()
         try:
             try:
                 ex = await self._polls.send(head, extra, content, within)
@@ -900,6 +909,13 @@ class HttpTransport:
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, self.url) from None
         status = ex.status
+        if tracing:
+            ms = (time.monotonic() - started) * 1000
+            self._trace(f"< {status} {ex.reason.decode('latin-1')} ({ms:.0f} ms)")
+            for k, v in redact.headers(
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in ex.headers
+            ):
+                self._trace(f"< {k}: {v}")
         if ex.done and 200 <= status < 300 and ex.buffered <= self.options.max_body:
             ctype = ex.header(b"content-type")
             if (
@@ -910,6 +926,8 @@ class HttpTransport:
                 body = ex.body()
                 sid = ex.header(b"mcp-session-id")
                 ex.release()
+                if tracing:
+                    self._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
                 if sid:
                     self._keep_session_id(sid.decode("latin-1"))
                 if not body.strip():
