@@ -1,13 +1,14 @@
 """CPU per poll through mcptask's own stack, the lean way and through httpx's client.
 
 A watch of many tasks sends `tasks/get` after `tasks/get` through `Protocol.get` ->
-`RpcClient` -> `HttpTransport` on the aiohttp pool (`HttpOptions.many`). This runs exactly that,
+`RpcClient` -> `HttpTransport` in its "many" mode (`HttpOptions.many`). This runs exactly that,
 in this process, against the load server (`load_server.py`, its own process), with `--inflight`
 polls at a time, for MCP 2025-11-25 and 2026-07-28, in two ways, interleaved round by round:
 
-- `lean`: as a watch sends them (URL and headers made once, straight to the pool's transport);
-- `client`: each through `httpx.AsyncClient.send` (`HttpTransport._lean_off`, as after a
-  redirect): what every poll cost before.
+- `lean`: as a watch sends them, on the poll pool (`transports/poll_pool.py`: requests as bytes
+  made once per endpoint, answers parsed by llhttp);
+- `client`: each through `httpx.AsyncClient.send` on aiohttp's pool (`HttpTransport._lean_off`,
+  as after a redirect).
 
 It reports the median CPU (user + system of this process) per poll. Only the client's side is
 in it (the server is another process), so it is steadier than `watch_scale.py` on a busy

@@ -110,14 +110,27 @@ def epoch(stamp: object, *, naive_utc: bool = False) -> float | None:
     return value if math.isfinite(value) else None
 
 
+#: times already put in one format (`utc_stamp`): a watch sees the same few again and again
+_STAMPS: dict[str, str] = {}
+
+
 def utc_stamp(value: str | None) -> str | None:
     """A server's ISO 8601 time in one format, UTC with `Z` (`2026-12-01T14:57:56.075Z`;
     fractions of a second kept to the millisecond), whatever offset or spelling it came with;
     text that is no ISO 8601 time with a zone is kept as it came (`raw` has the original)."""
-    from datetime import datetime
-
     if not value or len(value) > 64:
         return value
+    known = _STAMPS.get(value)
+    if known is None:
+        if len(_STAMPS) >= 4096:
+            _STAMPS.clear()
+        known = _STAMPS[value] = _utc_stamp(value)
+    return known
+
+
+def _utc_stamp(value: str) -> str:
+    from datetime import datetime
+
     try:
         then = datetime.fromisoformat(value.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:

@@ -38,6 +38,7 @@ from mcptask.check.suite import (
     short,
 )
 from mcptask.errors import UsageError
+from mcptask.protocols.mcp2025 import SPOKEN_VERSIONS
 from mcptask.protocols.wire import task_support
 
 VERSION = "2025-11-25"
@@ -229,6 +230,9 @@ class Mcp2025Suite(McpSuite):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.session = self.lazy("initialize", self._initialize)
+        #: the version each session agreed on (`initialize`'s answer, when mcptask speaks it):
+        #: its requests carry it, as servers before 2025-11-25 refuse any other with 400
+        self.versions: dict[str | None, str] = {}
 
     def plan(self) -> list[tuple[CheckDef, CheckFn]]:
         order: list[tuple[str, CheckFn]] = [
@@ -261,7 +265,7 @@ class Mcp2025Suite(McpSuite):
     # -- plumbing -------------------------------------------------------------------------------
 
     def headers(self, session: str | None) -> dict[str, str]:
-        out = {"MCP-Protocol-Version": VERSION}
+        out = {"MCP-Protocol-Version": self.versions.get(session, VERSION)}
         if session:
             out["Mcp-Session-Id"] = session
         return out
@@ -297,6 +301,9 @@ class Mcp2025Suite(McpSuite):
             self.recorder.session_id = before
         if not isinstance(result, dict):
             raise BadAnswer(f"initialize answered something that is not an object: {short(result)}")
+        agreed = result.get("protocolVersion")
+        if isinstance(agreed, str) and agreed in SPOKEN_VERSIONS:
+            self.versions[sid] = agreed
         await self.rpc.notify("notifications/initialized", headers=self.headers(sid))
         return Session(sid, result)
 

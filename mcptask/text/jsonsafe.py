@@ -87,7 +87,9 @@ def loads(data: str | bytes | bytearray, limit: int = MAX_DEPTH, *, finite: bool
     `expires_in` past any clock means "no expiry given", not a failed login)."""
     try:
         if finite:
-            value = json.loads(data, parse_constant=_constant, parse_float=_float)
+            if not isinstance(data, str):  # as json.loads reads bytes
+                data = data.decode(json.detect_encoding(data), "surrogatepass")
+            value = _STRICT.decode(data)
         else:
             value = json.loads(data)
     except RecursionError:
@@ -95,6 +97,10 @@ def loads(data: str | bytes | bytearray, limit: int = MAX_DEPTH, *, finite: bool
     if _brackets(data) > limit and depth_over(value, limit):
         raise Refused(f"nested more than {limit} levels deep")
     return value
+
+
+#: one decoder for every strict parse (json.loads with hooks makes a new one each time)
+_STRICT = json.JSONDecoder(parse_constant=_constant, parse_float=_float)
 
 
 def _brackets(data: str | bytes | bytearray) -> int:

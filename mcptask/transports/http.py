@@ -26,7 +26,7 @@ from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.rpc import StreamEvent
 
 if TYPE_CHECKING:
-    from mcptask.transports.poll_pool import PollPool
+    from mcptask.transports.poll_pool import Exchange, PollPool
 
 Message = dict[str, Any]
 Tracer = Callable[[str], None]
@@ -405,10 +405,15 @@ class HttpTransport:
         redact.hold(self._secrets)
         #: the polls' connections (`HttpOptions.many`, transports/poll_pool.py)
         self._polls: PollPool | None = None
-        #: a poll's request line and headers for the token in use (see `_poll_head`)
-        self._lean: tuple[str | None, bytes] | None = None
+        #: a poll's request line and headers for the token in use, and those headers (see
+        #: `_poll_head`)
+        self._lean: tuple[str | None, bytes, dict[str, str]] | None = None
         #: the names of the `-H` headers, which requests' own headers never replace
         self._given = frozenset(name.lower() for name in options.headers)
+        #: a lean request's line per method and URL (None: that one goes the general way)
+        self._lines: dict[tuple[str, str], bytes | None] = {}
+        #: a lean POST's `Content-Type` and `Accept` (unless `-H` gives them)
+        self._post_extra = b""
         #: the endpoint redirected a poll: its requests go through the client from now on
         self._lean_off = False
 
@@ -719,8 +724,13 @@ class HttpTransport:
         timeout = self._time_left(timeout)
         target = url or self.url
         content = json.dumps(message, separators=(",", ":")).encode()
-        if self._can_poll(message, target):
-            answer = self._poll(message, content, headers, timeout)
+        line = (
+            self._poll_line("POST", target)
+            if _is_safe(message) or message.get("method") == "tasks/result"
+            else None
+        )
+        if line is not None:
+            answer = self._poll(line, message, content, headers, target, timeout)
         else:
             answer = self._post(message, content, headers, target, timeout)
         async with aclosing(answer):
@@ -736,12 +746,7 @@ class HttpTransport:
         timeout: float | None,
     ) -> AsyncGenerator[Message, None]:
         """The general way: through httpx's client (redirects, OAuth, cookies, traces)."""
-        all_headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        }
-        if headers:
-            all_headers.update(headers)
+        all_headers = {**POST_HEADERS, **(headers or {})}
 
         def build() -> httpx.Request:
             request = self._build("POST", target, content=content, headers=all_headers)
@@ -820,28 +825,32 @@ class HttpTransport:
     # -- polls: the lean way of a large watch --------------------------------------------------
     #
     # A watch of 1,000 tasks sends the same POST to the same URL with the same headers again and
-    # again, about 1,000 a second. Polls and result fetches (reads to the endpoint's own URL
-    # while no cookie is set and nothing is traced) go on `transports/poll_pool.py`: request
-    # line and headers made once per endpoint (and credentials), the answer parsed by llhttp.
-    # A plain JSON success is read here at once; any other answer goes to the general reader
-    # (`_answer`) as an httpx response; a redirect, or a refusal while OAuth is in play, is sent
-    # again the general way (the client follows; OAuth renews).
+    # again, about 1,000 a second. Polls and result fetches (JSON-RPC reads, and A2A HTTP+JSON
+    # GETs, on the endpoint's origin while no cookie is set) go on `transports/poll_pool.py`:
+    # the headers made once per endpoint and credentials, request lines once per URL, the
+    # answer parsed by llhttp. A plain JSON success is read here at once; any other answer goes
+    # to the general reader as an httpx response; a redirect, or a refusal while OAuth is in
+    # play, is sent again the general way (the client follows; OAuth renews).
 
-    def _can_poll(self, message: Message, target: str) -> bool:
+    def _poll_line(self, method: str, target: str) -> bytes | None:
+        """The request line of a lean request for `method` on `target`, or None when it goes
+        the general way."""
         o = self.options
-        return (
-            o.many
-            and not self._lean_off
-            and o.trace is None
-            and target == self.url
-            and (_is_safe(message) or message.get("method") == "tasks/result")
-            and self.url.startswith(("http://", "https://"))
-            and not (self._client is not None and self._client.cookies)
-        )
+        if not o.many or self._lean_off or (self._client is not None and self._client.cookies):
+            return None
+        key = (method, target)
+        line = self._lines.get(key, b"")
+        if line == b"":
+            from mcptask.transports.poll_pool import request_line
 
-    def _poll_head(self) -> bytes:
-        """The request line and the endpoint's headers (credentials included), made once per
-        endpoint and token."""
+            if len(self._lines) >= 4096:
+                self._lines.clear()
+            line = self._lines[key] = request_line(method, target, self._origin)
+        return line
+
+    def _poll_head(self) -> tuple[bytes, dict[str, str]]:
+        """`Host`, the endpoint's own and `-H` headers and the credentials, made once per
+        endpoint and token; those headers, for the trace."""
         key = self.options.token or self._bearer
         if self._lean is None or self._lean[0] != key:
             from mcptask.transports.poll_pool import PollPool
@@ -853,33 +862,26 @@ class HttpTransport:
                     connect_timeout=self.options.connect_timeout,
                     ssl_context=httpx.create_ssl_context(trust_env=False) if verify else None,
                 )
-            # as the client sends them: a password in the URL as Basic auth, then the `-H`
-            # headers and the token over any header of the same name, whatever its case
-            named: dict[str, tuple[str, str]] = {}
-            url = httpx.URL(self.url)
-            defaults = {
-                "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream",
-                "User-Agent": USER_AGENT,
-                "Accept-Encoding": ACCEPT_ENCODING,
-            }
-            if url.username or url.password:
-                import base64
-
-                pair = f"{url.username}:{url.password}".encode()
-                defaults["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+                self._trace("* HTTP: polls on keep-alive connections of their own (many tasks)")
+                self._post_extra = self._poll_extra(POST_HEADERS)
+            # as the client sends them: the `-H` headers and the token over a header of the
+            # same name whatever its case (one `User-Agent`, one `Authorization`)
             token = self.options.token or self._bearer
-            bearer = {"Authorization": f"Bearer {token}"} if token else {}
-            for given in (defaults, self.options.headers, bearer):
+            named: dict[str, tuple[str, str]] = {}
+            for given in (
+                {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
+                self.options.headers,
+                {"Authorization": f"Bearer {token}"} if token else {},
+            ):
                 for name, value in given.items():
                     named[name.lower()] = (name, value)
             base = dict(named.values())
             _check_header_values(base)
-            self._lean = (key, self._polls.head(base))
-        return self._lean[1]
+            self._lean = (key, self._polls.head(base), base)
+        return self._lean[1], self._lean[2]
 
     def _poll_extra(self, headers: Mapping[str, str] | None) -> bytes:
-        """A poll's own headers (`Mcp-Name`, the session), but not over `-H` ones."""
+        """A request's own headers (`Mcp-Name`, the session), but not over `-H` ones."""
         if not headers:
             return b""
         _check_header_values(headers)
@@ -888,73 +890,134 @@ class HttpTransport:
             [f"{k}: {v}\r\n" for k, v in headers.items() if k.lower() not in given]
         ).encode("latin-1")
 
-    async def _poll(
+    async def _exchange(
         self,
-        message: Message,
-        content: bytes,
-        headers: Mapping[str, str] | None,
-        timeout: float | None,
-    ) -> AsyncGenerator[Message, None]:
+        line: bytes,
+        own: Mapping[str, str],
+        content: bytes | None,
+        within: float,
+        *,
+        safe: bool,
+        target: str,
+        body: Any,
+    ) -> Exchange:
+        """Send a lean request (`own`: its own headers) and wait for its answer's status and
+        headers; a safe request is sent once more when its connection dies before any answer.
+        Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent)."""
         auth = self.options.auth
         if auth is not None and not self.options.token:
             self._bearer = await auth.bearer()
-        head = self._poll_head()
-        extra = self._poll_extra(headers)
-        pool = self._polls
+        head, base = self._poll_head()
+        extra = self._poll_extra(own)
+        if content is not None:
+            extra = self._post_extra + extra
+        pool = self._polls  # `aclose` may drop it meanwhile
         assert pool is not None
-        within = timeout or self.options.read_timeout
+        tracing = self.options.trace is not None
+        if tracing:
+            self._trace(f"> {line.split(b' ', 1)[0].decode()} {target}")
+            sent = {**(POST_HEADERS if content is not None else {}), **own, **base}
+            for k, v in redact.headers(sent.items()):
+                self._trace(f"> {k}: {v}")
+            if body is not None:
+                self._trace("> " + json.dumps(redact.data(body), ensure_ascii=False))
+        started = time.monotonic()
         try:
             try:
-                ex = await pool.send(head, extra, content, within)
-            except DEAD_CONNECTION:
-                if not _is_safe(message):
+                ex = await pool.send(line, head, extra, content, within)
+            except DEAD_CONNECTION as exc:
+                if not safe:
                     raise
-                ex = await pool.send(head, extra, content, within)
+                self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
+                ex = await pool.send(line, head, extra, content, within)
         except httpx.HTTPError as exc:
-            raise self._connect_error(exc, self.url) from None
-        status = ex.status
-        cookie = ex.header(b"set-cookie") is not None
-        if ex.done and 200 <= status < 300 and ex.buffered <= self.options.max_body and not cookie:
-            ctype = ex.header(b"content-type")
-            if (
-                ctype is not None
-                and ctype.partition(b";")[0].strip().lower() == b"application/json"
-                and ex.header(b"content-encoding") is None
+            raise self._connect_error(exc, target) from None
+        if tracing:
+            ms = (time.monotonic() - started) * 1000
+            self._trace(f"< {ex.status} {ex.reason.decode('latin-1')} ({ms:.0f} ms)")
+            for k, v in redact.headers(
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in ex.headers
             ):
-                body = ex.body()
-                sid = ex.header(b"mcp-session-id")
-                ex.release()
-                if sid:
-                    self._keep_session_id(sid.decode("latin-1"))
-                if not body.strip():
-                    return
-                parsed = self._parse(body, status, "application/json")
-                for item in parsed if isinstance(parsed, list) else [parsed]:
-                    if not isinstance(item, dict):
-                        raise ProtocolError(
-                            f"{self._where()} answered JSON that is not a JSON-RPC message"
-                        )
-                    yield item
+                self._trace(f"< {k}: {v}")
+        return ex
+
+    def _plain_json(self, ex: Exchange) -> bytes | None:
+        """The body of an answer read whole that is a plain JSON success (2xx, JSON, no
+        Content-Encoding, no cookie, within the cap): the connection is released. None for any
+        other."""
+        if not (ex.done and 200 <= ex.status < 300 and ex.buffered <= self.options.max_body):
+            return None
+        if ex.header(b"set-cookie") is not None:
+            return None  # for the client to keep (`_not_lean`)
+        ctype = ex.header(b"content-type")
+        if (
+            ctype is None
+            or ctype.partition(b";")[0].strip().lower() != b"application/json"
+            or ex.header(b"content-encoding") is not None
+        ):
+            return None
+        body = ex.body()
+        ex.release()
+        if self.options.trace is not None:
+            self._trace(f"< {body[:20000].decode('utf-8', 'replace')}")
+        return body
+
+    def _not_lean(self, response: httpx.Response) -> bool:
+        """Whether a lean request's answer must be had again the general way: a redirect
+        (the client follows it, by its origin rules; the endpoint's requests go that way from
+        now on), or a refusal while OAuth is in play (it renews). A cookie the answer sets
+        goes to the client, which sends it from now on (requests go its way then)."""
+        if "set-cookie" in response.headers:
+            self.client.cookies.extract_cookies(response)
+        if response.is_redirect:
+            self._lean_off = True
+            return True
+        return self.options.auth is not None and response.status_code in (401, 403)
+
+    async def _poll(
+        self,
+        line: bytes,
+        message: Message,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        target: str,
+        timeout: float | None,
+    ) -> AsyncGenerator[Message, None]:
+        within = timeout or self.options.read_timeout
+        ex = await self._exchange(
+            line,
+            headers or {},
+            content,
+            within,
+            safe=_is_safe(message),
+            target=target,
+            body=message,
+        )
+        body = self._plain_json(ex)
+        if body is not None:
+            sid = ex.header(b"mcp-session-id")
+            if sid:
+                self._keep_session_id(sid.decode("latin-1"))
+            if not body.strip():
                 return
+            parsed = self._parse(body, ex.status, "application/json")
+            for item in parsed if isinstance(parsed, list) else [parsed]:
+                if not isinstance(item, dict):
+                    raise ProtocolError(
+                        f"{self._where()} answered JSON that is not a JSON-RPC message"
+                    )
+                yield item
+            return
         from mcptask.transports.poll_pool import as_response
 
-        all_headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            **(headers or {}),
-        }
-        request = self._build("POST", self.url, content=content, headers=all_headers)
+        all_headers = {**POST_HEADERS, **(headers or {})}
+        request = self._build("POST", target, content=content, headers=all_headers)
         response = as_response(ex, request, within)
-        if cookie:
-            # the client keeps the cookie and sends it from now on (polls go its way then)
-            self.client.cookies.extract_cookies(response)
-        if response.is_redirect or (auth is not None and status in (401, 403)):
-            # the client follows a redirect (and its origin rules); OAuth answers a refusal
+        if self._not_lean(response):
             await response.aclose()
-            self._lean_off = self._lean_off or response.is_redirect
-            answer = self._post(message, content, headers, self.url, timeout)
+            answer = self._post(message, content, headers, target, timeout)
         else:
-            answer = self._answer(response, message, self.url, timeout, all_headers)
+            answer = self._answer(response, message, target, timeout, all_headers)
         async with aclosing(answer):
             async for msg in answer:
                 yield msg
@@ -1236,12 +1299,16 @@ class HttpTransport:
             return request
 
         request = build()
-        self._trace_request(request, body)
-        started = time.monotonic()
+        line = self._poll_line(method, url) if method == "GET" else None
         try:
-            response = await self._send_safely(request, build, method == "GET")
-            try:
+            if line is not None:
+                response = await self._rest_lean(line, request, build, headers)
+            else:
+                self._trace_request(request, body)
+                started = time.monotonic()
+                response = await self._send_safely(request, build, method == "GET")
                 self._trace_response(response, started)
+            try:
                 _bounded(response, self._time_left(None) or self.options.read_timeout)
                 if _is_event_stream(response):
                     raise ProtocolError(
@@ -1255,6 +1322,26 @@ class HttpTransport:
             raise self._connect_error(exc, url) from None
         self._trace(f"< {data[:20000].decode('utf-8', 'replace')}")
         response._content = data
+        return response
+
+    async def _rest_lean(
+        self,
+        line: bytes,
+        request: httpx.Request,
+        build: Callable[[], httpx.Request],
+        headers: Mapping[str, str],
+    ) -> httpx.Response:
+        """A GET of A2A's HTTP+JSON binding (a poll) the lean way; its answer as an httpx
+        response (read by `rest` as any other)."""
+        from mcptask.transports.poll_pool import as_response
+
+        within = self._time_left(None) or self.options.read_timeout
+        url = str(request.url)
+        ex = await self._exchange(line, headers, None, within, safe=True, target=url, body=None)
+        response = as_response(ex, request, within)
+        if self._not_lean(response):
+            await response.aclose()
+            return await self._send_safely(build(), build, True)
         return response
 
 
@@ -1311,6 +1398,9 @@ def _not_json(response: httpx.Response) -> bool:
     ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
     return ctype in ("text/event-stream", "text/html", "application/xhtml+xml")
 
+
+#: what a JSON-RPC POST asks for (a JSON answer or an event stream)
+POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 #: the connection died before any answer came: worth one more try for safe requests
 DEAD_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)

@@ -27,6 +27,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import httptools
 import httpx
@@ -175,6 +176,30 @@ class Exchange:
             conn.pool.put_back(conn)
         else:
             conn.close()
+
+
+#: a request target sent as it is: RFC 3986's path and query characters (anything else goes
+#: through httpx, which quotes it)
+_PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*")
+
+
+def request_line(method: str, url: str, origin: tuple[str, str, int | None]) -> bytes | None:
+    """`METHOD target HTTP/1.1` for `url`, when it is on `origin` (scheme, host, port) and
+    can be sent as it is (no user name or password, no fragment, nothing to quote); else
+    None."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or parts.username is not None or parts.fragment:
+        return None
+    where = (scheme, parts.hostname or "", port or (443 if scheme == "https" else 80))
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if where != origin or not _PLAIN_TARGET.fullmatch(target):
+        return None
+    return f"{method} {target} HTTP/1.1\r\n".encode("ascii")
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -342,12 +367,14 @@ class PollPool:
         connect_timeout: float,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        # the URL as httpx sends it: percent-encoded path and query, IDNA host, no userinfo
-        parts = httpx.URL(url)
+        parts = urlsplit(url)
         self.https = parts.scheme == "https"
-        self.host = parts.raw_host.decode("ascii")
+        self.host = parts.hostname or ""
         self.port = parts.port or (443 if self.https else 80)
-        self._line = b"POST %s HTTP/1.1\r\nHost: %s\r\n" % (parts.raw_path, parts.netloc)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.https else 80
+        authority = host if parts.port in (None, default) else f"{host}:{parts.port}"
+        self._host = f"Host: {authority}\r\n".encode("ascii")
         self.connect_timeout = connect_timeout
         self.ssl_context = ssl_context
         self._idle: deque[_Conn] = deque()
@@ -359,20 +386,32 @@ class PollPool:
         self.closed = False
 
     def head(self, headers: Mapping[str, str]) -> bytes:
-        """The request line and headers (not the length) for requests that send these
-        headers: made once, sent again and again. Values are visible ASCII (checked by
-        the caller)."""
-        lines = [self._line]
+        """`Host` and these headers, made once, sent with request after request. Values are
+        visible ASCII (checked by the caller)."""
+        lines = [self._host]
         lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in headers.items())
         return b"".join(lines)
 
-    async def send(self, head: bytes, extra: bytes, content: bytes, within: float) -> Exchange:
-        """Send one request and wait for its status line and headers, at most `within`
+    async def send(
+        self, line: bytes, head: bytes, extra: bytes, content: bytes | None, within: float
+    ) -> Exchange:
+        """Send one request (`line`: its request line, from `request_line`; `content`: its
+        body, None for none) and wait for its status line and headers, at most `within`
         seconds from now (the connection's set-up included)."""
         loop = asyncio.get_running_loop()
         until = loop.time() + within
         conn = await self._acquire(until)
-        ex = conn.send(b"%s%sContent-Length: %d\r\n\r\n%s" % (head, extra, len(content), content))
+        if content is None:
+            data = b"%s%s%s\r\n" % (line, head, extra)
+        else:
+            data = b"%s%s%sContent-Length: %d\r\n\r\n%s" % (
+                line,
+                head,
+                extra,
+                len(content),
+                content,
+            )
+        ex = conn.send(data)
         try:
             await ex.answer(until, within)
         except BaseException:

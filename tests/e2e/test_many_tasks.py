@@ -34,6 +34,8 @@ from servers.fault_server import (
 )
 
 AIOHTTP_LINE = "* HTTP: aiohttp connection pool (many tasks)"
+#: the polls themselves go on the poll pool (transports/poll_pool.py)
+POLLS_LINE = "* HTTP: polls on keep-alive connections of their own (many tasks)"
 P = ("-p", "mcp-2025-11-25")
 
 
@@ -73,6 +75,7 @@ def test_a_watch_of_many_tasks_uses_aiohttp_and_ends_every_task(run_cli: RunCli)
     assert all(e["outcome"] == "completed" and e["exitCode"] == 0 for e in ends.values())
     assert lines[-1] == {"event": "done", "exitCode": 0, "outcomes": {"completed": 60}}
     assert r.stderr.count(AIOHTTP_LINE) == 1
+    assert r.stderr.count(POLLS_LINE) == 1
     assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
 
 
@@ -81,7 +84,7 @@ def test_a_small_watch_keeps_the_default_transport(run_cli: RunCli) -> None:
         sid, ids = create_tasks(server.url, 2)
         r = run_cli("watch", *ids, "--url", server.url, "--session", sid, *P, "--trace")
     assert r.code == 0, r.stderr[-2000:]
-    assert AIOHTTP_LINE not in r.stderr
+    assert AIOHTTP_LINE not in r.stderr and POLLS_LINE not in r.stderr
 
 
 def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> None:
@@ -136,7 +139,7 @@ def test_connection_refused_is_the_same_one_line_error(run_cli: RunCli) -> None:
     assert many.stderr == few.stderr
     traced = run_cli("watch", *ids, "--url", url, "--trace")
     assert traced.code == 4
-    assert AIOHTTP_LINE in traced.stderr
+    assert POLLS_LINE in traced.stderr  # the detection probe, a safe request, went that way
     assert traced.stderr.splitlines()[-1] == many.stderr.strip()
 
 
@@ -358,7 +361,7 @@ def test_the_polls_of_a_large_watch_carry_every_header(run_cli: RunCli, version:
         )
         polls = [q for q in server.requests[first:] if q["message"].get("method") == "tasks/get"]
     assert r.code == 0, r.stderr[-2000:]
-    assert AIOHTTP_LINE in r.stderr
+    assert AIOHTTP_LINE in r.stderr and POLLS_LINE in r.stderr
     assert {t["outcome"] for t in r.json()["tasks"]} == {"completed"}
     assert {q["message"]["params"]["taskId"] for q in polls} == set(ids)
     for q in polls:

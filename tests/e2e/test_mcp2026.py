@@ -405,6 +405,17 @@ def test_protocol_can_be_forced(
     assert f"try -p {V2025}" in wrong.stderr
 
 
+def test_a_session_means_mcp_2025(run_cli: RunCli, proxy4: RecordingProxy) -> None:
+    """`--session` names an MCP 2025-11-25 session (2026-07-28 has none): it is not probed
+    for 2026-07-28 (which would drop the session), the request goes in 2025-11-25 with it."""
+    r = run_cli("get", "t-1", "--url", proxy4.url, "--session", "s-123", "-o", "json")
+    assert r.code != 0 and "Traceback" not in r.stderr, r  # fastmcp 4 knows no such session
+    assert "server/discover" not in proxy4.methods()
+    (sent,) = [q for q in proxy4.requests if q.method == "tasks/get"]
+    assert sent.headers["mcp-session-id"] == ["s-123"]
+    assert sent.headers["mcp-protocol-version"] == ["2025-11-25"]
+
+
 def test_connection_refused_is_one_line_exit_4(run_cli: RunCli) -> None:
     result = run_cli("get", "x", "--url", f"http://127.0.0.1:{free_port()}/mcp")
     assert result.code == 4, result

@@ -88,3 +88,26 @@ def test_over_stdio_labels_the_session(run_cli: RunCli, version: str) -> None:
     c = run_cli("call", "slow_echo", "text=x", "seconds=0.4", "--stdio", cmd, "-o", "ndjson")
     assert c.code == 0, c.stderr
     assert any(e["event"] == "progress" for e in _events(c.stdout))
+
+
+def test_check_speaks_the_version_the_server_agreed(
+    run_cli: RunCli, older: tuple[str, ServerProcess]
+) -> None:
+    """`check`'s MCP 2025-11-25 suite asks for 2025-11-25 and, on a server that agrees to an
+    older version, sends that one afterwards: the server's answers are judged, not its 400s
+    to a version header it does not speak."""
+    version, server = older
+    r = run_cli("check", "--url", server.url, "-p", "mcp-2025-11-25", "-o", "json", "--trace")
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert "Unsupported protocol version" not in r.stdout + r.stderr
+    sent = [
+        line.split(":", 1)[1].strip()
+        for line in r.stderr.lower().splitlines()
+        if line.startswith("> mcp-protocol-version:")
+    ]
+    assert sent[0] == "2025-11-25" and set(sent[1:]) == {version}, sent
+    report = json.loads(r.stdout)
+    items = {item["id"]: item for item in report["checks"]}
+    assert items["mcp2025.wire.protocol-version"]["verdict"] == "WARN"  # older, said as such
+    assert version in items["mcp2025.wire.protocol-version"]["observed"]
+    assert not [i for i in items.values() if "HTTP 400" in i.get("observed", "")], items

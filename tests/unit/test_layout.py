@@ -350,6 +350,17 @@ CALLED_FROM_OUTSIDE = frozenset(
         "_rich_display_name",
         "_usage_display_name",
         "release_all",
+        # asyncio's protocol and llhttp's parser call these (transports/poll_pool.py)
+        "connection_made",
+        "data_received",
+        "eof_received",
+        "connection_lost",
+        "on_message_begin",
+        "on_status",
+        "on_header",
+        "on_headers_complete",
+        "on_body",
+        "on_message_complete",
     }
 )
 #: attributes set on objects of other libraries (a Rich console's hook, an httpx response's
