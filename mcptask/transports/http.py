@@ -144,8 +144,8 @@ class HttpOptions:
     trace: Tracer | None = None
     #: one request at a time (one-shot commands): a blocking connection, no async pool
     blocking: bool = False
-    #: many requests in flight (large watches): aiohttp's connection pool under the same
-    #: httpx client, less CPU per request but 0.2 s more to import (transports/aiohttp_pool.py)
+    #: many requests in flight (large watches): polls go on the poll pool
+    #: (transports/poll_pool.py), everything else through httpx's async client
     many: bool = False
     #: OAuth credentials for the endpoint (used when no token was given)
     auth: BearerAuth | None = None
@@ -428,13 +428,6 @@ class HttpTransport:
             transport: httpx.AsyncBaseTransport | None = None
             if o.blocking:
                 transport = _BlockingTransport(verify)
-            elif o.many:
-                from mcptask.transports.aiohttp_pool import (
-                    ManyTransport,  # imports aiohttp: only when used
-                )
-
-                transport = ManyTransport(verify=verify)
-                self._trace("* HTTP: aiohttp connection pool (many tasks)")
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
                 follow_redirects=True,
@@ -449,15 +442,10 @@ class HttpTransport:
         return self._client
 
     async def use_many(self) -> None:
-        """Switch to the pool for many requests in flight (`HttpOptions.many`), closing the
-        client made so far: the next request builds the new one. The session id and headers
-        stay (they belong to this object, not to the client)."""
-        if self.options.many or self.options.blocking:
-            return
-        self.options.many = True
-        if self._client is not None and self._own_client:
-            await self._client.aclose()
-            self._client = None
+        """Send polls on the poll pool from now on (`HttpOptions.many`); the client made so
+        far serves everything else."""
+        if not self.options.blocking:
+            self.options.many = True
 
     async def _credentials(self, request: httpx.Request) -> None:
         self.apply_credentials(request)

@@ -540,25 +540,35 @@ def test_zero_width_and_format_characters_never_reach_a_terminal(
     assert raw.json()["statusMessage"] == msg  # JSON keeps the exact data
 
 
-# -- 18: aiohttp's connect errors in httpx's words ------------------------------------------------
+# -- 18: the poll pool's connect errors in httpx's words -----------------------------------------
 
 
 @pytest.mark.parametrize("code", [104, 113, 101])
-def test_aiohttp_connect_errors_are_worded_as_httpx_words_them(code: int) -> None:
-    import aiohttp
+def test_poll_pool_connect_errors_are_worded_as_httpx_words_them(
+    code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio words a failed connect "Connect call failed ('127.0.0.1', 9)" (no reason): the
+    poll pool says the OS's reason, as httpx's own transport does."""
+    import asyncio
+
     import httpx
 
-    from mcptask.transports.aiohttp_pool import map_error
     from mcptask.transports.http import HttpOptions, HttpTransport
+    from mcptask.transports.poll_pool import PollPool
 
-    class Key:
-        ssl = False
-        host = "127.0.0.1"
-        port = 9
+    async def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(code, "Connect call failed ('127.0.0.1', 9)")
 
-    err = OSError(code, "Connect call failed ('127.0.0.1', 9)")
-    exc = aiohttp.ClientConnectorError(Key(), err)  # type: ignore[arg-type]
-    mapped = map_error(exc, reading=False)
+    async def connect() -> httpx.HTTPError:
+        monkeypatch.setattr(asyncio.get_running_loop(), "create_connection", refuse)
+        pool = PollPool("http://127.0.0.1:9/mcp", connect_timeout=5)
+        try:
+            await pool.send(b"POST /mcp HTTP/1.1\r\n", pool.head({}), b"", b"{}", 5)
+        except httpx.HTTPError as exc:
+            return exc
+        raise AssertionError("no error")
+
+    mapped = asyncio.run(connect())
     assert isinstance(mapped, httpx.ConnectError)
     transport = HttpTransport(HttpOptions(url="http://127.0.0.1:9/mcp"))
     message = transport._connect_error(mapped, "http://127.0.0.1:9/mcp").message

@@ -1,6 +1,6 @@
-"""Watches of many tasks (>= MANY_TASKS) poll through httpx-aiohttp's transport: the same
-results, the same errors and retries as httpx's own transport, and one-shot commands never
-import aiohttp."""
+"""Watches of many tasks (>= MANY_TASKS) send their polls on the poll pool
+(transports/poll_pool.py): the same results, the same errors and retries as httpx's own
+transport, and one-shot commands never import it."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ from servers.fault_server import (
     task,
 )
 
-AIOHTTP_LINE = "* HTTP: aiohttp connection pool (many tasks)"
-#: the polls themselves go on the poll pool (transports/poll_pool.py)
+#: the polls go on the poll pool (transports/poll_pool.py)
 POLLS_LINE = "* HTTP: polls on keep-alive connections of their own (many tasks)"
 P = ("-p", "mcp-2025-11-25")
 
@@ -62,7 +61,7 @@ def create_tasks(url: str, n: int) -> tuple[str, list[str]]:
     return sid, ids
 
 
-def test_a_watch_of_many_tasks_uses_aiohttp_and_ends_every_task(run_cli: RunCli) -> None:
+def test_a_watch_of_many_tasks_uses_the_poll_pool_and_ends_every_task(run_cli: RunCli) -> None:
     with DemoServer(task_seconds=1.5) as server:
         sid, ids = create_tasks(server.url, 60)
         r = run_cli(
@@ -74,7 +73,6 @@ def test_a_watch_of_many_tasks_uses_aiohttp_and_ends_every_task(run_cli: RunCli)
     assert set(ends) == set(ids)
     assert all(e["outcome"] == "completed" and e["exitCode"] == 0 for e in ends.values())
     assert lines[-1] == {"event": "done", "exitCode": 0, "outcomes": {"completed": 60}}
-    assert r.stderr.count(AIOHTTP_LINE) == 1
     assert r.stderr.count(POLLS_LINE) == 1
     assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
 
@@ -84,7 +82,7 @@ def test_a_small_watch_keeps_the_default_transport(run_cli: RunCli) -> None:
         sid, ids = create_tasks(server.url, 2)
         r = run_cli("watch", *ids, "--url", server.url, "--session", sid, *P, "--trace")
     assert r.code == 0, r.stderr[-2000:]
-    assert AIOHTTP_LINE not in r.stderr and POLLS_LINE not in r.stderr
+    assert POLLS_LINE not in r.stderr
 
 
 def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> None:
@@ -121,8 +119,8 @@ def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> No
     r = runs[0]
     assert r.code == 0, r.stderr[-2000:]
     assert {t["taskId"] for t in r.json()["tasks"]} == set(ids)
-    # listed with httpx's own transport, watched with aiohttp's
-    listed, _, watched = r.stderr.partition(AIOHTTP_LINE)
+    # listed through httpx's client, watched on the poll pool
+    listed, _, watched = r.stderr.partition(POLLS_LINE)
     assert '"method":"tasks/list"' in listed.replace(" ", "")
     assert '"method":"tasks/get"' in watched.replace(" ", "")
 
@@ -183,7 +181,7 @@ def test_a_dropped_connection_is_retried_like_with_the_default_transport(
     many = run_cli(
         "watch", *many_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--trace"
     )
-    assert AIOHTTP_LINE in many.stderr
+    assert POLLS_LINE in many.stderr
     for r, ids in ((few, few_ids), (many, many_ids)):
         assert r.code == 0, r.stderr[-2000:]
         assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
@@ -279,15 +277,15 @@ def test_transport_errors_read_the_same(handler: Callable[[socket.socket], None]
         raise AssertionError("no error")
 
     try:
-        default, aio = asyncio.run(error(False)), asyncio.run(error(True))
+        default, lean = asyncio.run(error(False)), asyncio.run(error(True))
     finally:
         close()
-    assert default.split(":")[0] == aio.split(":")[0]
+    assert default.split(":")[0] == lean.split(":")[0]
     if handler is not _bad_status:  # the two HTTP parsers word a bad status line differently
-        assert aio == default
+        assert lean == default
 
 
-def test_one_shot_commands_do_not_import_aiohttp(run_cli: RunCli) -> None:
+def test_one_shot_commands_do_not_import_the_poll_pool(run_cli: RunCli) -> None:
     with DemoServer(task_seconds=5) as server:
         sid, ids = create_tasks(server.url, 1)
         got = run_cli(
@@ -305,7 +303,7 @@ def test_one_shot_commands_do_not_import_aiohttp(run_cli: RunCli) -> None:
     assert got.code == 0, got.stderr[-2000:]
     assert "import time:" in got.stderr
     assert "httpx" in got.stderr  # the check does see imports
-    assert "aiohttp" not in got.stderr
+    assert "poll_pool" not in got.stderr and "httptools" not in got.stderr
 
 
 # -- the polls of a large watch go straight to the pool (transports/http.py, lean requests) ----
@@ -361,7 +359,7 @@ def test_the_polls_of_a_large_watch_carry_every_header(run_cli: RunCli, version:
         )
         polls = [q for q in server.requests[first:] if q["message"].get("method") == "tasks/get"]
     assert r.code == 0, r.stderr[-2000:]
-    assert AIOHTTP_LINE in r.stderr and POLLS_LINE in r.stderr
+    assert POLLS_LINE in r.stderr
     assert {t["outcome"] for t in r.json()["tasks"]} == {"completed"}
     assert {q["message"]["params"]["taskId"] for q in polls} == set(ids)
     for q in polls:
