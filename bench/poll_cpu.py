@@ -7,8 +7,8 @@ polls at a time, for MCP 2025-11-25 and 2026-07-28, in two ways, interleaved rou
 
 - `lean`: as a watch sends them, on the poll pool (`transports/poll_pool.py`: requests as bytes
   made once per endpoint, answers parsed by llhttp);
-- `client`: each through `httpx.AsyncClient.send` on aiohttp's pool (`HttpTransport._lean_off`,
-  as after a redirect).
+- `client`: each through `httpx.AsyncClient.send` on httpx's own async pool
+  (`HttpTransport._lean_off`, as after a redirect).
 
 It reports the median CPU (user + system of this process) per poll. Only the client's side is
 in it (the server is another process), so it is steadier than `watch_scale.py` on a busy

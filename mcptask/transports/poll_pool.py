@@ -103,6 +103,7 @@ class Exchange:
         self.until_close = False
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
+        self.released = False
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of a header (names compared case-blind)."""
@@ -168,11 +169,14 @@ class Exchange:
     def release(self) -> None:
         """The exchange is over: its connection goes back to the pool when the answer was
         read whole and the server keeps it open, else it is closed."""
+        if self.released:
+            return
+        self.released = True
         conn = self.conn
         if conn.exchange is self:
             conn.exchange = None
         if self.done and self.keep_alive and self.error is None and not conn.dead:
-            conn.reading(0)  # a connection paused at the end of a big answer reads again
+            conn.reading(0)
             conn.pool.put_back(conn)
         else:
             conn.close()
@@ -302,27 +306,32 @@ class _Conn(asyncio.Protocol):
 
     # -- llhttp callbacks (never raise: an exception would cut the parse) --------------------
 
+    def _current(self) -> Exchange | None:
+        """The exchange whose answer is being parsed; None once it is whole (anything after
+        it on this connection is a second answer nobody asked for: see `on_message_begin`)."""
+        ex = self.exchange
+        return None if ex is None or ex.done else ex
+
     def on_message_begin(self) -> None:
         ex = self.exchange
-        if ex is not None and ex.done:
-            # another answer after the whole answer, in the same read: nobody asked for it;
-            # the answer had stays as it came, the connection is not to be trusted
-            self.exchange = None
-            self.close()
-        elif ex is not None:
-            ex.headers = []
-            ex.reason = b""
+        if ex is None or ex.done:
+            self.dead = True  # a second answer to one request: the connection is not reused
+            return
+        ex.headers = []
+        ex.reason = b""
 
     def on_status(self, status: bytes) -> None:
-        if self.exchange is not None:
-            self.exchange.reason += status
+        ex = self._current()
+        if ex is not None:
+            ex.reason += status
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self.exchange is not None:
-            self.exchange.headers.append((name, value))
+        ex = self._current()
+        if ex is not None:
+            ex.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
-        ex = self.exchange
+        ex = self._current()
         status = self.parser.get_status_code()
         if ex is None or 100 <= status < 200:
             return  # an interim answer (100 Continue): the real one follows
@@ -336,7 +345,7 @@ class _Conn(asyncio.Protocol):
         ex._wake()
 
     def on_body(self, body: bytes) -> None:
-        ex = self.exchange
+        ex = self._current()
         if ex is None:
             return
         ex.chunks.append(body)
@@ -349,7 +358,7 @@ class _Conn(asyncio.Protocol):
             ex._wake()
 
     def on_message_complete(self) -> None:
-        ex = self.exchange
+        ex = self._current()
         if ex is None or not ex.head:
             return  # the end of an interim answer
         ex.keep_alive = self.parser.should_keep_alive()
