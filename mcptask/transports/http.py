@@ -917,7 +917,7 @@ class HttpTransport:
                 if not safe:
                     raise
                 self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
-                ex = await pool.send(line, head, extra, content, within)
+                ex = await pool.send(line, head, extra, content, within, fresh=True)
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, target) from None
         if tracing:

@@ -402,14 +402,23 @@ class PollPool:
         return b"".join(lines)
 
     async def send(
-        self, line: bytes, head: bytes, extra: bytes, content: bytes | None, within: float
+        self,
+        line: bytes,
+        head: bytes,
+        extra: bytes,
+        content: bytes | None,
+        within: float,
+        *,
+        fresh: bool = False,
     ) -> Exchange:
         """Send one request (`line`: its request line, from `request_line`; `content`: its
         body, None for none) and wait for its status line and headers, at most `within`
-        seconds from now (the connection's set-up included)."""
+        seconds from now (the connection's set-up included). `fresh`: on a new connection
+        (a request sent again after its connection died: an idle one may have died too, its
+        close not yet seen)."""
         loop = asyncio.get_running_loop()
         until = loop.time() + within
-        conn = await self._acquire(until)
+        conn = await self._acquire(until, fresh=fresh)
         if content is None:
             data = b"%s%s%s\r\n" % (line, head, extra)
         else:
@@ -428,10 +437,12 @@ class PollPool:
             raise
         return ex
 
-    async def _acquire(self, until: float) -> _Conn:
+    async def _acquire(self, until: float, *, fresh: bool = False) -> _Conn:
         now = time.monotonic()
         while True:
-            while self._idle:
+            if fresh and self._idle and len(self.conns) + self._connecting >= MAX_CONNECTIONS:
+                self._idle.popleft().close()  # the oldest makes room (its close wakes us)
+            while self._idle and not fresh:
                 conn = self._idle.pop()  # the most recently used: the likeliest to be open
                 if conn.dead or now - conn.idle_since > KEEPALIVE_SECONDS:
                     conn.close()

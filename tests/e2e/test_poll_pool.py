@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from mcptask.errors import McptaskError
+from mcptask.session.endpoint import MANY_TASKS
 from mcptask.transports import poll_pool
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
@@ -40,6 +41,7 @@ from servers.fault_server import (
     huge,
     huge_chunked,
     keepalive,
+    one_per_connection,
     raw,
     redirect,
     reset,
@@ -905,3 +907,120 @@ def test_a_cancelled_wait_for_a_connection_passes_its_turn_on(
             await rpc.aclose()
 
     asyncio.run(go())
+
+
+# -- whole watches of many tasks (the poll pool) beside small ones (httpx's transport) ----------
+
+POLLS_LINE = "* HTTP: polls on keep-alive connections of their own (many tasks)"
+P = ("-p", "mcp-2025-11-25")
+
+
+def _retries(stderr: str) -> list[str]:
+    """The watch's retry notes, task ids and ports taken out."""
+    out = []
+    for line in stderr.splitlines():
+        if "retrying in" in line:
+            line = re.sub(r"\bt\d+: ", "", line)
+            out.append(_norm(re.sub(r"127\.0\.0\.1:\d+", "HOST", line.split("; retrying")[0])))
+    return sorted(out)
+
+
+def _odd_but_fine(tid: str) -> list[Callable[[], Answer]]:
+    """Answers a poll may get that are odd but readable: each is followed by completion."""
+    working = task(taskId=tid)
+    return [
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 100 Continue\r\n\r\n" + _bytes_of(wire_answer(result=working), msg)
+            )
+        ),
+        lambda: wire(
+            lambda msg: _bytes_of(wire_answer(result=working), msg).replace(
+                b"HTTP/1.1", b"HTTP/1.0", 1
+            ),
+            keep=True,
+        ),
+        lambda: keepalive(working, then_close=True),
+        lambda: sse_result(working),
+        lambda: encoded(working),
+        lambda: html(502),
+        lambda: too_many("1"),
+        lambda: short_body(),
+    ]
+
+
+def test_a_watch_of_many_tasks_reads_odd_answers_like_a_small_watch(
+    fault: FaultServer, run_cli: Any
+) -> None:
+    kinds = len(_odd_but_fine("t"))
+
+    def scenario(n: int) -> tuple[str, list[str]]:
+        ids = [f"t{i}" for i in range(n)]
+        get: dict[str, list[Answer]] = {
+            tid: [
+                _odd_but_fine(tid)[i % kinds](),
+                keepalive(task(taskId=tid, status="completed")),
+            ]
+            for i, tid in enumerate(ids)
+        }
+        return fault.url("odd", get=get), ids
+
+    url, few_ids = scenario(kinds)
+    few = run_cli("watch", *few_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
+    url, many_ids = scenario(MANY_TASKS + 10)
+    many = run_cli(
+        "watch", *many_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--trace"
+    )
+    assert POLLS_LINE in many.stderr
+    for r, ids in ((few, few_ids), (many, many_ids)):
+        assert r.code == 0, r.stderr[-2000:]
+        assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
+        ends = [line for line in r.lines() if line["event"] == "end"]
+        assert sorted(e["taskId"] for e in ends) == sorted(ids)
+        assert {e["outcome"] for e in ends} == {"completed"}
+    assert sorted(set(_retries(many.stderr))) == sorted(set(_retries(few.stderr))), (
+        sorted(set(_retries(many.stderr))),
+        sorted(set(_retries(few.stderr))),
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda: raw(401, b'{"error": "invalid_token"}'),
+        lambda: html(403),
+        lambda: rpc_error(-32602, "Task not found", status=404),
+        lambda: raw(200, b"{nope"),
+    ],
+    ids=["401", "403-html", "rpc-404", "not-json"],
+)
+def test_a_watch_of_many_tasks_fails_like_a_small_watch(
+    fault: FaultServer, run_cli: Any, answer: Callable[[], Answer]
+) -> None:
+    few_ids = ["t0", "t1"]
+    many_ids = [f"t{i}" for i in range(MANY_TASKS + 10)]
+    few = run_cli("watch", *few_ids, "--url", fault.url(every=answer()), "--session", SESSION, *P)
+    many = run_cli("watch", *many_ids, "--url", fault.url(every=answer()), "--session", SESSION, *P)
+    assert many.code == few.code != 0
+    for r in (few, many):
+        assert "Traceback" not in r.stderr
+    assert _norm(many.stderr).replace("t1", "tN") == _norm(few.stderr).replace("t1", "tN")
+
+
+def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> None:
+    """Two idle connections the server drops as they are used again: the poll sent once more
+    after the first died goes on a new connection, not on the other dropped one."""
+    url = fault.url(get=[one_per_connection()])
+
+    async def go() -> Any:
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        try:
+            two = [rpc.request("tasks/get", {"taskId": TASK_ID}) for _ in range(2)]
+            await asyncio.gather(*two)
+            assert t._polls is not None and len(t._polls._idle) == 2
+            return await rpc.request("tasks/get", {"taskId": TASK_ID})
+        finally:
+            await rpc.aclose()
+
+    assert asyncio.run(go()) == task()

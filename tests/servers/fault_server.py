@@ -447,6 +447,22 @@ def keepalive(result: Any = None, *, then_close: bool = False) -> Answer:
     return answer
 
 
+def one_per_connection(result: Any = None) -> Answer:
+    """A keep-alive answer to a connection's first request; its next request finds the
+    connection closed without an answer (a server that dropped the idle connection just as
+    the client used it again)."""
+    first = keepalive(result)
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        if getattr(h, "served", False):
+            h.close_connection = True
+            return
+        h.served = True  # type: ignore[attr-defined]
+        first(h, msg)
+
+    return answer
+
+
 def wire(data: bytes | Callable[[Json], bytes], *, keep: bool = False) -> Answer:
     """These bytes as they are, status line included (`data` may be made from the request:
     ``{id}`` in it is the request id); the connection closes after them unless `keep`."""
@@ -460,15 +476,19 @@ def wire(data: bytes | Callable[[Json], bytes], *, keep: bool = False) -> Answer
 
 
 def wire_answer(
-    body: bytes = b"", *, status: bytes = b"200 OK", head: bytes = b"", keep: bool = False
+    body: bytes = b"",
+    *,
+    status: bytes = b"200 OK",
+    head: bytes = b"",
+    keep: bool = False,
+    result: Any = None,
 ) -> Answer:
-    """A JSON-RPC answer (`body` empty: a working task) with the status line `status` and the
-    extra raw header lines `head` (each ending in CRLF), sent as bytes."""
+    """A JSON-RPC answer (`body` empty: `result`, else a working task) with the status line
+    `status` and the extra raw header lines `head` (each ending in CRLF), sent as bytes."""
 
     def make(msg: Json) -> bytes:
-        data = (
-            body or json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": task()}).encode()
-        )
+        answer = {"jsonrpc": "2.0", "id": msg.get("id"), "result": result or task()}
+        data = body or json.dumps(answer).encode()
         return (
             b"HTTP/1.1 %s\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s"
             % (
