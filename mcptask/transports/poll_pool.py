@@ -218,10 +218,13 @@ class _Conn(asyncio.Protocol):
         self.pool = pool
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
-        # a header value with a control byte is the reader's to judge (a session id that is
-        # not visible ASCII has its own error), as httpx's h11 leaves it; the framing (names,
-        # CR LF, lengths) stays strict
-        self.parser.set_dangerous_leniencies(lenient_headers=True)
+        # what httpx's h11 reads too: a header value with a control byte (the reader's to
+        # judge: a session id that is not visible ASCII has its own error), lines ended by a
+        # bare LF, Content-Length beside chunked Transfer-Encoding (the chunks count, RFC 9112
+        # §6.3; the connection is not used again). Names, lengths and chunk sizes stay strict
+        self.parser.set_dangerous_leniencies(
+            lenient_headers=True, lenient_optional_cr_before_lf=True, lenient_chunked_length=True
+        )
         self.exchange: Exchange | None = None
         self.dead = False
         self.paused = False
@@ -361,7 +364,9 @@ class _Conn(asyncio.Protocol):
         ex = self._current()
         if ex is None or not ex.head:
             return  # the end of an interim answer
-        ex.keep_alive = self.parser.should_keep_alive()
+        ex.keep_alive = self.parser.should_keep_alive() and (
+            ex.header(b"content-length") is None or ex.header(b"transfer-encoding") is None
+        )
         ex.done = True
         ex._wake()
 
@@ -540,9 +545,9 @@ class ExchangeStream(httpx.AsyncByteStream):
 
 def as_response(ex: Exchange, request: httpx.Request, read_timeout: float) -> httpx.Response:
     """The exchange as an `httpx.Response` whose body is still to be read."""
-    extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
-    if ex.reason:
-        extensions["reason_phrase"] = ex.reason
+    # the reason as it came, "" included (httpx's default transport gives h11's, so that
+    # errors read the same)
+    extensions: dict[str, Any] = {"http_version": b"HTTP/1.1", "reason_phrase": ex.reason}
     return httpx.Response(
         ex.status,
         headers=ex.headers,
