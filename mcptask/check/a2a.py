@@ -267,8 +267,15 @@ class _PushChecks:
     async def _push_rpc(
         self: Any, which: int, params: dict[str, Any]
     ) -> tuple[Any, RpcError | None]:
-        """One config call; an answer without `result` (a2a-sdk's 0.3 delete) is success."""
+        """One config call; an answer without `result` (a2a-sdk's 0.3 delete) is success.
+        HTTP+JSON: the same 1.0 method on its resource (`A2ARest.exchange`)."""
         method = A2ABase._PUSH_METHODS[self.v.version][which]
+        if self.rest is not None:
+            self.recorder.answered = True
+            try:
+                return await self.rest.exchange(method, params, headers=self.headers()), None
+            except RpcError as exc:
+                return None, exc
         message: dict[str, Any] = {
             "jsonrpc": "2.0",
             "id": f"check-{uuid.uuid4().hex[:8]}",
@@ -310,8 +317,6 @@ class _PushChecks:
         )
 
     async def _push_says(self: Any) -> bool | None:
-        if getattr(self, "rest", None) is not None:  # the HTTP+JSON binding (issue 25)
-            raise not_applicable("the push checks speak JSON-RPC; HTTP+JSON is not covered yet")
         _, card = await self.card.get()
         caps = card.get("capabilities")
         value = caps.get("pushNotifications") if isinstance(caps, dict) else None
