@@ -26,9 +26,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, ClassVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
-from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, ServerError
+from mcptask.errors import (
+    AuthError,
+    HttpStatusError,
+    NotApplicable,
+    ProtocolError,
+    RpcError,
+    ServerError,
+)
 from mcptask.model import Task
 from mcptask.protocols.a2a import A2A10, REST_NAME, classify, merge_event
 from mcptask.protocols.base import TaskRef
@@ -132,6 +139,15 @@ class A2ARest(A2A10):
             return await self.exchange(method, params)
         except RpcError as exc:
             raise self._push_error(exc, method, ref, which) from None
+        except HttpStatusError as exc:
+            if exc.status not in (404, 405, 501):
+                raise
+            # no A2A error, just no such route: the binding is served without push
+            verb, url, _ = self._resource(method, params)
+            raise NotApplicable(
+                f"the agent does not serve push notification configs over HTTP+JSON "
+                f"({verb} {one_line(urlsplit(url).path, 200)} answered HTTP {exc.status})"
+            ) from None
 
     async def exchange(
         self, method: str, params: dict[str, Any], *, headers: dict[str, str] | None = None

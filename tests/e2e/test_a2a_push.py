@@ -24,6 +24,7 @@ from mcptask import schemas
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.a2a_plugin import A2AServerProcess
+from servers.odd_server import OddServer
 
 pytestmark = pytest.mark.timeout(120)
 VERSIONS = ["a2a-1.0", "a2a-0.3"]
@@ -231,6 +232,38 @@ def test_an_unknown_task_or_config_is_not_found(run_cli: RunCli, sdk_push: tuple
     assert r.code == 9
     assert_one_line_error(r)
     assert "or its push config" in r.stderr
+
+
+def test_a_rest_agent_without_the_push_routes_is_refused_and_polled(run_cli: RunCli) -> None:
+    """Its card says pushNotifications: true, but its binding has no config routes (404 HTML):
+    `push` says so (exit 11) and a watch with a receiver polls, with a note."""
+    with OddServer() as odd:
+        url = odd.agent("1.0", rest_without_push=True, seconds=1.0)
+        task_id = send(run_cli, url, "a2a-1.0-rest")
+        for args in (["list", task_id], ["set", task_id, "--webhook", "http://127.0.0.1:9/h"]):
+            r = run_cli("push", *args, "-u", url, "-p", "a2a-1.0-rest")
+            assert r.code == 11, r.stderr
+            assert_one_line_error(r)
+            assert "does not serve push notification configs over HTTP+JSON" in r.stderr
+            assert "pushNotificationConfigs answered HTTP 404" in r.stderr
+        r = ok(
+            run_cli(
+                "send",
+                "hi",
+                "-u",
+                url,
+                "-p",
+                "a2a-1.0-rest",
+                "--watch",
+                "--push-receiver",
+                "-o",
+                "ndjson",
+            )
+        )
+        assert "does not serve push notification configs" in r.stderr
+        lines = r.lines()
+        assert lines[-1]["outcome"] == "completed"
+        assert all(x.get("via") != "webhook" for x in lines)
 
 
 def test_push_on_mcp_is_not_applicable(run_cli: RunCli, tmp_path: Path) -> None:

@@ -127,3 +127,28 @@ def test_push_refusals_read_as_on_json_rpc(
     with pytest.raises(error) as caught:
         asyncio.run(call)
     assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [404, 405, 501])
+def test_a_binding_served_without_push_routes_does_not_push(status: int) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("agent-card.json"):
+            return httpx.Response(404)
+        return httpx.Response(status, text="Not Found")
+
+    proto = _rest(handler)
+    with pytest.raises(NotApplicable) as caught:
+        asyncio.run(proto.push_list(TaskRef("t1")))
+    text = str(caught.value)
+    assert "does not serve push notification configs over HTTP+JSON" in text
+    assert f"GET /rest/tasks/t1/pushNotificationConfigs answered HTTP {status}" in text
+
+
+def test_other_statuses_stay_what_they_are() -> None:
+    from mcptask.errors import HttpStatusError
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(502, text="<html>bad gateway</html>")
+
+    with pytest.raises(HttpStatusError):
+        asyncio.run(_rest(handler).push_get(TaskRef("t1"), "c"))
