@@ -37,7 +37,7 @@ from mcptask.check.suite import (
 )
 from mcptask.errors import ProtocolError, RpcError
 from mcptask.protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
-from mcptask.protocols.a2a_rest import A2ARest
+from mcptask.protocols.a2a_rest import A2ARest, rest_error
 from mcptask.protocols.base import TaskProtocol
 from mcptask.text import jsonsafe
 from mcptask.transports.rpc import error_from
@@ -267,8 +267,15 @@ class _PushChecks:
     async def _push_rpc(
         self: Any, which: int, params: dict[str, Any]
     ) -> tuple[Any, RpcError | None]:
-        """One config call; an answer without `result` (a2a-sdk's 0.3 delete) is success."""
+        """One config call; an answer without `result` (a2a-sdk's 0.3 delete) is success.
+        HTTP+JSON: the same 1.0 method on its resource (`A2ARest.exchange`)."""
         method = A2ABase._PUSH_METHODS[self.v.version][which]
+        if self.rest is not None:
+            self.recorder.answered = True
+            try:
+                return await self.rest.exchange(method, params, headers=self.headers()), None
+            except RpcError as exc:
+                return None, exc
         message: dict[str, Any] = {
             "jsonrpc": "2.0",
             "id": f"check-{uuid.uuid4().hex[:8]}",
@@ -310,8 +317,6 @@ class _PushChecks:
         )
 
     async def _push_says(self: Any) -> bool | None:
-        if getattr(self, "rest", None) is not None:  # the HTTP+JSON binding (issue 25)
-            raise not_applicable("the push checks speak JSON-RPC; HTTP+JSON is not covered yet")
         _, card = await self.card.get()
         caps = card.get("capabilities")
         value = caps.get("pushNotifications") if isinstance(caps, dict) else None
@@ -416,7 +421,10 @@ class _PushChecks:
             problems.append(f"delete: {rpc_error_text(run.errors['delete'])}")
         if problems:
             return FAIL, "; ".join(problems)
-        return PASS, f"{', '.join(method)}: config {run.config_id} made, read, listed, deleted"
+        over = " over HTTP+JSON" if self.rest is not None else ""
+        return PASS, (
+            f"{', '.join(method)}{over}: config {run.config_id} made, read, listed, deleted"
+        )
 
     async def c_push_delivery(self: Any) -> Outcome:
         run = await self.push_run.get()
@@ -867,8 +875,25 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
                     except ValueError:
                         return {"result": event.data}, None
         except RpcError as exc:
+            if exc.code >= 0 and exc.http_status is not None:
+                # a `google.rpc.Status` read as a JSON-RPC error (its HTTP status as the code,
+                # its ErrorInfo reason lost): asked again plainly, it reads as the binding's
+                return None, await self._rest_refusal(transport, rest, task_id, exc)
             return None, exc
         return None, None
+
+    async def _rest_refusal(
+        self, transport: Any, rest: A2ARest, task_id: str, first: RpcError
+    ) -> RpcError:
+        """The subscribe refusal as `rest_error` reads it (-32004 for UNSUPPORTED_OPERATION),
+        or `first` when a second ask does not say more."""
+        url = rest.subscribe_url(task_id)
+        response = await transport.rest("POST", url, body={}, headers=self.headers())
+        if response.is_success:
+            return first
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        again = rest_error(response.status_code, response.content, ctype, url)
+        return again if isinstance(again, RpcError) else first
 
     async def _first_event(
         self, message: dict[str, Any]

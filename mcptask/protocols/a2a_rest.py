@@ -12,6 +12,13 @@ and follows a task by `POST /tasks/{id}:subscribe`.
 | cancel | `POST {base}/tasks/{id}:cancel` |
 | list | `GET {base}/tasks?pageSize=..&pageToken=..` |
 | subscribe | `POST {base}/tasks/{id}:subscribe` (SSE, each event's data a StreamResponse) |
+| push set | `POST {base}/tasks/{id}/pushNotificationConfigs` (the config) |
+| push get | `GET {base}/tasks/{id}/pushNotificationConfigs/{configId}` |
+| push list | `GET {base}/tasks/{id}/pushNotificationConfigs` -> `{configs}` |
+| push delete | `DELETE {base}/tasks/{id}/pushNotificationConfigs/{configId}` (`{}` or no body) |
+
+A push method's params are JSON-RPC 1.0's (`{taskId, id?, url, ...}`); its answers are the same
+TaskPushNotificationConfig JSON, read by `A2ABase._push_config`.
 """
 
 from __future__ import annotations
@@ -19,13 +26,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, ClassVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
-from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, ServerError
+from mcptask.errors import (
+    AuthError,
+    HttpStatusError,
+    NotApplicable,
+    ProtocolError,
+    RpcError,
+    ServerError,
+)
 from mcptask.model import Task
 from mcptask.protocols.a2a import A2A10, REST_NAME, classify, merge_event
 from mcptask.protocols.base import TaskRef
 from mcptask.protocols.wire import (
+    INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
     TASK_NOT_FOUND,
     UNSUPPORTED_OPERATION,
@@ -47,6 +62,7 @@ REASONS = {
     "EXTENDED_AGENT_CARD_NOT_CONFIGURED": -32007,
     "EXTENSION_SUPPORT_REQUIRED": -32008,
     "VERSION_NOT_SUPPORTED": VERSION_NOT_SUPPORTED,
+    "INVALID_PARAMS": INVALID_PARAMS,
 }
 
 
@@ -99,9 +115,9 @@ class A2ARest(A2A10):
     name: ClassVar[str] = REST_NAME
     other: ClassVar[str] = "a2a-1.0"
     binding: ClassVar[str] = "HTTP+JSON"
-    #: push configs are JSON-RPC methods in `A2ABase`; the binding's `/tasks/{id}/
-    #: pushNotificationConfigs` routes are not spoken yet: `push` says so, a watch polls
-    can_push_configs: ClassVar[bool] = False
+    #: push configs: `A2ABase`'s 1.0 methods, each on its `/tasks/{id}/pushNotificationConfigs`
+    #: resource (`_resource`)
+    can_push_configs: ClassVar[bool] = True
 
     def _url(self, path: str, query: dict[str, Any] | None = None) -> str:
         base = self.rpc.transport.url.rstrip("/")
@@ -116,6 +132,22 @@ class A2ARest(A2A10):
 
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
         return await self.exchange(method, params)
+
+    async def _push_call(self, which: int, params: dict[str, Any], ref: TaskRef) -> Any:
+        method = self._PUSH_METHODS["1.0"][which]
+        try:
+            return await self.exchange(method, params)
+        except RpcError as exc:
+            raise self._push_error(exc, method, ref, which) from None
+        except HttpStatusError as exc:
+            if exc.status not in (404, 405, 501):
+                raise
+            # no A2A error, just no such route: the binding is served without push
+            verb, url, _ = self._resource(method, params)
+            raise NotApplicable(
+                f"the agent does not serve push notification configs over HTTP+JSON "
+                f"({verb} {one_line(urlsplit(url).path, 200)} answered HTTP {exc.status})"
+            ) from None
 
     async def exchange(
         self, method: str, params: dict[str, Any], *, headers: dict[str, str] | None = None
@@ -133,6 +165,8 @@ class A2ARest(A2A10):
             if isinstance(error, HttpStatusError) and await self._moved_by_card(error):
                 return await self.exchange(method, params, headers=headers)
             raise error
+        if verb == "DELETE" and not response.content.strip():
+            return None  # 204, or 200 without a body: deleted
         try:
             return jsonsafe.loads(response.content)
         except (ValueError, UnicodeDecodeError, RecursionError):
@@ -154,6 +188,19 @@ class A2ARest(A2A10):
         if method == self.m_list:
             query = {k: params.get(k) for k in ("pageSize", "pageToken", "historyLength")}
             return "GET", self._url("/tasks", query), None
+        push = self._PUSH_METHODS["1.0"]
+        if method in push:
+            task_id = quote(str(params.get("taskId", "")), safe="")
+            configs = f"/tasks/{task_id}/pushNotificationConfigs"
+            one = f"{configs}/{quote(str(params.get('id', '')), safe='')}"
+            if method == push[0]:
+                return "POST", self._url(configs), params
+            if method == push[1]:
+                return "GET", self._url(one), None
+            if method == push[2]:
+                query = {k: params.get(k) for k in ("pageSize", "pageToken")}
+                return "GET", self._url(configs, query), None
+            return "DELETE", self._url(one), None
         raise ServerError(f"mcptask does not speak {method} over A2A HTTP+JSON")
 
     def subscribe_url(self, task_id: str) -> str:

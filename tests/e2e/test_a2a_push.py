@@ -1,8 +1,10 @@
 """A2A push notifications end to end (issue 29), against the a2a-sdk 1.3.0 agent with push on
 (its in-memory config store and sender; streaming off, so updates come only by webhook or by
-polling) on A2A 1.0 and 0.3: `push set|get|list|delete`, `push listen` printing what the agent
-delivers and refusing what it must, `watch --push-receiver` (`via: webhook`) and its configs
-deleted on every exit path (the end, a timeout, SIGINT, SIGTERM)."""
+polling) on A2A 1.0 and 0.3 over JSON-RPC and on A2A 1.0 over HTTP+JSON (`a2a-1.0-rest`, the
+agent in `--rest-only` mode), and @a2a-js/sdk 1.3.0 over JSON-RPC: `push set|get|list|delete`,
+`push listen` printing what the agent delivers and refusing what it must, `watch
+--push-receiver` (`via: webhook`) and its configs deleted on every exit path (the end, a
+timeout, SIGINT, SIGTERM)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from mcptask import schemas
 
 from conftest import CliResult, RunCli, assert_one_line_error, clean_env
 from servers.a2a_plugin import A2AServerProcess
+from servers.odd_server import OddServer
 
 pytestmark = pytest.mark.timeout(120)
 VERSIONS = ["a2a-1.0", "a2a-0.3"]
@@ -29,10 +32,30 @@ VERSIONS = ["a2a-1.0", "a2a-0.3"]
 AGENTS = ["a2a_push_server", "a2a_js_server"]
 
 
-@pytest.fixture(params=AGENTS, ids=["a2a-sdk", "a2a-js"])
-def push_agent(request: pytest.FixtureRequest) -> A2AServerProcess:
-    server: A2AServerProcess = request.getfixturevalue(request.param)
-    return server
+#: every agent with push on and every way it speaks: (agent fixture, protocol)
+CASES = [
+    pytest.param((agent, proto), id=f"{name}-{proto}")
+    for agent, name in zip(AGENTS, ["a2a-sdk", "a2a-js"], strict=True)
+    for proto in VERSIONS
+] + [pytest.param(("a2a_rest_push_server", "a2a-1.0-rest"), id="a2a-sdk-a2a-1.0-rest")]
+#: the a2a-sdk agent with push on, over JSON-RPC and over HTTP+JSON
+BINDINGS = {"a2a-1.0": "a2a_push_server", "a2a-1.0-rest": "a2a_rest_push_server"}
+
+
+@pytest.fixture(params=CASES)
+def spoken(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(URL, protocol) of an agent with push on: each agent, each version, each binding."""
+    agent, proto = request.param
+    server: A2AServerProcess = request.getfixturevalue(agent)
+    return server.url, proto
+
+
+@pytest.fixture(params=list(BINDINGS))
+def sdk_push(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(URL, protocol) of the a2a-sdk agent with push on, over JSON-RPC and over HTTP+JSON
+    (its root: the card names the binding's base)."""
+    server: A2AServerProcess = request.getfixturevalue(BINDINGS[request.param])
+    return server.url, request.param
 
 
 def valid(data: Any, name: str = "push") -> Any:
@@ -117,9 +140,8 @@ def cli(state_dir: Path) -> Iterator[Any]:
 # -- push set | get | list | delete ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("proto", VERSIONS)
-def test_push_config_round_trip(run_cli: RunCli, push_agent: A2AServerProcess, proto: str) -> None:
-    url = push_agent.url
+def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str]) -> None:
+    url, proto = spoken
     task_id = send(run_cli, url, proto)
     hook = "http://127.0.0.1:9/hook?token=sekrit"
     made = ok(
@@ -167,25 +189,81 @@ def test_push_config_round_trip(run_cli: RunCli, push_agent: A2AServerProcess, p
     assert configs(run_cli, url, proto, task_id) == []
 
 
+#: the a2a-sdk agent with push off, over JSON-RPC and over HTTP+JSON
+NO_PUSH = [("a2a_server", "a2a-1.0"), ("a2a_rest_server", "a2a-1.0-rest")]
+
+
+@pytest.mark.parametrize(("agent", "proto"), NO_PUSH, ids=["jsonrpc", "rest"])
 def test_push_refused_by_an_agent_without_push(
-    run_cli: RunCli, a2a_server: A2AServerProcess
+    run_cli: RunCli, request: pytest.FixtureRequest, agent: str, proto: str
 ) -> None:
-    task_id = send(run_cli, a2a_server.url, "a2a-1.0")
-    r = run_cli("push", "set", task_id, "-u", a2a_server.url, "--webhook", "http://127.0.0.1:9/")
-    assert r.code == 11
-    assert_one_line_error(r)
-    assert "pushNotifications: false" in r.stderr
+    url = request.getfixturevalue(agent).url
+    task_id = send(run_cli, url, proto)
+    for action in (["set", "--webhook", "http://127.0.0.1:9/"], ["list"]):
+        r = run_cli("push", action[0], task_id, "-u", url, "-p", proto, *action[1:])
+        assert r.code == 11
+        assert_one_line_error(r)
+        assert "pushNotifications: false" in r.stderr
 
 
-def test_an_agent_that_refuses_the_url_is_named(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess
-) -> None:
-    url = a2a_push_server.url
-    task_id = send(run_cli, url, "a2a-1.0")
-    r = run_cli("push", "set", task_id, "-u", url, "--webhook", "http://10.1.2.3/hook")
+def test_an_agent_that_refuses_the_url_is_named(run_cli: RunCli, sdk_push: tuple[str, str]) -> None:
+    url, proto = sdk_push
+    task_id = send(run_cli, url, proto)
+    r = run_cli("push", "set", task_id, "-u", url, "-p", proto, "--webhook", "http://10.1.2.3/h")
     assert r.code == 4
     assert_one_line_error(r)
     assert "refused the push URL" in r.stderr
+
+
+def test_an_unknown_task_or_config_is_not_found(run_cli: RunCli, sdk_push: tuple[str, str]) -> None:
+    url, proto = sdk_push
+    for args in (
+        ["set", "no-such-task", "--webhook", "http://127.0.0.1:9/hook"],
+        ["list", "no-such-task"],
+        ["get", "no-such-task", "--id", "c1"],
+        ["delete", "no-such-task", "--id", "c1"],
+    ):
+        r = run_cli("push", *args, "-u", url, "-p", proto)
+        assert r.code == 9, (args, r.stderr)
+        assert_one_line_error(r)
+        assert "no-such-task" in r.stderr
+    task_id = send(run_cli, url, proto)
+    r = run_cli("push", "get", task_id, "-u", url, "-p", proto, "--id", "no-such-config")
+    assert r.code == 9
+    assert_one_line_error(r)
+    assert "or its push config" in r.stderr
+
+
+def test_a_rest_agent_without_the_push_routes_is_refused_and_polled(run_cli: RunCli) -> None:
+    """Its card says pushNotifications: true, but its binding has no config routes (404 HTML):
+    `push` says so (exit 11) and a watch with a receiver polls, with a note."""
+    with OddServer() as odd:
+        url = odd.agent("1.0", rest_without_push=True, seconds=1.0)
+        task_id = send(run_cli, url, "a2a-1.0-rest")
+        for args in (["list", task_id], ["set", task_id, "--webhook", "http://127.0.0.1:9/h"]):
+            r = run_cli("push", *args, "-u", url, "-p", "a2a-1.0-rest")
+            assert r.code == 11, r.stderr
+            assert_one_line_error(r)
+            assert "does not serve push notification configs over HTTP+JSON" in r.stderr
+            assert "pushNotificationConfigs answered HTTP 404" in r.stderr
+        r = ok(
+            run_cli(
+                "send",
+                "hi",
+                "-u",
+                url,
+                "-p",
+                "a2a-1.0-rest",
+                "--watch",
+                "--push-receiver",
+                "-o",
+                "ndjson",
+            )
+        )
+        assert "does not serve push notification configs" in r.stderr
+        lines = r.lines()
+        assert lines[-1]["outcome"] == "completed"
+        assert all(x.get("via") != "webhook" for x in lines)
 
 
 def test_push_on_mcp_is_not_applicable(run_cli: RunCli, tmp_path: Path) -> None:
@@ -203,14 +281,13 @@ def test_push_set_needs_a_webhook_url(run_cli: RunCli) -> None:
 # -- push listen ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("proto", VERSIONS)
 def test_push_listen_prints_what_the_agent_delivers(
-    run_cli: RunCli, cli: Any, push_agent: A2AServerProcess, proto: str
+    run_cli: RunCli, cli: Any, spoken: tuple[str, str]
 ) -> None:
     listen = cli("push", "listen", "--token", "listen-tok", "-o", "ndjson")
     where = valid(listen.line())
     assert where["event"] == "listening" and where["host"] == "127.0.0.1"
-    url = push_agent.url
+    url, proto = spoken
     # a long task (20 steps): its config is in place well before it ends, however slow the
     # machine; once a step has been delivered it is cancelled, and that is delivered too
     task_id = send(run_cli, url, proto, "slow listen")
@@ -305,11 +382,8 @@ def test_push_listen_count_and_bad_options(run_cli: RunCli) -> None:
 # -- watch --push-receiver ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("proto", VERSIONS)
-def test_watch_receives_updates_by_webhook(
-    run_cli: RunCli, push_agent: A2AServerProcess, proto: str
-) -> None:
-    url = push_agent.url
+def test_watch_receives_updates_by_webhook(run_cli: RunCli, spoken: tuple[str, str]) -> None:
+    url, proto = spoken
     r = ok(
         run_cli(
             "send",
@@ -331,6 +405,7 @@ def test_watch_receives_updates_by_webhook(
     statuses = [x for x in lines if x.get("event") == "status"]
     assert any(x["via"] == "webhook" for x in statuses), statuses
     assert statuses[-1]["status"] == "completed"
+    assert {x["protocol"] for x in statuses} == {proto}
     assert lines[-1]["event"] == "end" and lines[-1]["outcome"] == "completed"
     task_id = lines[-1]["taskId"]
     assert configs(run_cli, url, proto, task_id) == []  # deleted at the end
@@ -338,38 +413,70 @@ def test_watch_receives_updates_by_webhook(
 
 
 def test_watch_with_push_receiver_deletes_configs_after_a_timeout(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess
+    run_cli: RunCli, sdk_push: tuple[str, str]
 ) -> None:
-    url = a2a_push_server.url
-    task_id = send(run_cli, url, "a2a-1.0", "slow timeout")
-    r = run_cli("watch", task_id, "-u", url, "--push-receiver", "--timeout", "2", "-o", "ndjson")
+    url, proto = sdk_push
+    task_id = send(run_cli, url, proto, "slow timeout")
+    r = run_cli(
+        "watch",
+        task_id,
+        "-u",
+        url,
+        "-p",
+        proto,
+        "--push-receiver",
+        "--timeout",
+        "2",
+        "-o",
+        "ndjson",
+    )
     assert r.code == 7, r.stderr
-    assert configs(run_cli, url, "a2a-1.0", task_id) == []
-    run_cli("cancel", task_id, "-u", url)  # tidy up (it may have ended)
+    assert configs(run_cli, url, proto, task_id) == []
+    run_cli("cancel", task_id, "-u", url, "-p", proto)  # tidy up (it may have ended)
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    ("agent", "proto"),
+    [
+        ("a2a_push_server", "a2a-1.0"),
+        ("a2a_js_server", "a2a-1.0"),
+        ("a2a_rest_push_server", "a2a-1.0-rest"),
+    ],
+    ids=["a2a-sdk", "a2a-js", "a2a-sdk-rest"],
+)
 def test_a_signal_ends_the_watch_and_its_configs(
-    run_cli: RunCli, cli: Any, push_agent: A2AServerProcess, sig: int, code: int
+    run_cli: RunCli,
+    cli: Any,
+    request: pytest.FixtureRequest,
+    agent: str,
+    proto: str,
+    sig: int,
+    code: int,
 ) -> None:
-    url = push_agent.url
-    task_id = send(run_cli, url, "a2a-1.0", "slow signal")
-    watch = cli("watch", task_id, "-u", url, "--push-receiver", "-o", "ndjson")
+    url = request.getfixturevalue(agent).url
+    task_id = send(run_cli, url, proto, "slow signal")
+    watch = cli("watch", task_id, "-u", url, "-p", proto, "--push-receiver", "-o", "ndjson")
     watch.until(lambda x: x.get("via") == "webhook")  # its config is in place and used
-    assert len(configs(run_cli, url, "a2a-1.0", task_id)) == 1
+    assert len(configs(run_cli, url, proto, task_id)) == 1
     got, out, err = watch.stop(sig)
     assert got == code, err
     assert json.loads(out.splitlines()[-1])["outcome"] == "interrupted"
     assert "Traceback" not in err
-    assert configs(run_cli, url, "a2a-1.0", task_id) == []
-    run_cli("cancel", task_id, "-u", url)  # tidy up (it may have ended)
+    assert configs(run_cli, url, proto, task_id) == []
+    run_cli("cancel", task_id, "-u", url, "-p", proto)  # tidy up (it may have ended)
 
 
+@pytest.mark.parametrize(("agent", "proto"), NO_PUSH, ids=["jsonrpc", "rest"])
 def test_push_receiver_on_an_agent_without_push_polls(
-    run_cli: RunCli, a2a_server: A2AServerProcess
+    run_cli: RunCli, request: pytest.FixtureRequest, agent: str, proto: str
 ) -> None:
-    url = a2a_server.url
-    r = ok(run_cli("send", "hello", "-u", url, "--watch", "--push-receiver", "-o", "ndjson"))
+    url = request.getfixturevalue(agent).url
+    r = ok(
+        run_cli(
+            "send", "hello", "-u", url, "-p", proto, "--watch", "--push-receiver", "-o", "ndjson"
+        )
+    )
     assert "pushNotifications: false" in r.stderr
     assert r.lines()[-1]["outcome"] == "completed"
 
@@ -480,29 +587,33 @@ def test_a_failed_subscription_does_not_undo_a_live_webhook() -> None:
 
 
 def test_watch_of_several_tasks_registers_and_deletes_one_config_each(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess
+    run_cli: RunCli, sdk_push: tuple[str, str]
 ) -> None:
-    url = a2a_push_server.url
-    ids = [send(run_cli, url, "a2a-1.0", f"slow many {i}") for i in range(3)]
-    r = run_cli("watch", *ids, "-u", url, "--push-receiver", "--timeout", "4", "-o", "ndjson")
+    url, proto = sdk_push
+    ids = [send(run_cli, url, proto, f"slow many {i}") for i in range(3)]
+    r = run_cli(
+        "watch", *ids, "-u", url, "-p", proto, "--push-receiver", "--timeout", "4", "-o", "ndjson"
+    )
     assert r.code == 7, r.stderr  # the slow tasks outlive the timeout
     by_webhook = {x["taskId"] for x in r.lines() if x.get("via") == "webhook"}
     assert by_webhook == set(ids)
     for task_id in ids:
-        assert configs(run_cli, url, "a2a-1.0", task_id) == []
-        run_cli("cancel", task_id, "-u", url)  # tidy up (it may have ended)
+        assert configs(run_cli, url, proto, task_id) == []
+        run_cli("cancel", task_id, "-u", url, "-p", proto)  # tidy up (it may have ended)
 
 
 def test_an_agent_that_refuses_the_public_url_is_polled_and_named(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess
+    run_cli: RunCli, sdk_push: tuple[str, str]
 ) -> None:
-    url = a2a_push_server.url
+    url, proto = sdk_push
     r = ok(
         run_cli(
             "send",
             "hello tunnel",
             "-u",
             url,
+            "-p",
+            proto,
             "--watch",
             "-o",
             "ndjson",

@@ -307,11 +307,15 @@ def test_a2a_sdk_passes_the_a2a_checks(run_cli: RunCli, a2a_server: A2AServerPro
     assert "-32001" in by_id(report, "a2a.errors.unknown-task")["observed"]
 
 
-@pytest.mark.parametrize("proto", ["a2a-1.0", "a2a-0.3"])
+@pytest.mark.parametrize("proto", ["a2a-1.0", "a2a-0.3", "a2a-1.0-rest"])
 def test_check_on_push_against_an_agent_that_pushes(
-    run_cli: RunCli, a2a_push_server: A2AServerProcess, proto: str
+    run_cli: RunCli, request: pytest.FixtureRequest, proto: str
 ) -> None:
-    report = _run(run_cli, "-u", a2a_push_server.url, "-p", proto, code=0)
+    # over HTTP+JSON: the same agent in `--rest-only` mode, its config routes on the binding
+    agent = "a2a_rest_push_server" if proto.endswith("-rest") else "a2a_push_server"
+    server: A2AServerProcess = request.getfixturevalue(agent)
+    report = _run(run_cli, "-u", server.url, "-p", proto, code=0)
+    assert report["protocol"] == proto
     v = {k: x for k, x in verdicts(report).items() if k.startswith("a2a.push.")}
     assert v == {
         "a2a.push.capability": "PASS",
@@ -322,6 +326,11 @@ def test_check_on_push_against_an_agent_that_pushes(
     }, report["checks"]
     assert "completed" in by_id(report, "a2a.push.delivery")["observed"]
     assert "§3.1.10" in by_id(report, "a2a.push.after-delete")["spec"]
+    if proto.endswith("-rest"):
+        assert "over HTTP+JSON" in by_id(report, "a2a.push.configs")["observed"]
+        # streaming off: `:subscribe` is refused with UNSUPPORTED_OPERATION, read as -32004
+        stream = by_id(report, "a2a.stream.subscribe")
+        assert stream["verdict"] == "PASS" and "-32004" in stream["observed"], stream
 
 
 def test_check_on_push_against_the_a2a_js_agent(
@@ -348,8 +357,10 @@ def test_a2a_sdk_over_http_json_passes_the_a2a_checks(
     v = verdicts(report)
     assert v.pop("a2a.wire.v03-compat") == "SKIP"  # the card offers no JSON-RPC 0.3
     push = {k: v.pop(k) for k in list(v) if k.startswith("a2a.push.")}
-    # the card says no push; the config checks are JSON-RPC methods: not over REST
+    # the card says no push, and the binding's config route refuses one (-32003)
     assert push.pop("a2a.push.capability") == "PASS"
+    assert push.pop("a2a.push.configs") == "PASS"
+    assert "-32003" in by_id(report, "a2a.push.configs")["observed"]
     assert set(push.values()) == {"SKIP"}, push
     assert set(v.values()) == {"PASS"}, report["checks"]
     assert "-32009" in by_id(report, "a2a.wire.unsupported-version")["observed"]

@@ -17,6 +17,8 @@ Every fixture yields a ``ServerProcess`` subclass (so ``.url``, ``.port``, ``.pr
   ``"test-key-123"`` and ``.headers`` is ``{"Authorization": "Bearer test-key-123"}``.
 * ``a2a_push_server``    -> ``A2AServerProcess`` like ``a2a_server``, with push notifications on
   and streaming off (``a2a_server.py --push --no-streaming``).
+* ``a2a_rest_push_server`` -> ``A2AServerProcess`` like ``a2a_rest_server`` (HTTP+JSON only),
+  with push notifications on and streaming off.
 * ``a2a_js_server``      -> ``A2AServerProcess``: the @a2a-js/sdk 1.3.0 agent
   (``a2a_js_server.cjs --no-streaming``); ``.url`` is ``http://127.0.0.1:P/a2a/jsonrpc``.
 
@@ -152,6 +154,14 @@ def a2a_rest_server() -> Iterator[A2AServerProcess]:
     """The same a2a-sdk 1.3.0 agent serving only HTTP+JSON (``--rest-only``): ``.url`` is the
     server root (whose card lists one interface, HTTP+JSON 1.0 at ``.rest_url``)."""
     yield from _a2a_sdk("--rest-only")
+
+
+@pytest.fixture(scope="session")
+def a2a_rest_push_server() -> Iterator[A2AServerProcess]:
+    """The a2a-sdk 1.3.0 agent serving only HTTP+JSON with push notifications on and streaming
+    off (``--rest-only --push --no-streaming``): ``.url`` is the server root, ``.rest_url`` the
+    binding's base; push URLs are screened as by ``a2a_push_server``."""
+    yield from _a2a_sdk("--rest-only", "--push", "--no-streaming")
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ many tests and each scenario keeps its own state:
 
 - ``agent(version, **quirks)``: a small A2A agent (0.3 or 1.0 JSON-RPC) with an agent card, tasks
   that finish after ``seconds``, questions, cancel, list, subscriptions; each quirk is one
-  behaviour seen on some real agent (see `Quirks`).
+  behaviour seen on some real agent (see `Quirks`). ``rest_without_push`` makes it speak 1.0
+  over HTTP+JSON instead (send, get, cancel), without the push config routes.
 - ``endless_card()``: an endpoint whose agent-card URL answers with an endless event stream.
 - ``stream_questions()``: an MCP 2025-11-25 server that sends a task's ``elicitation/create`` on
   the session's standalone GET stream (with the task's ``related-task`` ``_meta``) instead of on
@@ -66,6 +67,11 @@ class Quirks:
     #: an answer that is not a city the agent knows is refused with a JSON-RPC error (-32602)
     #: and the task keeps waiting (issue 25)
     refuse_unknown_city: bool = False
+    #: A2A 1.0 over HTTP+JSON instead of JSON-RPC (`POST /message:send`, `GET /tasks/{id}`,
+    #: `POST /tasks/{id}:cancel`, errors as `google.rpc.Status`), its card saying
+    #: `pushNotifications: true` and `streaming: false`, yet no `/tasks/{id}/
+    #: pushNotificationConfigs` routes: 404 HTML, as a binding mounted without them
+    rest_without_push: bool = False
 
 
 @dataclass
@@ -176,7 +182,12 @@ class Agent:
             "defaultOutputModes": ["text/plain"],
             "skills": [],
         }
-        if self.v10:
+        if self.quirks.rest_without_push:
+            card["capabilities"] = {"streaming": False, "pushNotifications": True}
+            card["supportedInterfaces"] = [
+                {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            ]
+        elif self.v10:
             card["supportedInterfaces"] = [
                 {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
             ]
@@ -562,6 +573,8 @@ class OddHandler(BaseHTTPRequestHandler):
             return self._endless(sid)
         if isinstance(scenario, Agent) and rest == CARD_PATH:
             return self.send_json(scenario.card(self.odd.base))
+        if isinstance(scenario, Agent) and scenario.quirks.rest_without_push:
+            return self._rest(scenario, rest, {})
         if isinstance(scenario, StreamQuestions):
             return self._question_stream(scenario)
         page = b"<html><body><h1>404 Not Found</h1></body></html>"
@@ -595,6 +608,10 @@ class OddHandler(BaseHTTPRequestHandler):
                 return
 
     def do_DELETE(self) -> None:
+        sid, rest, scenario = self._route()
+        self._record(sid, rest, None)
+        if isinstance(scenario, Agent) and scenario.quirks.rest_without_push:
+            return self._rest(scenario, rest, {})
         self.send_body(200, b"", "text/plain")
 
     def do_POST(self) -> None:
@@ -608,6 +625,8 @@ class OddHandler(BaseHTTPRequestHandler):
         self._record(sid, rest, method)
         if self._gate(scenario):
             return
+        if isinstance(scenario, Agent) and scenario.quirks.rest_without_push:
+            return self._rest(scenario, rest, msg if isinstance(msg, dict) else {})
         if not isinstance(msg, dict):
             return self.send_body(404, b"<html>404</html>", "text/html")
         if isinstance(scenario, StreamQuestions):
@@ -635,6 +654,29 @@ class OddHandler(BaseHTTPRequestHandler):
                 error = {"code": exc.code, "message": exc.message}
                 answer = {"jsonrpc": "2.0", "id": msg.get("id"), "error": error}
         self.send_json(answer)
+
+    def _rest(self, agent: Agent, rest: str, body: Json) -> None:
+        """The HTTP+JSON binding's send, get and cancel; anything else 404 HTML."""
+        verb = self.command
+        call: tuple[str, Json] | None = None
+        if verb == "POST" and rest == "/message:send":
+            call = ("SendMessage", body)
+        elif verb == "GET" and rest.startswith("/tasks/") and rest.count("/") == 2:
+            call = ("GetTask", {"id": rest.removeprefix("/tasks/")})
+        elif verb == "POST" and rest.startswith("/tasks/") and rest.endswith(":cancel"):
+            call = ("CancelTask", {"id": rest.removeprefix("/tasks/").removesuffix(":cancel")})
+        if call is None:
+            return self.send_body(404, b"<html><h1>404 Not Found</h1></html>", "text/html")
+        with self.odd.lock:
+            try:
+                result = agent.dispatch(*call)
+            except _Rpc as exc:
+                reason = {-32001: "TASK_NOT_FOUND", -32002: "TASK_NOT_CANCELABLE"}
+                status = 404 if exc.code == -32001 else 400
+                info = {"reason": reason.get(exc.code, "INVALID_PARAMS")}
+                error = {"code": status, "message": exc.message, "details": [info]}
+                return self.send_json({"error": error}, status)
+        self.send_json(result)
 
     def _subscribe(self, agent: Agent, msg: Json, params: Json) -> None:
         with self.odd.lock:

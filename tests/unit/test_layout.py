@@ -350,6 +350,7 @@ CALLED_FROM_OUTSIDE = frozenset(
         "_rich_display_name",
         "_usage_display_name",
         "release_all",
+        "handle_async_request",  # httpx's transports
         # asyncio's protocol and llhttp's parser call these (transports/poll_pool.py)
         "connection_made",
         "data_received",
