@@ -672,8 +672,8 @@ def test_polls_cancelled_mid_way_leave_no_broken_connection(fault: FaultServer) 
 
 
 @pytest.fixture(scope="module")
-def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A TLS server with a self-signed certificate (answers nothing after the handshake)."""
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key."""
     d: Path = tmp_path_factory.mktemp("tls")
     subprocess.run(
         [
@@ -699,8 +699,14 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         check=True,
         capture_output=True,
     )
+    return d / "cert.pem", d / "key.pem"
+
+
+@pytest.fixture(scope="module")
+def tls_server(tls_files: tuple[Path, Path]) -> Iterator[str]:
+    """A TLS server with a self-signed certificate (answers nothing after the handshake)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(d / "cert.pem", d / "key.pem")
+    ctx.load_cert_chain(*tls_files)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(16)
@@ -1081,3 +1087,49 @@ def test_odd_status_lines_and_framing_read_the_same(
 
 def _json(msg: Json) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": task()}).encode()
+
+
+def test_polls_over_tls_reuse_their_connection_and_close_it(
+    tls_files: tuple[Path, Path], recwarn: pytest.WarningsRecorder
+) -> None:
+    """A TLS endpoint whose certificate is trusted: polls share one kept-alive connection,
+    the odd answers read as over plain http, and `aclose` closes it (no unclosed socket)."""
+    with FaultServer() as fs:
+        assert fs._httpd is not None
+        server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server_ctx.load_cert_chain(*tls_files)
+        fs._httpd.socket = server_ctx.wrap_socket(fs._httpd.socket, server_side=True)
+        url = fs.url(get=[keepalive(), keepalive(), html(502), keepalive(COMPLETED)])
+        url = url.replace("http://", "https://")
+
+        async def go() -> list[Any]:
+            t = HttpTransport(HttpOptions(url=url, many=True))
+            t._poll_head()
+            assert t._polls is not None and t._polls.ssl_context is not None
+            t._polls.ssl_context.load_verify_locations(tls_files[0])
+            rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+            out: list[Any] = []
+            try:
+                for _ in range(2):
+                    out.append(await rpc.request("tasks/get", {"taskId": TASK_ID}))
+                assert len(t._polls.conns) == 1 and len(t._polls._idle) == 1
+                try:
+                    await rpc.request("tasks/get", {"taskId": TASK_ID})
+                except McptaskError as exc:
+                    out.append(_norm(exc.message))
+                out.append(await rpc.request("tasks/get", {"taskId": TASK_ID}))
+                pool = t._polls
+            finally:
+                await rpc.aclose()
+            assert not pool.conns
+            return out
+
+        got = asyncio.run(go())
+        port = url.split(":")[2].split("/")[0]
+        assert got == [
+            task(),
+            task(),
+            f"https://127.0.0.1:{port}/S/mcp answered HTTP 502 Bad Gateway: 502 nginx",
+            COMPLETED,
+        ]
+    assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]
