@@ -403,6 +403,10 @@ def check_headers(items: Iterable[tuple[str, str]], where: str) -> None:
         prefix = f"{where}: " if where else ""
         if not name or _bad_char(name) or any(c in name for c in ' :()<>@,;\\"/[]?={}'):
             raise UsageError(f"{prefix}{name!r} is not an HTTP header name")
+        if name.lower() in ("content-length", "transfer-encoding"):
+            # the body's framing is the HTTP client's to set: another value would make the
+            # server read the body wrong (and the next request on the connection)
+            raise UsageError(f"{prefix}{name} is set by mcptask, not by a header of yours")
         if value != value.strip("\t ") or _bad_char(value.replace("\t", " ")):
             # the value is not shown: it may be a secret
             raise UsageError(

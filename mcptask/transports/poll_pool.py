@@ -401,8 +401,9 @@ class PollPool:
 
     def head(self, headers: Mapping[str, str]) -> bytes:
         """`Host` and these headers, made once, sent with request after request. Values are
-        visible ASCII (checked by the caller)."""
-        lines = [self._host]
+        visible ASCII (checked by the caller). A `Host` among them (`-H`) replaces the
+        URL's, as in httpx."""
+        lines = [] if any(name.lower() == "host" for name in headers) else [self._host]
         lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in headers.items())
         return b"".join(lines)
 

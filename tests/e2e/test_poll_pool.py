@@ -1133,3 +1133,32 @@ def test_polls_over_tls_reuse_their_connection_and_close_it(
             COMPLETED,
         ]
     assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"Host": "api.example.com"}, {"host": "api.example.com:8443"}, {"Connection": "close"}],
+    ids=["host", "host-lower", "connection-close"],
+)
+def test_given_transport_headers_are_sent_as_the_client_sends_them(
+    fault: FaultServer, given: dict[str, str]
+) -> None:
+    names = (*(n.lower() for n in given), "content-length", "host")
+    url, other = fault.url(get=[keepalive()]), fault.url(get=[keepalive()])
+    general = asyncio.run(_ask(url, many=False, headers=given, times=2))
+    polled = asyncio.run(_ask(other, many=True, headers=given, times=2))
+    assert polled.polled and polled.outcome == general.outcome == (("ok", task()),) * 2
+    g = [_lines(r, *names) for r in fault.seen(url, "tasks/get")]
+    p = [_lines(r, *names) for r in fault.seen(other, "tasks/get")]
+    assert p == g
+
+
+@pytest.mark.parametrize("header", ["Content-Length: 3", "transfer-encoding: chunked"])
+def test_a_framing_header_of_ones_own_is_refused(run_cli: Any, header: str) -> None:
+    """A body's length is the client's to set: the general path's h11 would raise, the poll
+    path would send two lengths (the server reads the body wrong, and the next request)."""
+    ids = [f"t{i}" for i in range(MANY_TASKS)]
+    for args in (ids[:1], ids):
+        r = run_cli("watch", *args, "--url", "http://127.0.0.1:9/mcp", "-H", header)
+        assert r.code == 2, r.stderr
+        assert "is set by mcptask" in r.stderr and "Traceback" not in r.stderr
