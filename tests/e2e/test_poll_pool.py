@@ -1162,3 +1162,47 @@ def test_a_framing_header_of_ones_own_is_refused(run_cli: Any, header: str) -> N
         r = run_cli("watch", *args, "--url", "http://127.0.0.1:9/mcp", "-H", header)
         assert r.code == 2, r.stderr
         assert "is set by mcptask" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_watch_of_many_tasks_times_out_like_a_small_watch(
+    fault: FaultServer, run_cli: Any
+) -> None:
+    """MCPTASK_READ_TIMEOUT bounds a poll the server never answers (or answers the headers
+    of, and no more); the watch notes it and polls again, on another connection."""
+    stalls = [hang, lambda: hang(after_headers=True)]
+
+    def scenario(n: int) -> tuple[str, list[str]]:
+        ids = [f"t{i}" for i in range(n)]
+        get: dict[str, list[Answer]] = {
+            tid: [stalls[i % 2](), keepalive(task(taskId=tid, status="completed"))]
+            for i, tid in enumerate(ids)
+        }
+        return fault.url("stall", get=get), ids
+
+    env = {"MCPTASK_READ_TIMEOUT": "1"}
+    url, few_ids = scenario(2)
+    few = run_cli(
+        "watch", *few_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", env=env
+    )
+    url, many_ids = scenario(MANY_TASKS + 10)
+    many = run_cli(
+        "watch",
+        *many_ids,
+        "--url",
+        url,
+        "--session",
+        SESSION,
+        *P,
+        "-o",
+        "ndjson",
+        "--trace",
+        env=env,
+    )
+    assert POLLS_LINE in many.stderr
+    for r, ids in ((few, few_ids), (many, many_ids)):
+        assert r.code == 0, r.stderr[-2000:]
+        assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
+        ends = [line for line in r.lines() if line["event"] == "end"]
+        assert sorted(e["taskId"] for e in ends) == sorted(ids)
+        assert len(_retries(r.stderr)) == len(ids)
+    assert sorted(set(_retries(many.stderr))) == sorted(set(_retries(few.stderr)))
