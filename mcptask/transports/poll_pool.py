@@ -229,8 +229,9 @@ class _Conn(asyncio.Protocol):
         self.dead = False
         self.paused = False
         self.idle_since = 0.0
-        #: bytes of the answer under way read before its headers ended
+        #: bytes of the answer under way read before its headers ended, and after
         self.head_bytes = 0
+        self.after_head = 0
         #: set once the connection is closed (`connection_lost`)
         self.lost = asyncio.get_running_loop().create_future()
 
@@ -258,7 +259,15 @@ class _Conn(asyncio.Protocol):
                     self.close()
                     return
                 data = data[max(0, room) :]
+            self._feed(ex, data)
+            return
+        # after the headers: what is not body (chunk sizes, trailers) stays in proportion to
+        # the body (1-byte chunks take 6 bytes): an endless trailer is refused, not kept
+        self.after_head += len(data)
         self._feed(ex, data)
+        if self.after_head - ex.received > MAX_HEAD + 8 * ex.received:
+            ex.fail(httpx.RemoteProtocolError("Receive buffer too long"))
+            self.close()
 
     def _feed(self, ex: Exchange, data: bytes) -> None:
         if self.dead or not data:
@@ -302,7 +311,7 @@ class _Conn(asyncio.Protocol):
 
     def send(self, data: bytes) -> Exchange:
         assert self.transport is not None
-        self.head_bytes = 0
+        self.head_bytes = self.after_head = 0
         self.exchange = ex = Exchange(self)
         self.transport.write(data)
         return ex
@@ -330,7 +339,7 @@ class _Conn(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         ex = self._current()
-        if ex is not None:
+        if ex is not None and not ex.head:  # trailers are not headers (httpx drops them)
             ex.headers.append((name, value))
 
     def on_headers_complete(self) -> None:

@@ -35,6 +35,7 @@ from servers.fault_server import (
     Json,
     encoded,
     endless_head,
+    endless_trailer,
     gzip_bomb,
     hang,
     html,
@@ -1206,3 +1207,45 @@ def test_a_watch_of_many_tasks_times_out_like_a_small_watch(
         assert sorted(e["taskId"] for e in ends) == sorted(ids)
         assert len(_retries(r.stderr)) == len(ids)
     assert sorted(set(_retries(many.stderr))) == sorted(set(_retries(few.stderr)))
+
+
+@pytest.mark.parametrize("line", [False, True], ids=["many-lines", "one-line"])
+def test_an_endless_trailer_is_refused_without_filling_the_memory(
+    fault: FaultServer, line: bool
+) -> None:
+    general, polled = both(fault, {"get": [endless_trailer(line=line)]}, read_timeout=20)
+    assert polled.outcome == general.outcome, (general, polled)
+    assert polled.outcome[0] == "TransportError"
+    url = fault.url(get=[endless_trailer(line=line)])
+    asyncio.run(_ask(url, many=True, read_timeout=20))
+    sid = FaultServer.sid(url)
+    for _ in range(1000):  # the server notes what it sent once its write fails
+        if sid in fault.sent:
+            break
+        threading.Event().wait(0.01)
+    assert fault.sent[sid] < 64 * MIB
+
+
+def test_trailers_are_not_headers(fault: FaultServer) -> None:
+    """A session id (or a cookie) in a trailer is not taken: httpx drops trailers."""
+
+    def answer() -> Answer:
+        return wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n"
+                b"Mcp-Session-Id: from-trailer\r\nSet-Cookie: t=1\r\n\r\n"
+                % (len(_json(msg)), _json(msg))
+            )
+        )
+
+    async def go(many: bool) -> tuple[Any, str | None, bool]:
+        t = HttpTransport(HttpOptions(url=fault.url(get=[answer()]), many=many))
+        try:
+            async for msg in t.send({"jsonrpc": "2.0", "id": 1, "method": "tasks/get"}):
+                return msg.get("result"), t.session_id, bool(t._client and t._client.cookies)
+        finally:
+            await t.aclose()
+        raise AssertionError("no answer")
+
+    assert asyncio.run(go(True)) == asyncio.run(go(False)) == (task(), None, False)

@@ -463,6 +463,30 @@ def one_per_connection(result: Any = None) -> Answer:
     return answer
 
 
+def endless_trailer(*, line: bool = False) -> Answer:
+    """A chunked JSON answer whose trailer section never ends (`line`: one trailer line
+    without end), until the client hangs up or the server stops."""
+
+    def answer(h: FaultHandler, msg: Json) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": task()}).encode()
+        h.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n"
+            % (len(body), body)
+            + (b"X-Trailer: " if line else b"")
+        )
+        piece = b"t" * 8192 if line else b"X-Trailer: %s\r\n" % (b"t" * 8000)
+        sent = 0
+        while not h.fault_server.stopping.is_set() and h.write_ok(piece):
+            sent += len(piece)
+            if sent > 512 * MIB:
+                break
+        h.fault_server.sent[h.sid] = sent
+        h.close_connection = True
+
+    return answer
+
+
 def wire(data: bytes | Callable[[Json], bytes], *, keep: bool = False) -> Answer:
     """These bytes as they are, status line included (`data` may be made from the request:
     ``{id}`` in it is the request id); the connection closes after them unless `keep`."""
