@@ -32,6 +32,8 @@ SERVICE = "mcptask"
 ENV_KEYRING = "MCPTASK_KEYRING"
 #: a token this close to its expiry is refreshed before use (at most a tenth of its lifetime)
 LEEWAY = 30.0
+#: ... and at least this close (a token of a few seconds' life)
+SHORT_LEEWAY = 1.5
 
 
 @dataclass
@@ -58,7 +60,12 @@ class Credentials:
     def expired(self, now: float | None = None) -> bool:
         if self.expires_at is None:
             return False
-        leeway = min(LEEWAY, max(0.0, (self.expires_at - self.obtained_at) / 10))
+        lifetime = max(0.0, self.expires_at - self.obtained_at)
+        # a tenth of its lifetime, but not under SHORT_LEEWAY (at most half the lifetime):
+        # servers that keep expiry times in whole seconds end a token up to a second early,
+        # and one (fastmcp's in-memory provider) revokes the refresh token of an expired
+        # access token presented to it
+        leeway = min(LEEWAY, max(lifetime / 10, min(SHORT_LEEWAY, lifetime / 2)))
         return (now if now is not None else time.time()) >= self.expires_at - leeway
 
     @property

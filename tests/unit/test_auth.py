@@ -948,3 +948,19 @@ def test_the_keyring_is_asked_only_for_endpoints_its_index_names(
     loaded = CredentialStore(folder).load(in_keyring)
     assert loaded is not None and loaded.access_token == "keyring-token"
     assert probes == ["probe"]
+
+
+@pytest.mark.parametrize(
+    ("lifetime", "renewed_at"),
+    [(3.0, 1.5), (10.0, 8.5), (60.0, 54.0), (3600.0, 3570.0)],
+)
+def test_a_token_is_renewed_before_its_server_can_have_ended_it(
+    lifetime: float, renewed_at: float
+) -> None:
+    """A tenth of its life early, at most 30 s, but at least 1.5 s (at most half its life):
+    servers that keep expiry in whole seconds end a token up to a second early."""
+    creds = Credentials(
+        MCP, AS, f"{AS}/token", MCP, Client("c"), "a", expires_at=lifetime, obtained_at=0.0
+    )
+    assert not creds.expired(renewed_at - 0.01)
+    assert creds.expired(renewed_at)
