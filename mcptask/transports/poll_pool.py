@@ -505,6 +505,9 @@ class PollPool:
         finally:
             self._connecting -= 1
             self.wake_one()
+        if self.closed:  # closed while connecting: this one too
+            conn.close()
+            raise httpx.ConnectError("the connection pool is closed")
         return conn
 
     def wake_one(self) -> None:
@@ -516,6 +519,9 @@ class PollPool:
                 return
 
     def put_back(self, conn: _Conn) -> None:
+        if self.closed:
+            conn.close()
+            return
         conn.idle_since = time.monotonic()
         self._idle.append(conn)
         self.wake_one()

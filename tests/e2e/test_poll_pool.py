@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from mcptask.errors import McptaskError
@@ -1249,3 +1250,26 @@ def test_trailers_are_not_headers(fault: FaultServer) -> None:
         raise AssertionError("no answer")
 
     assert asyncio.run(go(True)) == asyncio.run(go(False)) == (task(), None, False)
+
+
+def test_a_connection_opened_while_the_pool_closes_is_closed(fault: FaultServer) -> None:
+    url = fault.url(get=[keepalive()])
+
+    async def go() -> None:
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        t._poll_head()
+        pool = t._polls
+        assert pool is not None
+        opening = asyncio.ensure_future(pool._acquire(asyncio.get_running_loop().time() + 5))
+        while not pool._connecting:
+            await asyncio.sleep(0)
+        await t.aclose()
+        with pytest.raises(httpx.ConnectError):
+            await opening
+        for _ in range(100):  # its close is seen on a later turn of the loop
+            if not pool.conns:
+                break
+            await asyncio.sleep(0.01)
+        assert not pool.conns
+
+    asyncio.run(go())
