@@ -1273,3 +1273,70 @@ def test_a_connection_opened_while_the_pool_closes_is_closed(fault: FaultServer)
         assert not pool.conns
 
     asyncio.run(go())
+
+
+def test_a_watch_of_many_tasks_on_a_real_event_stream_server(
+    everything_server: Any, run_cli: Any
+) -> None:
+    """server-everything answers every poll with an event stream: a watch of 50+ of its
+    tasks goes on the poll pool and sees every task end."""
+    url = everything_server.url
+    head = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    ids: list[str] = []
+    with httpx.Client(timeout=30) as c:
+        msg = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+        sid = c.post(url, json=msg, headers=head).headers["mcp-session-id"]
+        session = {**head, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        c.post(url, json=note, headers=session)
+        for i in range(MANY_TASKS + 2):
+            params = {
+                "name": "simulate-research-query",
+                "arguments": {"topic": f"t{i}"},
+                "task": {},
+            }
+            call = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}
+            text = c.post(url, json=call, headers=session).text
+            found = re.search(r'"taskId"\s*:\s*"([^"]+)"', text)
+            assert found, text[:500]
+            ids.append(found[1])
+    r = run_cli("watch", *ids, "--url", url, "--session", sid, *P, "-o", "json", "--trace")
+    assert r.code == 0, r.stderr[-2000:]
+    assert POLLS_LINE in r.stderr
+    assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
+    tasks = r.json()["tasks"]
+    assert sorted(t["taskId"] for t in tasks) == sorted(ids)
+    assert {t["outcome"] for t in tasks} == {"completed"}
+
+
+def test_bytes_sent_on_an_idle_connection_retire_it(fault: FaultServer) -> None:
+    """Bytes a server sends while no request is pending: the connection is closed, the next
+    poll goes on a new one."""
+
+    def then_junk(h: FaultHandler, msg: Json) -> None:
+        keepalive()(h, msg)
+        h.fault_server.stopping.wait(0.2)
+        h.write(b"HTTP/1.1 200 OK\r\n\r\n")
+
+    url = fault.url(get=[then_junk, keepalive(COMPLETED)])
+
+    async def go() -> list[Any]:
+        t = HttpTransport(HttpOptions(url=url, many=True))
+        rpc = RpcClient(t, headers={"Mcp-Session-Id": SESSION})
+        try:
+            out = [await rpc.request("tasks/get", {"taskId": TASK_ID})]
+            pool = t._polls
+            assert pool is not None
+            while pool.conns:  # closed once the junk comes
+                await asyncio.sleep(0.01)
+            out.append(await rpc.request("tasks/get", {"taskId": TASK_ID}))
+            return out
+        finally:
+            await rpc.aclose()
+
+    assert asyncio.run(go()) == [task(), COMPLETED]
