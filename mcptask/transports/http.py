@@ -983,7 +983,8 @@ class HttpTransport:
         )
         body = self._plain_json(ex)
         if body is not None:
-            sid = ex.header(b"mcp-session-id")
+            # every value, joined as httpx joins them (two ids are not one)
+            sid = b", ".join(v for k, v in ex.headers if k.lower() == b"mcp-session-id")
             if sid:
                 self._keep_session_id(sid.decode("latin-1"))
             if not body.strip():

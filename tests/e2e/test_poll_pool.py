@@ -464,7 +464,11 @@ def test_retry_after_is_kept(fault: FaultServer) -> None:
     assert asyncio.run(retry_after(True)) == asyncio.run(retry_after(False)) == 3.0
 
 
-@pytest.mark.parametrize("session", ["sess-2", b"bad\x01id", b"caf\xc3\xa9", b"two words"], ids=str)
+@pytest.mark.parametrize(
+    "session",
+    ["sess-2", b"bad\x01id", b"caf\xc3\xa9", b"two words", b"one\r\nMcp-Session-Id: two"],
+    ids=str,
+)
 def test_the_session_id_is_kept_or_refused_the_same(
     fault: FaultServer, session: str | bytes
 ) -> None:
