@@ -1068,6 +1068,15 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         ),
         lambda: wire_answer(head=b"X-Long: " + b"v" * 12000 + b"\r\n"),
         lambda: wire(lambda msg: _bytes_of(wire_answer(), msg).replace(b"\r\n", b"\n")),
+        lambda: wire(
+            lambda msg: b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + _json(msg)
+        ),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Connection: close\r\n\r\n" + _json(msg)
+            )
+        ),
     ],
     ids=[
         "escape-in-reason",
@@ -1080,6 +1089,8 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         "early-hints",
         "long-header",
         "bare-lf",
+        "http-1.0-until-close",
+        "until-close",
     ],
 )
 def test_odd_status_lines_and_framing_read_the_same(
