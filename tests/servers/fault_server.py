@@ -16,6 +16,13 @@ Slow faults: ``hang``, ``slow``, ``trickle`` (a whole answer, one byte at a time
 ``keepalive_sse`` (keep-alive comments for ever); ``echo_headers`` leaks what it was sent (into
 an error or a result); ``Scenario.session`` is the ``Mcp-Session-Id`` sent (bytes go raw).
 
+Wire-level faults (for the poll pool, transports/poll_pool.py): ``wire`` (bytes as they are,
+status line included), ``wire_answer`` (a JSON-RPC answer with a raw status line and extra
+header lines), ``keepalive`` (an answer that keeps the connection open, or closes it anyway),
+``one_per_connection`` (a connection's second request finds it closed), ``huge_chunked``,
+``endless_head`` and ``endless_trailer``. ``Request.raw_headers`` keeps every header line as
+sent (repeats included); the listen backlog is 128 (a pool opens up to 100 connections at once).
+
 `initialize` answers normally (with an ``Mcp-Session-Id``) unless the scenario gives ``init``;
 notifications get 202. Everything is recorded in ``fs.requests`` (scenario id, method, headers,
 arrival time), so tests can check pacing and which headers reached which origin.
