@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ from servers.fault_server import (
     FaultHandler,
     FaultServer,
     Json,
+    base_env,
     encoded,
     endless_head,
     endless_trailer,
@@ -1355,3 +1358,39 @@ def test_bytes_sent_on_an_idle_connection_retire_it(fault: FaultServer) -> None:
             await rpc.aclose()
 
     assert asyncio.run(go()) == [task(), COMPLETED]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_watch_of_many_tasks_interrupted_with_polls_in_flight_ends_cleanly(
+    fault: FaultServer, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    ids = [f"t{i}" for i in range(MANY_TASKS + 10)]
+    get: dict[str, list[Answer]] = {
+        tid: [keepalive(task(taskId=tid, pollInterval=100)), hang()] for tid in ids
+    }
+    url = fault.url("stop", get=get)
+    args = ["watch", *ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--trace"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", *args],
+        env=base_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # every task polled, then polls that hang, in flight on the pool
+        while len(fault.seen(url, "tasks/get")) < len(ids) + 5 and p.poll() is None:
+            threading.Event().wait(0.05)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == code, err[-2000:]
+    assert POLLS_LINE in err
+    for bad in ("Traceback", "Unclosed", "Task was destroyed", "Exception ignored"):
+        assert bad not in err, err[-3000:]
+    ends = [json.loads(line) for line in out.splitlines() if '"end"' in line]
+    assert {e["outcome"] for e in ends if e.get("event") == "end"} == {"interrupted"}
