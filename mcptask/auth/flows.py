@@ -93,7 +93,6 @@ async def token_request(
 
     body = prepare_token_request(grant_type, **{k: v for k, v in params.items() if v})
     headers, body = authenticate(client, audience, {}, body)
-    sent = time.time()  # `expires_in` counted from before the request: never thought longer
     answer = await web.post_form(token_endpoint, body, headers)
     doc = answer.json_object()
     if not answer.ok or doc is None:
@@ -121,7 +120,7 @@ async def token_request(
     scope = doc.get("scope")
     return Tokens(
         access_token=token,
-        expires_at=expires_at(doc.get("expires_in"), sent),
+        expires_at=expires_at(doc.get("expires_in"), time.time()),
         refresh_token=refresh if isinstance(refresh, str) and refresh else None,
         scope=scope if isinstance(scope, str) else params.get("scope"),
     )
