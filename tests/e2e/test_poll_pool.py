@@ -115,6 +115,7 @@ async def _ask(
                 got = await rpc.request(method, {"taskId": TASK_ID}, timeout=timeout)
                 outcomes.append(("ok", got))
             except McptaskError as exc:
+                assert "\n" not in exc.message, exc.message  # one line (printing sanitises it)
                 outcomes.append((type(exc).__name__, _norm(exc.message), exc.exit_code))
         pool = t._polls
         seen = Seen(
