@@ -7,6 +7,7 @@ The bounds (README, "Environment"):
 
 - seconds (`MCPTASK_READ_TIMEOUT`, `MCPTASK_CONNECT_TIMEOUT`, `MCPTASK_LOGIN_TIMEOUT`,
   `--timeout`, `--task-timeout`, `--seconds`): more than 0, at most MAX_SECONDS (30 days);
+  `MCPTASK_KEYRING_TIMEOUT` at most 60;
 - `--interval`: 0 to MAX_INTERVAL (an hour);
 - bytes (`MCPTASK_MAX_BODY`): 1 to MAX_BYTES (1 GiB).
 """
