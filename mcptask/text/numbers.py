@@ -36,6 +36,12 @@ MAX_INTERVAL = 3600.0
 #: the largest size in bytes (`MCPTASK_MAX_BODY`)
 MAX_BYTES = 1024 * 1024 * 1024
 
+#: the defaults of `MCPTASK_CONNECT_TIMEOUT`, `MCPTASK_READ_TIMEOUT` (seconds) and
+#: `MCPTASK_MAX_BODY` (bytes): the transports' own, and `session.env.Limits`'
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_READ_TIMEOUT = 60.0
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+
 
 def seconds(text: str, what: str, *, low: float = 0.0, high: float = MAX_SECONDS) -> float:
     """`text` as a number of seconds in (low, high] (`low` itself allowed when it is 0 and
