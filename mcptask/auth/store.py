@@ -177,6 +177,10 @@ def _iso(stamp: float) -> str:
 # -- the store -----------------------------------------------------------------------------------
 
 
+def _keyring_wanted() -> bool:
+    return os.environ.get(ENV_KEYRING, "").strip().lower() not in ("off", "0", "no", "false")
+
+
 class CredentialStore:
     def __init__(
         self, directory: Path | None = None, note: Callable[[str], None] | None = None
@@ -185,6 +189,8 @@ class CredentialStore:
         self._note = note or (lambda _msg: None)
         self._keyring: Any = None
         self._backend: str | None = None
+        if _keyring_wanted():
+            keyring_timeout()  # a bad value is refused now, not after a login in the browser
 
     def note(self, message: str) -> None:
         self._note(message)
@@ -202,7 +208,7 @@ class CredentialStore:
         """ "keyring" or "file"."""
         if self._backend is None:
             self._backend = "file"
-            if os.environ.get(ENV_KEYRING, "").strip().lower() not in ("off", "0", "no", "false"):
+            if _keyring_wanted():
                 try:
                     self._keyring = keyring_call(_usable_keyring)
                 except KeyringTimeout as exc:
@@ -420,8 +426,10 @@ async def _pause(seconds: float) -> None:
 
 # -- the keyring's deadline --------------------------------------------------------------------
 
-#: seconds a keyring call may take (`MCPTASK_KEYRING_TIMEOUT`, 0.1-60) before the file is used
+#: seconds a keyring call may take (`MCPTASK_KEYRING_TIMEOUT`) before the file is used
 KEYRING_TIMEOUT = 5.0
+#: ... at most (a prompt nobody answers must not hold a command longer)
+MAX_KEYRING_TIMEOUT = 60.0
 
 
 class KeyringTimeout(Exception):
@@ -429,14 +437,11 @@ class KeyringTimeout(Exception):
 
 
 def keyring_timeout() -> float:
-    import math
+    """`MCPTASK_KEYRING_TIMEOUT`: seconds, more than 0 and at most 60 (else a usage error,
+    as for every number from the environment)."""
+    from mcptask.text.numbers import env_seconds
 
-    raw = os.environ.get("MCPTASK_KEYRING_TIMEOUT", "").strip()
-    try:
-        value = float(raw) if raw else KEYRING_TIMEOUT
-    except ValueError:
-        return KEYRING_TIMEOUT
-    return min(max(value, 0.1), 60.0) if math.isfinite(value) else KEYRING_TIMEOUT
+    return env_seconds("MCPTASK_KEYRING_TIMEOUT", KEYRING_TIMEOUT, high=MAX_KEYRING_TIMEOUT)
 
 
 def keyring_call(fn: Callable[..., Any], *args: Any) -> Any:

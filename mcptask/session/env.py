@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcptask.text.numbers import env_bytes, env_seconds
+from mcptask.text.numbers import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_READ_TIMEOUT,
+    env_bytes,
+    env_seconds,
+)
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,11 @@ class Limits:
 
     @classmethod
     def from_environment(
-        cls, *, connect: float = 10.0, read: float = 60.0, max_body: int = 32 * 1024 * 1024
+        cls,
+        *,
+        connect: float = DEFAULT_CONNECT_TIMEOUT,
+        read: float = DEFAULT_READ_TIMEOUT,
+        max_body: int = DEFAULT_MAX_BODY,
     ) -> Limits:
         return cls(
             connect_timeout=env_seconds("MCPTASK_CONNECT_TIMEOUT", connect),

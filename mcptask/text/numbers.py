@@ -7,6 +7,7 @@ The bounds (README, "Environment"):
 
 - seconds (`MCPTASK_READ_TIMEOUT`, `MCPTASK_CONNECT_TIMEOUT`, `MCPTASK_LOGIN_TIMEOUT`,
   `--timeout`, `--task-timeout`, `--seconds`): more than 0, at most MAX_SECONDS (30 days);
+  `MCPTASK_KEYRING_TIMEOUT` at most 60;
 - `--interval`: 0 to MAX_INTERVAL (an hour);
 - bytes (`MCPTASK_MAX_BODY`): 1 to MAX_BYTES (1 GiB).
 """
@@ -34,6 +35,12 @@ MAX_SECONDS = 30 * 86400.0
 MAX_INTERVAL = 3600.0
 #: the largest size in bytes (`MCPTASK_MAX_BODY`)
 MAX_BYTES = 1024 * 1024 * 1024
+
+#: the defaults of `MCPTASK_CONNECT_TIMEOUT`, `MCPTASK_READ_TIMEOUT` (seconds) and
+#: `MCPTASK_MAX_BODY` (bytes): the transports' own, and `session.env.Limits`'
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_READ_TIMEOUT = 60.0
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
 
 
 def seconds(text: str, what: str, *, low: float = 0.0, high: float = MAX_SECONDS) -> float:

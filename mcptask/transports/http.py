@@ -22,6 +22,7 @@ import httpx
 
 from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
 from mcptask.text import redact, urls
+from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.rpc import StreamEvent
 
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
 Message = dict[str, Any]
 Tracer = Callable[[str], None]
 
-DEFAULT_CONNECT_TIMEOUT = 10.0
-DEFAULT_READ_TIMEOUT = 60.0
-DEFAULT_MAX_BODY = 32 * 1024 * 1024
 USER_AGENT = "mcptask"
 #: the encodings transports/body.py decodes (kept here: no import of it on start-up)
 ACCEPT_ENCODING = "gzip, deflate"

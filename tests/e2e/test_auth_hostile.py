@@ -332,6 +332,28 @@ def test_a_keyring_that_never_answers_has_a_deadline(
     assert "noop" in r.stdout
 
 
+@pytest.mark.parametrize("value", ["nan", "1e999", "0", "-1", "61", "soon"])
+def test_a_keyring_deadline_out_of_bounds_is_refused_in_one_line(
+    run_cli: RunCli, hostile: HostileAuth, value: str
+) -> None:
+    """`MCPTASK_KEYRING_TIMEOUT` is a number of seconds like the others: more than 0, at
+    most 60, else a usage error (exit 2) naming it, before the login begins."""
+    from servers.common import REPO
+
+    env = {
+        **ENV,
+        "MCPTASK_KEYRING": "",
+        "PYTHON_KEYRING_BACKEND": "blocking_keyring.BlockingKeyring",
+        "PYTHONPATH": str(REPO / "tests" / "servers"),
+        "MCPTASK_KEYRING_TIMEOUT": value,
+    }
+    r = run_cli("auth", "login", "--url", hostile.url, env=env, timeout=60)
+    assert r.code == 2, r.stderr
+    ends_in_one_error(r)
+    assert "MCPTASK_KEYRING_TIMEOUT" in r.stderr and "Traceback" not in r.stderr
+    assert not hostile.state.codes  # no authorization was asked for
+
+
 def test_forged_requests_to_the_loopback_get_400_and_the_login_goes_on(
     hostile: HostileAuth, state_dir: Path
 ) -> None:
