@@ -343,7 +343,11 @@ TRANSIENT = {
 
 def test_watch_retries_transient_faults_then_carries_on(cli: Cli, fault: FaultServer) -> None:
     url = fault.url(get=tasks(**{k: [WORKING, fault_, DONE] for k, fault_ in TRANSIENT.items()}))
-    r = cli("watch", *TRANSIENT, "--url", url, *P, "-o", "ndjson", env=FAST)
+    # the hang needs a timeout, and the seven others their answers within it even on a busy
+    # machine (one second was not always enough: a late answer is one more retry)
+    r = cli(
+        "watch", *TRANSIENT, "--url", url, *P, "-o", "ndjson", env={"MCPTASK_READ_TIMEOUT": "4"}
+    )
     assert r.code == 0, r.stderr
     lines = r.lines()
     assert lines[-1] == {
