@@ -656,8 +656,10 @@ class HttpTransport:
             where = urls.safe_url(str(response.request.url))
         except RuntimeError:  # a response made without its request
             where = self._where()
+        # the server's reason phrase, or the standard one when it sent none
+        phrase = response.reason_phrase or httpx.codes.get_reason_phrase(status)
         return HttpStatusError(
-            f"{where} answered HTTP {status} {response.reason_phrase}{text}",
+            f"{where} answered HTTP {status}{' ' + phrase if phrase else ''}{text}",
             status=status,
             retry_after=retry_after,
             detail=reason or None,

@@ -117,3 +117,19 @@ def test_no_message_is_parsed() -> None:
 def test_json_dumps_of_fields_is_plain() -> None:
     exc = HttpStatusError("HTTP 502", status=502, retry_after=1.5, detail="upstream")
     json.dumps({"status": exc.http_status, "retryAfter": exc.retry_after, "detail": exc.detail})
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [(b"", "HTTP 502 Bad Gateway: "), (b"Upstream Gone", "HTTP 502 Upstream Gone: ")],
+)
+def test_an_http_error_names_the_standard_reason_when_the_server_gave_none(
+    reason: bytes, said: str
+) -> None:
+    transport = HttpTransport(HttpOptions(url="http://127.0.0.1:9/mcp"))
+    request = httpx.Request("POST", "http://127.0.0.1:9/mcp")
+    response = httpx.Response(
+        502, text="down", request=request, extensions={"reason_phrase": reason}
+    )
+    error = transport.error_for_status(response, b"down")
+    assert said in error.message and "  " not in error.message, error.message
