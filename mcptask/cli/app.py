@@ -752,8 +752,10 @@ def _app_for(args: list[str]) -> typer.Typer:
     bench/startup.py). Help for all commands and shell completion use the whole app."""
     import os
 
-    if not args or any(k.startswith("_MCPTASK_COMPLETE") for k in os.environ):
+    if any(k.startswith("_MCPTASK_COMPLETE") for k in os.environ):
         return app
+    if args in ([], ["--help"], ["-h"]):
+        return _listing_app()
     for info in app.registered_commands:
         name = info.name or (info.callback.__name__ if info.callback else "")
         if name.replace("_", "-") == args[0]:
@@ -769,6 +771,40 @@ def _app_for(args: list[str]) -> typer.Typer:
             one.registered_groups = [group]
             return one
     return app
+
+
+def _listing_app() -> typer.Typer:
+    """The whole app as `mcptask --help` lists it: every command and group with its name, help
+    and panel, but none of their parameters (Typer would build each one's, 450 in all, to print
+    one line per command)."""
+    import copy
+
+    def listed(info: Any) -> Any:
+        callback = info.callback
+        if callback is None:
+            return info
+
+        def stub() -> None:
+            """(only listed)"""
+
+        stub.__name__ = callback.__name__
+        stub.__doc__ = callback.__doc__
+        out = copy.copy(info)
+        out.callback = stub
+        return out
+
+    def group(info: Any) -> Any:
+        out = copy.copy(info)
+        if info.typer_instance is not None:
+            inner = out.typer_instance = copy.copy(info.typer_instance)
+            inner.registered_commands = [listed(c) for c in inner.registered_commands]
+            inner.registered_groups = [group(g) for g in inner.registered_groups]
+        return out
+
+    whole = copy.copy(app)
+    whole.registered_commands = [listed(c) for c in app.registered_commands]
+    whole.registered_groups = [group(g) for g in app.registered_groups]
+    return whole
 
 
 def _one_command_app() -> typer.Typer:

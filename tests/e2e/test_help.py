@@ -127,3 +127,31 @@ def test_auth_lists_only_what_applies(run_cli: RunCli, sub: str) -> None:
 def test_send_does_not_say_agno_needs_a_context(run_cli: RunCli) -> None:
     out = run_cli("send", "--help").stdout
     assert "Agno agents need" not in out and "Agno requires" not in out
+
+
+@pytest.mark.parametrize("width", ["60", "100", "160"])
+@pytest.mark.parametrize("args", [["--help"], ["-h"], []])
+def test_the_root_help_is_the_whole_apps_without_building_every_parameter(
+    args: list[str], width: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcptask --help` lists the commands from stand-ins without their parameters (start-up:
+    bench/startup.py); what it prints is exactly what the whole app prints."""
+    from typer._click import exceptions as click_exc
+
+    from mcptask.cli.app import _app_for, _listing_app
+
+    monkeypatch.setenv("COLUMNS", width)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert _app_for(args) is not app
+
+    def shown(which: typer.Typer) -> str:
+        try:
+            which(args=list(args), prog_name="mcptask", standalone_mode=False)
+        except (click_exc.NoArgsIsHelpError, click_exc.UsageError) as exc:
+            exc.show()
+        out = capsys.readouterr()
+        return out.out + out.err
+
+    listed = shown(_listing_app())
+    assert listed == shown(app)
+    assert "Usage: mcptask" in listed and "watch" in listed
