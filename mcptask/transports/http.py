@@ -888,10 +888,11 @@ class HttpTransport:
         safe: bool,
         target: str,
         body: Any,
-    ) -> Exchange:
+    ) -> tuple[Exchange, float]:
         """Send a lean request (`own`: its own headers) and wait for its answer's status and
         headers; a safe request is sent once more when its connection dies before any answer.
-        Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent)."""
+        Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent). The
+        `time.monotonic()` its whole answer is due by (`UNTIL`, as `_within` sets it)."""
         auth = self.options.auth
         if auth is not None and not self.options.token:
             self._bearer = await auth.bearer()
@@ -917,6 +918,7 @@ class HttpTransport:
                 if not safe:
                     raise
                 self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
+                started = time.monotonic()
                 ex = await pool.send(line, head, extra, content, within, fresh=True)
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, target) from None
@@ -927,7 +929,7 @@ class HttpTransport:
                 (k.decode("latin-1"), v.decode("latin-1")) for k, v in ex.headers
             ):
                 self._trace(f"< {k}: {v}")
-        return ex
+        return ex, started + within
 
     def _plain_json(self, ex: Exchange) -> bytes | None:
         """The body of an answer read whole that is a plain JSON success (2xx, JSON, no
@@ -972,7 +974,7 @@ class HttpTransport:
         timeout: float | None,
     ) -> AsyncGenerator[Message, None]:
         within = timeout or self.options.read_timeout
-        ex = await self._exchange(
+        ex, until = await self._exchange(
             line,
             headers or {},
             content,
@@ -1001,6 +1003,7 @@ class HttpTransport:
 
         all_headers = {**POST_HEADERS, **(headers or {})}
         request = self._build("POST", target, content=content, headers=all_headers)
+        request.extensions[UNTIL] = until
         response = as_response(ex, request, within)
         if self._not_lean(response):
             await response.aclose()
@@ -1326,7 +1329,10 @@ class HttpTransport:
 
         within = self._time_left(None) or self.options.read_timeout
         url = str(request.url)
-        ex = await self._exchange(line, headers, None, within, safe=True, target=url, body=None)
+        ex, until = await self._exchange(
+            line, headers, None, within, safe=True, target=url, body=None
+        )
+        request.extensions[UNTIL] = until
         response = as_response(ex, request, within)
         if self._not_lean(response):
             await response.aclose()

@@ -344,6 +344,27 @@ def test_a_slow_server_times_out_the_same(
     assert seen.conns == 0  # the connection is not used again
 
 
+def _late_head_then_late_body(h: FaultHandler, msg: Json) -> None:
+    """The status line and headers at 0.7 s, the body at 1.4 s: each part within a 1 s
+    timeout of the last, the whole not."""
+    body = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": task()}).encode()
+    if h.fault_server.stopping.wait(0.7):
+        return
+    h.send_head(200, "application/json", length=len(body))
+    h.wfile.flush()
+    if not h.fault_server.stopping.wait(0.7):
+        h.write(body)
+    h.close_connection = True
+
+
+def test_the_whole_answer_deadline_counts_from_the_request_the_same(fault: FaultServer) -> None:
+    """The whole-answer deadline runs from when the poll went out, its wait for the headers
+    included, not from when they came (which would let a poll take twice its timeout)."""
+    seen = same(fault, {"get": [_late_head_then_late_body]}, timeout=1.0)
+    assert seen.outcome[0] == "TransportError"
+    assert "timed out waiting for" in error(seen)
+
+
 # -- 4. huge bodies ------------------------------------------------------------------------------
 
 
