@@ -989,8 +989,8 @@ class HttpTransport:
             sid = b", ".join(v for k, v in ex.headers if k.lower() == b"mcp-session-id")
             if sid:
                 self._keep_session_id(sid.decode("latin-1"))
-            if not body.strip():
-                return
+            if ex.status == 204 or (not body.strip() and ex.status in (200, 201, 202)):
+                return  # as `_messages` reads it
             parsed = self._parse(body, ex.status, "application/json")
             for item in parsed if isinstance(parsed, list) else [parsed]:
                 if not isinstance(item, dict):

@@ -347,6 +347,19 @@ class _Conn(asyncio.Protocol):
         status = self.parser.get_status_code()
         if ex is None or 100 <= status < 200:
             return  # an interim answer (100 Continue): the real one follows
+        coding = [v for k, v in ex.headers if k.lower() == b"transfer-encoding"]
+        if len(coding) > 1 or (coding and coding[0].strip(b" \t").lower() != b"chunked"):
+            # refused as httpx's h11 refuses it: llhttp would read the chunks and leave the
+            # other codings (`gzip, chunked`) undone
+            ex.fail(
+                httpx.RemoteProtocolError(
+                    "multiple Transfer-Encoding headers"
+                    if len(coding) > 1
+                    else "Only Transfer-Encoding: chunked is supported"
+                )
+            )
+            self.close()
+            return
         ex.status = status
         ex.head = True
         ex.until_close = (

@@ -1102,6 +1102,21 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
                 b"Connection: close\r\n\r\n" + _json(msg)
             )
         ),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: gzip, chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+                % (len(_json(msg)), _json(msg))
+            )
+        ),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: identity\r\n\r\n" + _json(msg)
+            )
+        ),
+        lambda: raw(203, b""),
+        lambda: raw(206, b""),
     ],
     ids=[
         "escape-in-reason",
@@ -1116,6 +1131,10 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         "bare-lf",
         "http-1.0-until-close",
         "until-close",
+        "transfer-coding-not-only-chunked",
+        "transfer-coding-identity",
+        "empty-203",
+        "empty-206",
     ],
 )
 def test_odd_status_lines_and_framing_read_the_same(
