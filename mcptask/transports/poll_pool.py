@@ -182,6 +182,10 @@ class Exchange:
             conn.close()
 
 
+#: bytes h11 refuses in a header value (the other control bytes it lets through, as llhttp's
+#: lenient_headers does)
+_NOT_IN_VALUE = re.compile(rb"[\x00\n\r\x0b\x0c]")
+
 #: a request target sent as it is: RFC 3986's path and query characters (anything else goes
 #: through httpx, which quotes it)
 _PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*")
@@ -339,8 +343,15 @@ class _Conn(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         ex = self._current()
-        if ex is not None and not ex.head:  # trailers are not headers (httpx drops them)
-            ex.headers.append((name, value))
+        if ex is None or ex.head:  # trailers are not headers (httpx drops them)
+            return
+        if _NOT_IN_VALUE.search(value):
+            # llhttp's lenient_headers lets these through too; httpx's h11 refuses them
+            line = bytearray(name + b": " + value)
+            ex.fail(httpx.RemoteProtocolError(f"illegal header line: {line!r}"))
+            self.close()
+            return
+        ex.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         ex = self._current()

@@ -1117,6 +1117,9 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         ),
         lambda: raw(203, b""),
         lambda: raw(206, b""),
+        lambda: wire_answer(head=b"X-Odd: a\x00b\r\n"),
+        lambda: wire_answer(head=b"X-Odd: a\x0cb\r\n"),
+        lambda: wire_answer(head=b"X-Odd: a\x01b\x7f\r\n"),
     ],
     ids=[
         "escape-in-reason",
@@ -1135,6 +1138,9 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         "transfer-coding-identity",
         "empty-203",
         "empty-206",
+        "nul-in-header-value",
+        "form-feed-in-header-value",
+        "other-control-bytes-in-header-value",
     ],
 )
 def test_odd_status_lines_and_framing_read_the_same(
