@@ -1284,6 +1284,9 @@ class HttpTransport:
         def build() -> httpx.Request:
             request = self._build(method, url, headers=headers, content=content)
             timeout = self._time_left(None)
+            # the status line and headers too (`_within`), and the whole answer from the
+            # request on (`UNTIL`), as a poll's
+            request.extensions[WITHIN] = timeout or self.options.read_timeout
             if timeout is not None:
                 request.extensions["timeout"] = httpx.Timeout(
                     timeout, connect=min(timeout, self.options.connect_timeout)

@@ -365,6 +365,27 @@ def test_the_whole_answer_deadline_counts_from_the_request_the_same(fault: Fault
     assert "timed out waiting for" in error(seen)
 
 
+@pytest.mark.parametrize("many", [False, True], ids=["general", "polled"])
+def test_a_rest_get_is_held_to_the_whole_answer_deadline(fault: FaultServer, many: bool) -> None:
+    """A GET of A2A's HTTP+JSON binding (`rest`) has the same bound as a poll: its answer,
+    headers included, comes whole within the timeout of the request (no read may wait long,
+    but a late head and a late body together may not stretch it)."""
+    url = fault.url(stream=[_late_head_then_late_body])
+
+    async def go() -> str:
+        t = HttpTransport(HttpOptions(url=url, many=many, read_timeout=1.0))
+        try:
+            await t.rest("GET", url)
+            return "ok"
+        except McptaskError as exc:
+            return f"{type(exc).__name__}: {exc.message}"
+        finally:
+            await t.aclose()
+
+    got = asyncio.run(go())
+    assert got.startswith("TransportError: timed out waiting for"), got
+
+
 # -- 4. huge bodies ------------------------------------------------------------------------------
 
 
