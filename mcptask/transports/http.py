@@ -1339,7 +1339,11 @@ class HttpTransport:
         response = as_response(ex, request, within)
         if self._not_lean(response):
             await response.aclose()
-            return await self._send_safely(build(), build, True)
+            request = build()
+            self._trace_request(request, None)
+            started = time.monotonic()
+            response = await self._send_safely(request, build, True)
+            self._trace_response(response, started)
         return response
 
 

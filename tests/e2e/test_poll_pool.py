@@ -661,6 +661,27 @@ def test_nothing_reaches_another_origin(fault: FaultServer) -> None:
             assert "mcp-session-id" not in r.headers
 
 
+def test_a_rest_get_sent_again_the_general_way_is_traced(fault: FaultServer) -> None:
+    """A lean GET of the HTTP+JSON binding that is redirected goes again through the client,
+    and `--trace` shows that exchange too (and nothing of the token)."""
+    done = fault.url(stream=[raw(200, b'{"id": "t-1"}')])
+    url = fault.url(stream=[redirect(done), redirect(done)])
+    lines: list[str] = []
+
+    async def go() -> Any:
+        t = HttpTransport(HttpOptions(url=url, many=True, token="tok-9", trace=lines.append))
+        try:
+            return (await t.rest("GET", url)).json()
+        finally:
+            await t.aclose()
+
+    assert asyncio.run(go()) == {"id": "t-1"}
+    assert [line for line in lines if line.startswith("> GET ")] == [f"> GET {url}"] * 2
+    statuses = [line.split()[1] for line in lines if re.match(r"< \d{3} ", line)]
+    assert statuses[0] == "307" and statuses[-1] == "200", lines
+    assert not any("tok-9" in line for line in lines)
+
+
 # -- 7. many at once -----------------------------------------------------------------------------
 
 
