@@ -414,12 +414,13 @@ class PollPool:
         connect_timeout: float,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        parts = urlsplit(url)
+        # as httpx reads it: the host in IDNA (what DNS, TLS and `Host` take), lowercase
+        parts = httpx.URL(url)
         self.https = parts.scheme == "https"
-        self.host = parts.hostname or ""
-        self.port = parts.port or (443 if self.https else 80)
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host = parts.raw_host.decode("ascii")
         default = 443 if self.https else 80
+        self.port = parts.port or default
+        host = f"[{self.host}]" if ":" in self.host else self.host
         authority = host if parts.port in (None, default) else f"{host}:{parts.port}"
         self._host = f"Host: {authority}\r\n".encode("ascii")
         self.connect_timeout = connect_timeout

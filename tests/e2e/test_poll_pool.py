@@ -682,6 +682,20 @@ def test_a_rest_get_sent_again_the_general_way_is_traced(fault: FaultServer) -> 
     assert not any("tok-9" in line for line in lines)
 
 
+def test_a_host_name_beyond_ascii_goes_out_in_idna_as_httpx_sends_it() -> None:
+    """An internationalised host name: the poll pool connects to, and names in `Host`, its
+    IDNA form (as httpx does), and fails as the general path fails where it does not resolve."""
+    pool = poll_pool.PollPool("http://B\u00fccher.invalid:8080/mcp", connect_timeout=1.0)
+    assert pool.host == "xn--bcher-kva.invalid"
+    assert pool.head({}) == b"Host: xn--bcher-kva.invalid:8080\r\n"
+    url = "http://b\u00fccher.invalid:9/mcp"
+    general = asyncio.run(_ask(url, many=False, connect_timeout=2.0))
+    polled = asyncio.run(_ask(url, many=True, connect_timeout=2.0))
+    assert polled.polled
+    assert polled.outcome == general.outcome
+    assert polled.outcome[0] == "TransportError"
+
+
 # -- 7. many at once -----------------------------------------------------------------------------
 
 
