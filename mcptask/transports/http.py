@@ -935,7 +935,8 @@ class HttpTransport:
         """The body of an answer read whole that is a plain JSON success (2xx, JSON, no
         Content-Encoding, no cookie, within the cap): the connection is released. None for any
         other."""
-        if not (ex.done and 200 <= ex.status < 300 and ex.buffered <= self.options.max_body):
+        whole = ex.done and ex.error is None
+        if not (whole and 200 <= ex.status < 300 and ex.buffered <= self.options.max_body):
             return None
         if ex.header(b"set-cookie") is not None:
             return None  # for the client to keep (`_not_lean`)

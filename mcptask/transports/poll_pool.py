@@ -343,19 +343,27 @@ class _Conn(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         ex = self._current()
-        if ex is None or ex.head:  # trailers are not headers (httpx drops them)
+        if ex is None:
             return
         if _NOT_IN_VALUE.search(value):
-            # llhttp's lenient_headers lets these through too; httpx's h11 refuses them
+            # llhttp's lenient_headers lets these through too; httpx's h11 refuses them (in
+            # trailers as well)
             line = bytearray(name + b": " + value)
             ex.fail(httpx.RemoteProtocolError(f"illegal header line: {line!r}"))
             self.close()
-            return
-        ex.headers.append((name, value))
+        elif not ex.head:  # trailers are not headers (httpx drops them)
+            ex.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         ex = self._current()
         status = self.parser.get_status_code()
+        if ex is not None and _NOT_IN_VALUE.search(ex.reason):
+            line = bytearray(
+                b"HTTP/%s %d %s" % (self.parser.get_http_version().encode(), status, ex.reason)
+            )
+            ex.fail(httpx.RemoteProtocolError(f"illegal status line: {line!r}"))
+            self.close()
+            return
         if ex is None or 100 <= status < 200:
             return  # an interim answer (100 Continue): the real one follows
         coding = [v for k, v in ex.headers if k.lower() == b"transfer-encoding"]

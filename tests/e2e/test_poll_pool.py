@@ -1176,6 +1176,14 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         lambda: wire_answer(head=b"X-Odd: a\x00b\r\n"),
         lambda: wire_answer(head=b"X-Odd: a\x0cb\r\n"),
         lambda: wire_answer(head=b"X-Odd: a\x01b\x7f\r\n"),
+        lambda: wire_answer(status=b"500 Bad\x00Thing"),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\nX-Done: a\x00b\r\n\r\n"
+                % (len(_json(msg)), _json(msg))
+            )
+        ),
     ],
     ids=[
         "escape-in-reason",
@@ -1197,6 +1205,8 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         "nul-in-header-value",
         "form-feed-in-header-value",
         "other-control-bytes-in-header-value",
+        "nul-in-reason",
+        "nul-in-trailer",
     ],
 )
 def test_odd_status_lines_and_framing_read_the_same(
