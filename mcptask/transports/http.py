@@ -957,10 +957,11 @@ class HttpTransport:
         """Whether a lean request's answer must be had again the general way: a redirect
         (the client follows it, by its origin rules; the endpoint's requests go that way from
         now on), or a refusal while OAuth is in play (it renews). A cookie the answer sets
-        goes to the client, which sends it from now on (requests go its way then)."""
+        goes to the client, which sends it from now on (requests go its way then). A 3xx
+        without a `Location` (304, say) is no redirect: the client would not follow it."""
         if "set-cookie" in response.headers:
             self.client.cookies.extract_cookies(response)
-        if response.is_redirect:
+        if response.has_redirect_location:
             self._lean_off = True
             return True
         return self.options.auth is not None and response.status_code in (401, 403)

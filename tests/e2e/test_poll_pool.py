@@ -661,6 +661,21 @@ def test_nothing_reaches_another_origin(fault: FaultServer) -> None:
             assert "mcp-session-id" not in r.headers
 
 
+@pytest.mark.parametrize(
+    "head",
+    [b"HTTP/1.1 304 Not Modified\r\n\r\n", b"HTTP/1.1 300 Multiple Choices\r\n\r\n"],
+    ids=["304", "300-without-location"],
+)
+def test_a_3xx_that_redirects_nowhere_is_read_as_it_is(fault: FaultServer, head: bytes) -> None:
+    """Only a 3xx with a `Location` is a redirect (the client follows no other): any other is
+    read where it came, not sent again, and polls go on the lean way."""
+    seen = same(fault, {"get": [wire(head)]})  # `both`: the lean way is still on
+    assert seen.outcome[0] == "HttpStatusError"
+    url = fault.url(get=[wire(head)])
+    asyncio.run(_ask(url, many=True))
+    assert len(fault.seen(url, "tasks/get")) == 1
+
+
 def test_a_rest_get_sent_again_the_general_way_is_traced(fault: FaultServer) -> None:
     """A lean GET of the HTTP+JSON binding that is redirected goes again through the client,
     and `--trace` shows that exchange too (and nothing of the token)."""
