@@ -888,10 +888,11 @@ class HttpTransport:
         safe: bool,
         target: str,
         body: Any,
-    ) -> Exchange:
+    ) -> tuple[Exchange, float]:
         """Send a lean request (`own`: its own headers) and wait for its answer's status and
         headers; a safe request is sent once more when its connection dies before any answer.
-        Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent)."""
+        Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent). The
+        `time.monotonic()` its whole answer is due by (`UNTIL`, as `_within` sets it)."""
         auth = self.options.auth
         if auth is not None and not self.options.token:
             self._bearer = await auth.bearer()
@@ -917,6 +918,7 @@ class HttpTransport:
                 if not safe:
                     raise
                 self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
+                started = time.monotonic()
                 ex = await pool.send(line, head, extra, content, within, fresh=True)
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, target) from None
@@ -927,13 +929,14 @@ class HttpTransport:
                 (k.decode("latin-1"), v.decode("latin-1")) for k, v in ex.headers
             ):
                 self._trace(f"< {k}: {v}")
-        return ex
+        return ex, started + within
 
     def _plain_json(self, ex: Exchange) -> bytes | None:
         """The body of an answer read whole that is a plain JSON success (2xx, JSON, no
         Content-Encoding, no cookie, within the cap): the connection is released. None for any
         other."""
-        if not (ex.done and 200 <= ex.status < 300 and ex.buffered <= self.options.max_body):
+        whole = ex.done and ex.error is None
+        if not (whole and 200 <= ex.status < 300 and ex.buffered <= self.options.max_body):
             return None
         if ex.header(b"set-cookie") is not None:
             return None  # for the client to keep (`_not_lean`)
@@ -954,10 +957,11 @@ class HttpTransport:
         """Whether a lean request's answer must be had again the general way: a redirect
         (the client follows it, by its origin rules; the endpoint's requests go that way from
         now on), or a refusal while OAuth is in play (it renews). A cookie the answer sets
-        goes to the client, which sends it from now on (requests go its way then)."""
+        goes to the client, which sends it from now on (requests go its way then). A 3xx
+        without a `Location` (304, say) is no redirect: the client would not follow it."""
         if "set-cookie" in response.headers:
             self.client.cookies.extract_cookies(response)
-        if response.is_redirect:
+        if response.has_redirect_location:
             self._lean_off = True
             return True
         return self.options.auth is not None and response.status_code in (401, 403)
@@ -972,7 +976,7 @@ class HttpTransport:
         timeout: float | None,
     ) -> AsyncGenerator[Message, None]:
         within = timeout or self.options.read_timeout
-        ex = await self._exchange(
+        ex, until = await self._exchange(
             line,
             headers or {},
             content,
@@ -987,8 +991,8 @@ class HttpTransport:
             sid = b", ".join(v for k, v in ex.headers if k.lower() == b"mcp-session-id")
             if sid:
                 self._keep_session_id(sid.decode("latin-1"))
-            if not body.strip():
-                return
+            if ex.status == 204 or (not body.strip() and ex.status in (200, 201, 202)):
+                return  # as `_messages` reads it
             parsed = self._parse(body, ex.status, "application/json")
             for item in parsed if isinstance(parsed, list) else [parsed]:
                 if not isinstance(item, dict):
@@ -1001,6 +1005,7 @@ class HttpTransport:
 
         all_headers = {**POST_HEADERS, **(headers or {})}
         request = self._build("POST", target, content=content, headers=all_headers)
+        request.extensions[UNTIL] = until
         response = as_response(ex, request, within)
         if self._not_lean(response):
             await response.aclose()
@@ -1281,6 +1286,9 @@ class HttpTransport:
         def build() -> httpx.Request:
             request = self._build(method, url, headers=headers, content=content)
             timeout = self._time_left(None)
+            # the status line and headers too (`_within`), and the whole answer from the
+            # request on (`UNTIL`), as a poll's
+            request.extensions[WITHIN] = timeout or self.options.read_timeout
             if timeout is not None:
                 request.extensions["timeout"] = httpx.Timeout(
                     timeout, connect=min(timeout, self.options.connect_timeout)
@@ -1326,11 +1334,18 @@ class HttpTransport:
 
         within = self._time_left(None) or self.options.read_timeout
         url = str(request.url)
-        ex = await self._exchange(line, headers, None, within, safe=True, target=url, body=None)
+        ex, until = await self._exchange(
+            line, headers, None, within, safe=True, target=url, body=None
+        )
+        request.extensions[UNTIL] = until
         response = as_response(ex, request, within)
         if self._not_lean(response):
             await response.aclose()
-            return await self._send_safely(build(), build, True)
+            request = build()
+            self._trace_request(request, None)
+            started = time.monotonic()
+            response = await self._send_safely(request, build, True)
+            self._trace_response(response, started)
         return response
 
 

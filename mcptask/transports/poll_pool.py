@@ -182,6 +182,10 @@ class Exchange:
             conn.close()
 
 
+#: bytes h11 refuses in a header value (the other control bytes it lets through, as llhttp's
+#: lenient_headers does)
+_NOT_IN_VALUE = re.compile(rb"[\x00\n\r\x0b\x0c]")
+
 #: a request target sent as it is: RFC 3986's path and query characters (anything else goes
 #: through httpx, which quotes it)
 _PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*")
@@ -339,14 +343,42 @@ class _Conn(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         ex = self._current()
-        if ex is not None and not ex.head:  # trailers are not headers (httpx drops them)
+        if ex is None:
+            return
+        if _NOT_IN_VALUE.search(value):
+            # llhttp's lenient_headers lets these through too; httpx's h11 refuses them (in
+            # trailers as well)
+            line = bytearray(name + b": " + value)
+            ex.fail(httpx.RemoteProtocolError(f"illegal header line: {line!r}"))
+            self.close()
+        elif not ex.head:  # trailers are not headers (httpx drops them)
             ex.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         ex = self._current()
         status = self.parser.get_status_code()
+        if ex is not None and _NOT_IN_VALUE.search(ex.reason):
+            line = bytearray(
+                b"HTTP/%s %d %s" % (self.parser.get_http_version().encode(), status, ex.reason)
+            )
+            ex.fail(httpx.RemoteProtocolError(f"illegal status line: {line!r}"))
+            self.close()
+            return
         if ex is None or 100 <= status < 200:
             return  # an interim answer (100 Continue): the real one follows
+        coding = [v for k, v in ex.headers if k.lower() == b"transfer-encoding"]
+        if len(coding) > 1 or (coding and coding[0].strip(b" \t").lower() != b"chunked"):
+            # refused as httpx's h11 refuses it: llhttp would read the chunks and leave the
+            # other codings (`gzip, chunked`) undone
+            ex.fail(
+                httpx.RemoteProtocolError(
+                    "multiple Transfer-Encoding headers"
+                    if len(coding) > 1
+                    else "Only Transfer-Encoding: chunked is supported"
+                )
+            )
+            self.close()
+            return
         ex.status = status
         ex.head = True
         ex.until_close = (
@@ -390,12 +422,13 @@ class PollPool:
         connect_timeout: float,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        parts = urlsplit(url)
+        # as httpx reads it: the host in IDNA (what DNS, TLS and `Host` take), lowercase
+        parts = httpx.URL(url)
         self.https = parts.scheme == "https"
-        self.host = parts.hostname or ""
-        self.port = parts.port or (443 if self.https else 80)
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host = parts.raw_host.decode("ascii")
         default = 443 if self.https else 80
+        self.port = parts.port or default
+        host = f"[{self.host}]" if ":" in self.host else self.host
         authority = host if parts.port in (None, default) else f"{host}:{parts.port}"
         self._host = f"Host: {authority}\r\n".encode("ascii")
         self.connect_timeout = connect_timeout

@@ -51,7 +51,7 @@ UnsolicitedHandler = Callable[[Message], Awaitable[None] | None]
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 STDERR_LINES = 50
 DEFAULT_MAX_LINE = 32 * 1024 * 1024
-#: as the HTTP transport's read timeout (MCPTASK_READ_TIMEOUT)
+#: notifications kept while no request is open and no handler is set, at most
 NOTIFICATION_QUEUE = 1000
 #: seconds a server that has said nothing yet may keep the first request waiting before the
 #: person is told mcptask is waiting for it

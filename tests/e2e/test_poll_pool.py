@@ -344,6 +344,48 @@ def test_a_slow_server_times_out_the_same(
     assert seen.conns == 0  # the connection is not used again
 
 
+def _late_head_then_late_body(h: FaultHandler, msg: Json) -> None:
+    """The status line and headers at 0.7 s, the body at 1.4 s: each part within a 1 s
+    timeout of the last, the whole not."""
+    body = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": task()}).encode()
+    if h.fault_server.stopping.wait(0.7):
+        return
+    h.send_head(200, "application/json", length=len(body))
+    h.wfile.flush()
+    if not h.fault_server.stopping.wait(0.7):
+        h.write(body)
+    h.close_connection = True
+
+
+def test_the_whole_answer_deadline_counts_from_the_request_the_same(fault: FaultServer) -> None:
+    """The whole-answer deadline runs from when the poll went out, its wait for the headers
+    included, not from when they came (which would let a poll take twice its timeout)."""
+    seen = same(fault, {"get": [_late_head_then_late_body]}, timeout=1.0)
+    assert seen.outcome[0] == "TransportError"
+    assert "timed out waiting for" in error(seen)
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["general", "polled"])
+def test_a_rest_get_is_held_to_the_whole_answer_deadline(fault: FaultServer, many: bool) -> None:
+    """A GET of A2A's HTTP+JSON binding (`rest`) has the same bound as a poll: its answer,
+    headers included, comes whole within the timeout of the request (no read may wait long,
+    but a late head and a late body together may not stretch it)."""
+    url = fault.url(stream=[_late_head_then_late_body])
+
+    async def go() -> str:
+        t = HttpTransport(HttpOptions(url=url, many=many, read_timeout=1.0))
+        try:
+            await t.rest("GET", url)
+            return "ok"
+        except McptaskError as exc:
+            return f"{type(exc).__name__}: {exc.message}"
+        finally:
+            await t.aclose()
+
+    got = asyncio.run(go())
+    assert got.startswith("TransportError: timed out waiting for"), got
+
+
 # -- 4. huge bodies ------------------------------------------------------------------------------
 
 
@@ -617,6 +659,56 @@ def test_nothing_reaches_another_origin(fault: FaultServer) -> None:
         for r in other.seen(elsewhere):
             assert "authorization" not in r.headers and "x-key" not in r.headers
             assert "mcp-session-id" not in r.headers
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b"HTTP/1.1 304 Not Modified\r\n\r\n", b"HTTP/1.1 300 Multiple Choices\r\n\r\n"],
+    ids=["304", "300-without-location"],
+)
+def test_a_3xx_that_redirects_nowhere_is_read_as_it_is(fault: FaultServer, head: bytes) -> None:
+    """Only a 3xx with a `Location` is a redirect (the client follows no other): any other is
+    read where it came, not sent again, and polls go on the lean way."""
+    seen = same(fault, {"get": [wire(head)]})  # `both`: the lean way is still on
+    assert seen.outcome[0] == "HttpStatusError"
+    url = fault.url(get=[wire(head)])
+    asyncio.run(_ask(url, many=True))
+    assert len(fault.seen(url, "tasks/get")) == 1
+
+
+def test_a_rest_get_sent_again_the_general_way_is_traced(fault: FaultServer) -> None:
+    """A lean GET of the HTTP+JSON binding that is redirected goes again through the client,
+    and `--trace` shows that exchange too (and nothing of the token)."""
+    done = fault.url(stream=[raw(200, b'{"id": "t-1"}')])
+    url = fault.url(stream=[redirect(done), redirect(done)])
+    lines: list[str] = []
+
+    async def go() -> Any:
+        t = HttpTransport(HttpOptions(url=url, many=True, token="tok-9", trace=lines.append))
+        try:
+            return (await t.rest("GET", url)).json()
+        finally:
+            await t.aclose()
+
+    assert asyncio.run(go()) == {"id": "t-1"}
+    assert [line for line in lines if line.startswith("> GET ")] == [f"> GET {url}"] * 2
+    statuses = [line.split()[1] for line in lines if re.match(r"< \d{3} ", line)]
+    assert statuses[0] == "307" and statuses[-1] == "200", lines
+    assert not any("tok-9" in line for line in lines)
+
+
+def test_a_host_name_beyond_ascii_goes_out_in_idna_as_httpx_sends_it() -> None:
+    """An internationalised host name: the poll pool connects to, and names in `Host`, its
+    IDNA form (as httpx does), and fails as the general path fails where it does not resolve."""
+    pool = poll_pool.PollPool("http://B\u00fccher.invalid:8080/mcp", connect_timeout=1.0)
+    assert pool.host == "xn--bcher-kva.invalid"
+    assert pool.head({}) == b"Host: xn--bcher-kva.invalid:8080\r\n"
+    url = "http://b\u00fccher.invalid:9/mcp"
+    general = asyncio.run(_ask(url, many=False, connect_timeout=2.0))
+    polled = asyncio.run(_ask(url, many=True, connect_timeout=2.0))
+    assert polled.polled
+    assert polled.outcome == general.outcome
+    assert polled.outcome[0] == "TransportError"
 
 
 # -- 7. many at once -----------------------------------------------------------------------------
@@ -1081,6 +1173,32 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
                 b"Connection: close\r\n\r\n" + _json(msg)
             )
         ),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: gzip, chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+                % (len(_json(msg)), _json(msg))
+            )
+        ),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: identity\r\n\r\n" + _json(msg)
+            )
+        ),
+        lambda: raw(203, b""),
+        lambda: raw(206, b""),
+        lambda: wire_answer(head=b"X-Odd: a\x00b\r\n"),
+        lambda: wire_answer(head=b"X-Odd: a\x0cb\r\n"),
+        lambda: wire_answer(head=b"X-Odd: a\x01b\x7f\r\n"),
+        lambda: wire_answer(status=b"500 Bad\x00Thing"),
+        lambda: wire(
+            lambda msg: (
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\nX-Done: a\x00b\r\n\r\n"
+                % (len(_json(msg)), _json(msg))
+            )
+        ),
     ],
     ids=[
         "escape-in-reason",
@@ -1095,6 +1213,15 @@ def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> Non
         "bare-lf",
         "http-1.0-until-close",
         "until-close",
+        "transfer-coding-not-only-chunked",
+        "transfer-coding-identity",
+        "empty-203",
+        "empty-206",
+        "nul-in-header-value",
+        "form-feed-in-header-value",
+        "other-control-bytes-in-header-value",
+        "nul-in-reason",
+        "nul-in-trailer",
     ],
 )
 def test_odd_status_lines_and_framing_read_the_same(
