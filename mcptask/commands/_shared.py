@@ -103,10 +103,13 @@ def _elsewhere(ctx: Context, task_id: str) -> str | None:
     name = _config_name(ctx, endpoint)
     flags = f"-s {shlex.quote(name)}" if name else f"--url {shlex.quote(endpoint)}"
     target = f"server {ctx.target.name!r}" if ctx.target.name else ctx.server
-    return (
-        f"the task book has it on {endpoint}, not on {target}: "
-        f"`{command_line('get', task_id)} {flags}`"
+    # the flags before a `--` (an id that begins with -), else after the id
+    again = (
+        f"{command_line(f'get {flags}', task_id)}"
+        if task_id.startswith("-")
+        else f"{command_line('get', task_id)} {flags}"
     )
+    return f"the task book has it on {endpoint}, not on {target}: `{again}`"
 
 
 def _config_name(ctx: Context, endpoint: str) -> str | None:

@@ -172,8 +172,11 @@ class _Worker:
         status = self.close()
         if status is not None and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT:
             # the terminal's Ctrl-C reached the worker (the whole group gets it): so it reaches
-            # this process too, whose own handler acts on it
-            raise KeyboardInterrupt
+            # this process too, whose own handler acts on it (a watch's event loop: raised
+            # here, in one of its tasks, it would only end that task, noisily)
+            if before is None or before is signal.default_int_handler:
+                raise KeyboardInterrupt
+            raise _Redelivered
         raise UsageError(f"--jq {expression}: jq stopped ({_how(status)})")
 
     def close(self, kill: bool = False) -> int | None:

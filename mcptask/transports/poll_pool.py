@@ -34,8 +34,10 @@ import httpx
 
 #: connections kept open at most (the watch has fewer polls in flight)
 MAX_CONNECTIONS = 100
-#: an idle connection older than this is closed rather than used (servers drop them)
-KEEPALIVE_SECONDS = 5.0
+#: an idle connection older than this is closed rather than used: servers drop them, uvicorn
+#: and Node after 5 s, and one they drop as a request goes out fails a `tasks/result` (which
+#: is not sent twice); a second under theirs
+KEEPALIVE_SECONDS = 4.0
 #: reading from a connection pauses while this much of its body waits to be read
 HIGH_WATER = 256 * 1024
 #: an answer's status line and headers are at most this long (as httpx's h11 allows): a

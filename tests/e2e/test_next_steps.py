@@ -89,12 +89,40 @@ def test_a_config_default_that_shadows_the_books_server(
         f'default = "ev"\n[servers.one]\nurl = "{url}"\n'
         f'[servers.ev]\nurl = "{everything_server.url}"\n'
     )
-    r = run_cli("get", task_id, env={"MCPTASK_CONFIG": str(config)})
+    r = run_cli("get", "--", task_id, env={"MCPTASK_CONFIG": str(config)})
     assert r.code == 9
     assert_one_line_error(r)
     assert f"the task book has it on {url}, not on server 'ev'" in r.stderr
-    assert f"`mcptask get {task_id} -s one`" in r.stderr
-    assert run_cli("get", task_id, "-s", "one", env={"MCPTASK_CONFIG": str(config)}).code == 0
+    # fastmcp's ids may begin with -: the flags then go before `--`
+    dash = task_id.startswith("-")
+    again = f"mcptask get -s one -- {task_id}" if dash else f"mcptask get {task_id} -s one"
+    assert f"`{again}`" in r.stderr
+    hint = again.split()[2:]  # the command line the hint gives, as it is
+    assert run_cli("get", *hint, env={"MCPTASK_CONFIG": str(config)}).code == 0
+
+
+def test_the_hint_for_an_id_that_begins_with_a_dash_puts_the_flags_before_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`mcptask get -- -7Rq --url U` would take `--url U` for task ids: the flags go first."""
+    from types import SimpleNamespace
+
+    from mcptask.commands import _shared
+
+    monkeypatch.setenv("MCPTASK_CONFIG", str(tmp_path / "none.toml"))
+    book = SimpleNamespace(find=lambda tid: [("http://a.example/mcp", tid, None)])
+    ctx = SimpleNamespace(
+        places=SimpleNamespace(remembers=True),
+        server="http://b.example/mcp",
+        book=book,
+        target=SimpleNamespace(name=None),
+    )
+    dashed = _shared._elsewhere(ctx, "-7Rq")  # type: ignore[arg-type]
+    assert dashed is not None and dashed.endswith(
+        "`mcptask get --url http://a.example/mcp -- -7Rq`"
+    ), dashed
+    plain = _shared._elsewhere(ctx, "7Rq")  # type: ignore[arg-type]
+    assert plain is not None and plain.endswith("`mcptask get 7Rq --url http://a.example/mcp`")
 
 
 UTC_Z = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z"
