@@ -12,7 +12,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -692,6 +692,16 @@ class HttpTransport:
             text += "; set MCPTASK_TOKEN or --token-file"
         return text
 
+    def _timed(self, request: httpx.Request, timeout: float | None) -> httpx.Request:
+        """`request` under `timeout` (else the read timeout): its status line and headers
+        within it (`WITHIN`), and each read and the connect too when one was given."""
+        request.extensions[WITHIN] = timeout or self.options.read_timeout
+        if timeout is not None:
+            request.extensions["timeout"] = httpx.Timeout(
+                timeout, connect=min(timeout, self.options.connect_timeout)
+            ).as_dict()
+        return request
+
     def _build(self, method: str, url: str, **kwargs: Any) -> httpx.Request:
         """The request, or one line saying which header cannot be sent (a session id from a
         hand-edited task book, say): HTTP header values are visible ASCII."""
@@ -737,13 +747,9 @@ class HttpTransport:
         all_headers = {**POST_HEADERS, **(headers or {})}
 
         def build() -> httpx.Request:
-            request = self._build("POST", target, content=content, headers=all_headers)
-            request.extensions[WITHIN] = timeout or self.options.read_timeout
-            if timeout is not None:
-                request.extensions["timeout"] = httpx.Timeout(
-                    timeout, connect=min(timeout, self.options.connect_timeout)
-                ).as_dict()
-            return request
+            return self._timed(
+                self._build("POST", target, content=content, headers=all_headers), timeout
+            )
 
         request = build()
         self._trace_request(request, message)
@@ -993,12 +999,7 @@ class HttpTransport:
                 self._keep_session_id(sid.decode("latin-1"))
             if ex.status == 204 or (not body.strip() and ex.status in (200, 201, 202)):
                 return  # as `_messages` reads it
-            parsed = self._parse(body, ex.status, "application/json")
-            for item in parsed if isinstance(parsed, list) else [parsed]:
-                if not isinstance(item, dict):
-                    raise ProtocolError(
-                        f"{self._where()} answered JSON that is not a JSON-RPC message"
-                    )
+            for item in self._items(self._parse(body, ex.status, "application/json")):
                 yield item
             return
         from mcptask.transports.poll_pool import as_response
@@ -1057,7 +1058,12 @@ class HttpTransport:
         if not body.strip() and response.status_code in (200, 201, 202):
             return  # 202: accepted (a notification); Agno's 202 carries a task, read below
         ctype = response.headers.get("content-type", "no content type").split(";")[0]
-        parsed = self._parse(body, response.status_code, ctype)
+        for item in self._items(self._parse(body, response.status_code, ctype)):
+            yield item
+
+    def _items(self, parsed: Any) -> Iterator[Message]:
+        """The JSON-RPC messages of a parsed body (one, or a batch), each checked as it is
+        taken."""
         for item in parsed if isinstance(parsed, list) else [parsed]:
             if not isinstance(item, dict):
                 raise ProtocolError(f"{self._where()} answered JSON that is not a JSON-RPC message")
@@ -1284,16 +1290,10 @@ class HttpTransport:
             headers["Content-Type"] = "application/json"
 
         def build() -> httpx.Request:
-            request = self._build(method, url, headers=headers, content=content)
-            timeout = self._time_left(None)
             # the status line and headers too (`_within`), and the whole answer from the
             # request on (`UNTIL`), as a poll's
-            request.extensions[WITHIN] = timeout or self.options.read_timeout
-            if timeout is not None:
-                request.extensions["timeout"] = httpx.Timeout(
-                    timeout, connect=min(timeout, self.options.connect_timeout)
-                ).as_dict()
-            return request
+            request = self._build(method, url, headers=headers, content=content)
+            return self._timed(request, self._time_left(None))
 
         request = build()
         line = self._poll_line(method, url) if method == "GET" else None

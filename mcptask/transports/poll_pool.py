@@ -124,7 +124,10 @@ class Exchange:
             self.error = exc
         self._wake()
 
-    async def _wait(self, until: float, timeout: Exception) -> None:
+    async def _wait(self, until: float, within: float | None = None) -> None:
+        """Wait for the next event of the exchange until the loop time `until`; past it, the
+        connection is closed and `httpx.ReadTimeout` raised (`within`: the seconds the whole
+        answer had, to say so; None: the wait for the next piece of the body)."""
         loop = asyncio.get_running_loop()
         self.waiter = waiter = loop.create_future()
         handle = loop.call_at(until, _expire, waiter)
@@ -132,7 +135,8 @@ class Exchange:
             await waiter
         except TimeoutError:
             self.conn.close()
-            raise timeout from None
+            why = "timed out reading" if within is None else f"no answer within {within:g} s"
+            raise httpx.ReadTimeout(why) from None
         finally:
             handle.cancel()
             self.waiter = None
@@ -140,7 +144,7 @@ class Exchange:
     async def answer(self, until: float, within: float) -> None:
         """Wait for the status line and headers (until the loop time `until`)."""
         while not self.head and self.error is None:
-            await self._wait(until, httpx.ReadTimeout(f"no answer within {within:g} s"))
+            await self._wait(until, within)
         if self.error is not None:
             raise self.error
 
@@ -166,7 +170,7 @@ class Exchange:
                 raise self.error
             if self.done:
                 return
-            await self._wait(loop.time() + read_timeout, httpx.ReadTimeout("timed out reading"))
+            await self._wait(loop.time() + read_timeout)
 
     def release(self) -> None:
         """The exchange is over: its connection goes back to the pool when the answer was

@@ -861,6 +861,17 @@ def test_tls_to_a_plain_http_port_says_the_server_answered_without_tls(
 # -- found by these tests ------------------------------------------------------------------------
 
 
+def _sent(fault: FaultServer, url: str) -> int:
+    """How many bytes the server sent on `url` before the client stopped reading (it notes
+    that once its write fails)."""
+    sid = FaultServer.sid(url)
+    for _ in range(1000):
+        if sid in fault.sent:
+            break
+        threading.Event().wait(0.01)
+    return fault.sent[sid]
+
+
 @pytest.mark.parametrize("line", [False, True], ids=["many-lines", "one-line"])
 def test_an_endless_header_section_is_refused_without_filling_the_memory(
     fault: FaultServer, line: bool
@@ -870,12 +881,7 @@ def test_an_endless_header_section_is_refused_without_filling_the_memory(
     assert polled.outcome[0] == general.outcome[0] == "TransportError", (general, polled)
     assert error(polled).split(":")[0] == error(general).split(":")[0]
     asyncio.run(_ask(url, many=True, read_timeout=20))
-    sid = FaultServer.sid(url)
-    for _ in range(1000):  # the server notes what it sent once its write fails
-        if sid in fault.sent:
-            break
-        threading.Event().wait(0.01)
-    assert fault.sent[sid] < 64 * MIB
+    assert _sent(fault, url) < 64 * MIB
 
 
 def test_a_password_in_the_url_is_sent_as_basic_auth(fault: FaultServer) -> None:
@@ -1365,12 +1371,7 @@ def test_an_endless_trailer_is_refused_without_filling_the_memory(
     assert polled.outcome[0] == "TransportError"
     url = fault.url(get=[endless_trailer(line=line)])
     asyncio.run(_ask(url, many=True, read_timeout=20))
-    sid = FaultServer.sid(url)
-    for _ in range(1000):  # the server notes what it sent once its write fails
-        if sid in fault.sent:
-            break
-        threading.Event().wait(0.01)
-    assert fault.sent[sid] < 64 * MIB
+    assert _sent(fault, url) < 64 * MIB
 
 
 def test_trailers_are_not_headers(fault: FaultServer) -> None:
