@@ -19,7 +19,8 @@ Rules (the CLI contract, "Pacing"):
   is live but says nothing about a task (or a server that never pushes) leaves it polled at
   the pace the server asks; when the feed drops or ends for any reason (an error while
   delivering included), polling returns to the normal pace at once; a terminal status that
-  came by push is confirmed by one poll before the task ends.
+  came by push is confirmed by one poll before the task ends; a poll's answer that a push
+  applied while the poll was in flight shows to be older (`_overtaken`) is not applied.
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ class Watched:
     live_via: set[str] = field(default_factory=set)
     #: when a push last mentioned the task (clock time), or None
     pushed: float | None = None
+    #: how many pushes about it were applied (a poll in flight meanwhile may answer older news)
+    pushes: int = 0
     #: `on_input` is answering the task (it is not polled meanwhile)
     asking: bool = False
     #: a poll of it is in flight
@@ -258,6 +261,7 @@ class Watcher:
         w.task = task
         w.via = via
         w.pushed = now = self.clock()
+        w.pushes += 1
         if changed:
             self.events.update(w, via)
         if (
@@ -423,6 +427,7 @@ class Watcher:
             # the status is known: only the result is missing
             await self._finish(w, w.task, w.task.status in self.config.until)
             return
+        pushes = w.pushes
         try:
             task = await self.fetch(w.ref)
         except TaskNotFound as exc:
@@ -455,7 +460,21 @@ class Watcher:
         w.failures = 0
         w.last_error = None
         w.answered = self.clock()
+        if w.pushes != pushes and _overtaken(task, w.task):
+            self._overtaken(w)
+            return
         await self._seen(w, task, "poll")
+
+    def _overtaken(self, w: Watched) -> None:
+        """A poll's answer that a push, applied while it was in flight, has overtaken: what the
+        push said stands. A status the push said that needs confirming (terminal, asking,
+        `until`) is confirmed by a poll sent now, after it; otherwise the server's pace."""
+        assert w.task is not None
+        status = w.task.status
+        if status in TERMINAL or status in INTERRUPTED or status in self.config.until:
+            w.due = self.clock()
+        else:
+            w.due = max(self.clock() + interval_for(w.task, self.config), self._hold_until)
 
     async def _seen(self, w: Watched, task: Task, via: str) -> None:
         if w.via != "poll" and w.task is not None and w.task.status == task.status:
@@ -601,6 +620,21 @@ def _not_the_protocol(exc: McptaskError) -> bool:
     if isinstance(exc, HttpStatusError):
         return exc.status not in GATEWAY_STATUSES
     return isinstance(exc, ProtocolError)
+
+
+def _overtaken(answer: Task, known: Task | None) -> bool:
+    """A poll's answer older than what a push said while the poll was in flight (the server
+    answered the poll, then pushed; the push was read first). Terminal states are final, so
+    a terminal answer is never older than a live state; with both `lastUpdatedAt`s the older
+    one is older; without them the two cannot be ordered, and the push, read last, stands."""
+    if known is None or answer.same_state(known):
+        return False
+    if answer.terminal and not known.terminal:
+        return False
+    before, after = _instant(known.lastUpdatedAt), _instant(answer.lastUpdatedAt)
+    if before is not None and after is not None:
+        return after < before
+    return True
 
 
 def _stale(pushed: Task, known: Task | None) -> bool:

@@ -290,6 +290,88 @@ def test_a_stale_terminal_push_is_not_believed() -> None:
     assert ends == ["completed"]
 
 
+def stamped(status: str, msg: str, second: int | None) -> Task:
+    t = task("a", status, msg)
+    if second is None:
+        return t
+    return t.model_copy(update={"lastUpdatedAt": f"2026-12-01T10:00:{second:02d}Z"})
+
+
+def run_overtaken(pushed: Task, answers: list[Task]) -> tuple[Any, ...]:
+    """The first poll is in flight when `pushed` is applied; it then answers `answers[0]`
+    (what the server said before it pushed); later polls answer the rest in turn."""
+    clock = Clock()
+    polls: list[float] = []
+    vias: list[tuple[str, str, str | None]] = []
+    ends: list[str] = []
+    watcher: Watcher
+
+    async def fetch(ref: TaskRef) -> Task:
+        polls.append(clock.now)
+        if len(polls) == 1:
+            await watcher.push(pushed)  # read before the poll's answer
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    async def fetch_result(ref: TaskRef, t: Task) -> TaskResult:
+        return TaskResult(task=t, payload={})
+
+    class Ev:
+        def update(self, w: Any, via: str) -> None:
+            vias.append((via, w.task.status, w.task.statusMessage))
+
+        def retry(self, w: Any, error: str, delay: float) -> None:
+            pass
+
+        def end(self, w: Any) -> None:
+            ends.append(w.outcome)
+
+    watcher = Watcher(
+        fetch=fetch,
+        fetch_result=fetch_result,
+        config=WatchConfig(timeout=120, want_result=True),
+        events=Ev(),
+        clock=clock,
+        sleep=clock.sleep,
+        rng=random.Random(0),
+    )
+    watcher.add(TaskRef("a"), stamped("working", "step 3", 3))
+    code = asyncio.run(watcher.run())
+    return code, polls, vias, ends
+
+
+def test_a_poll_answer_older_than_a_push_read_meanwhile_is_not_applied() -> None:
+    # seen on server-everything over stdio: the server answers tasks/get ("step 4"), then
+    # completes and pushes; the push is applied before the poll's answer is
+    for stamp in (True, False):
+        at = (lambda s: s) if stamp else (lambda s: None)
+        code, polls, vias, ends = run_overtaken(
+            stamped("completed", "done", at(5)),
+            [stamped("working", "step 4", at(4)), stamped("completed", "done", at(5))],
+        )
+        assert code == 0 and ends == ["completed"], stamp
+        # no step back to "working" between the push and its confirmation
+        assert vias == [("poll", "working", "step 3"), ("push", "completed", "done")], stamp
+        # the terminal push is confirmed by a poll sent after it, at once
+        assert len(polls) == 2 and polls[1] == polls[0], (stamp, polls)
+
+
+def test_a_poll_answer_newer_than_a_push_read_meanwhile_is_applied() -> None:
+    # a terminal push the poll shows to be stale (the poll's news is newer): the poll wins
+    code, polls, vias, ends = run_overtaken(
+        stamped("completed", "stale", 4),
+        [stamped("working", "step 5", 5), stamped("completed", "done", 6)],
+    )
+    assert code == 0 and ends == ["completed"]
+    assert ("poll", "working", "step 5") in vias
+    assert vias[-1] == ("poll", "completed", "done")
+    # a terminal answer is final, whatever a push said meanwhile (even with no stamps)
+    code, polls, vias, ends = run_overtaken(
+        stamped("working", "step 4", None), [stamped("completed", "done", None)]
+    )
+    assert code == 0 and ends == ["completed"] and len(polls) == 1
+    assert vias[-1] == ("poll", "completed", "done")
+
+
 def test_a2a_watch_follows_the_subscription(run_cli: RunCli, a2a_server: ServerProcess) -> None:
     # one process sends and watches: a second one could start after the task's 3 s on a busy
     # machine, and see nothing to follow
