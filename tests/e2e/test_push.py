@@ -193,42 +193,49 @@ class ScriptedFeed(PushFeed):
         await asyncio.Event().wait()
 
 
+class Recorded:
+    """A watcher on fake time whose events are recorded: `(via, status, message)` per update,
+    the outcome per end."""
+
+    def __init__(self, clock: Clock, fetch: Any, **config: Any) -> None:
+        self.vias: list[tuple[str, str, str | None]] = []
+        self.ends: list[str] = []
+        self.watcher = Watcher(
+            fetch=fetch,
+            fetch_result=self.fetch_result,
+            config=WatchConfig(timeout=120, **config),
+            events=self,
+            clock=clock,
+            sleep=clock.sleep,
+            rng=random.Random(0),
+        )
+
+    async def fetch_result(self, ref: TaskRef, t: Task) -> TaskResult:
+        return TaskResult(task=t, payload={})
+
+    def update(self, w: Any, via: str) -> None:
+        self.vias.append((via, w.task.status, w.task.statusMessage))
+
+    def retry(self, w: Any, error: str, delay: float) -> None:
+        pass
+
+    def end(self, w: Any) -> None:
+        self.ends.append(w.outcome)
+
+
 def run_scenario(feed_events: list[tuple[float, Any]], server: list[Task]) -> tuple[Any, ...]:
     clock = Clock()
     polls: list[float] = []
-    vias: list[tuple[str, str, str | None]] = []
-    ends: list[str] = []
 
     async def fetch(ref: TaskRef) -> Task:
         polls.append(clock.now)
         return server.pop(0) if len(server) > 1 else server[0]
 
-    async def fetch_result(ref: TaskRef, t: Task) -> TaskResult:
-        return TaskResult(task=t, payload={})
-
-    class Ev:
-        def update(self, w: Any, via: str) -> None:
-            vias.append((via, w.task.status, w.task.statusMessage))
-
-        def retry(self, w: Any, error: str, delay: float) -> None:
-            pass
-
-        def end(self, w: Any) -> None:
-            ends.append(w.outcome)
-
-    watcher = Watcher(
-        fetch=fetch,
-        fetch_result=fetch_result,
-        config=WatchConfig(timeout=120),
-        events=Ev(),
-        clock=clock,
-        sleep=clock.sleep,
-        rng=random.Random(0),
-        feeds=[ScriptedFeed(clock, feed_events)],
-    )
-    watcher.add(TaskRef("a"))
-    code = asyncio.run(watcher.run())
-    return code, polls, vias, ends
+    rec = Recorded(clock, fetch)
+    rec.watcher.feeds = [ScriptedFeed(clock, feed_events)]
+    rec.watcher.add(TaskRef("a"))
+    code = asyncio.run(rec.watcher.run())
+    return code, polls, rec.vias, rec.ends
 
 
 def test_pushed_updates_apply_at_once_and_a_terminal_push_is_confirmed_by_a_poll() -> None:
@@ -302,41 +309,17 @@ def run_overtaken(pushed: Task, answers: list[Task]) -> tuple[Any, ...]:
     (what the server said before it pushed); later polls answer the rest in turn."""
     clock = Clock()
     polls: list[float] = []
-    vias: list[tuple[str, str, str | None]] = []
-    ends: list[str] = []
-    watcher: Watcher
 
     async def fetch(ref: TaskRef) -> Task:
         polls.append(clock.now)
         if len(polls) == 1:
-            await watcher.push(pushed)  # read before the poll's answer
+            await rec.watcher.push(pushed)  # read before the poll's answer
         return answers.pop(0) if len(answers) > 1 else answers[0]
 
-    async def fetch_result(ref: TaskRef, t: Task) -> TaskResult:
-        return TaskResult(task=t, payload={})
-
-    class Ev:
-        def update(self, w: Any, via: str) -> None:
-            vias.append((via, w.task.status, w.task.statusMessage))
-
-        def retry(self, w: Any, error: str, delay: float) -> None:
-            pass
-
-        def end(self, w: Any) -> None:
-            ends.append(w.outcome)
-
-    watcher = Watcher(
-        fetch=fetch,
-        fetch_result=fetch_result,
-        config=WatchConfig(timeout=120, want_result=True),
-        events=Ev(),
-        clock=clock,
-        sleep=clock.sleep,
-        rng=random.Random(0),
-    )
-    watcher.add(TaskRef("a"), stamped("working", "step 3", 3))
-    code = asyncio.run(watcher.run())
-    return code, polls, vias, ends
+    rec = Recorded(clock, fetch, want_result=True)
+    rec.watcher.add(TaskRef("a"), stamped("working", "step 3", 3))
+    code = asyncio.run(rec.watcher.run())
+    return code, polls, rec.vias, rec.ends
 
 
 def test_a_poll_answer_older_than_a_push_read_meanwhile_is_not_applied() -> None:
