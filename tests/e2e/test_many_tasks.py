@@ -26,6 +26,7 @@ from servers.fault_server import (
     FaultHandler,
     FaultServer,
     Json,
+    raw_server,
     redirect,
     reset,
     reset_at_once,
@@ -196,33 +197,6 @@ def test_a_dropped_connection_is_retried_like_with_the_default_transport(
     assert len(retries(many.stderr)) == len(noted)
 
 
-def serve(handler: Callable[[socket.socket], None]) -> tuple[str, Callable[[], None]]:
-    """A raw TCP server on a thread; each connection goes to `handler`."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    stop = threading.Event()
-
-    def loop() -> None:
-        srv.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=handler, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=loop, daemon=True).start()
-
-    def close() -> None:
-        stop.set()
-        srv.close()
-
-    return f"http://127.0.0.1:{srv.getsockname()[1]}/mcp", close
-
-
 def _read_request(conn: socket.socket) -> None:
     """The whole request, body included: closing with unread bytes would send a reset."""
     data = b""
@@ -263,7 +237,7 @@ def _bad_status(conn: socket.socket) -> None:
     "handler", [_silent, _chunked_cut, _bad_status], ids=["timeout", "chunked-cut", "bad-status"]
 )
 def test_transport_errors_read_the_same(handler: Callable[[socket.socket], None]) -> None:
-    url, close = serve(handler)
+    url, close = raw_server(handler)
 
     async def error(many: bool) -> str:
         t = HttpTransport(HttpOptions(url=url, read_timeout=0.5, many=many))

@@ -48,6 +48,7 @@ from servers.fault_server import (
     keepalive,
     one_per_connection,
     raw,
+    raw_server,
     redirect,
     reset,
     reset_at_once,
@@ -809,34 +810,19 @@ def tls_server(tls_files: tuple[Path, Path]) -> Iterator[str]:
     """A TLS server with a self-signed certificate (answers nothing after the handshake)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(*tls_files)
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    stop = threading.Event()
 
-    def loop() -> None:
-        srv.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            try:
-                with ctx.wrap_socket(conn, server_side=True):
-                    pass
-            except (OSError, ssl.SSLError):
-                conn.close()
+    def handshake(conn: socket.socket) -> None:
+        try:
+            with ctx.wrap_socket(conn, server_side=True):
+                pass
+        except (OSError, ssl.SSLError):
+            conn.close()
 
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
+    url, close = raw_server(handshake, scheme="https")
     try:
-        yield f"https://127.0.0.1:{srv.getsockname()[1]}/mcp"
+        yield url
     finally:
-        stop.set()
-        srv.close()
-        thread.join(timeout=5)
+        close()
 
 
 def test_a_self_signed_certificate_is_refused_the_same(tls_server: str) -> None:

@@ -482,14 +482,7 @@ def endless_trailer(*, line: bool = False) -> Answer:
             % (len(body), body)
             + (b"X-Trailer: " if line else b"")
         )
-        piece = b"t" * 8192 if line else b"X-Trailer: %s\r\n" % (b"t" * 8000)
-        sent = 0
-        while not h.fault_server.stopping.is_set() and h.write_ok(piece):
-            sent += len(piece)
-            if sent > 512 * MIB:
-                break
-        h.fault_server.sent[h.sid] = sent
-        h.close_connection = True
+        _without_end(h, b"t" * 8192 if line else b"X-Trailer: %s\r\n" % (b"t" * 8000))
 
     return answer
 
@@ -558,25 +551,61 @@ def huge_chunked(size: int = 100 * MIB) -> Answer:
     return answer
 
 
+def _without_end(h: FaultHandler, piece: bytes) -> None:
+    """Write `piece` again and again (up to 512 MiB) until the client hangs up or the server
+    stops; what was sent is kept in `sent`, and the connection closes."""
+    sent = 0
+    while not h.fault_server.stopping.is_set() and h.write_ok(piece):
+        sent += len(piece)
+        if sent > 512 * MIB:
+            break
+    h.fault_server.sent[h.sid] = sent
+    h.close_connection = True
+
+
 def endless_head(*, line: bool = False) -> Answer:
     """A status line, then header lines without end (`line`: one header line without end),
     until the client hangs up or the server stops."""
 
     def answer(h: FaultHandler, msg: Json) -> None:
         h.write(b"HTTP/1.1 200 OK\r\n" + (b"X-Pad: " if line else b""))
-        piece = b"p" * 8192 if line else b"X-Pad: %s\r\n" % (b"p" * 8000)
-        sent = 0
-        while not h.fault_server.stopping.is_set() and h.write_ok(piece):
-            sent += len(piece)
-            if sent > 512 * MIB:
-                break
-        h.fault_server.sent[h.sid] = sent
-        h.close_connection = True
+        _without_end(h, b"p" * 8192 if line else b"X-Pad: %s\r\n" % (b"p" * 8000))
 
     return answer
 
 
 # -- scenarios --------------------------------------------------------------------------------
+
+
+def raw_server(
+    handler: Callable[[socket.socket], None], *, scheme: str = "http"
+) -> tuple[str, Callable[[], None]]:
+    """A raw TCP server on a thread, for what `FaultServer` cannot say (bytes before any
+    request, TLS): each connection goes to `handler` on a thread of its own. Returns the URL
+    (``SCHEME://127.0.0.1:PORT/mcp``) and a function that stops it."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    stop = threading.Event()
+
+    def loop() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+
+    def close() -> None:
+        stop.set()
+        srv.close()
+
+    return f"{scheme}://127.0.0.1:{srv.getsockname()[1]}/mcp", close
 
 
 @dataclass
