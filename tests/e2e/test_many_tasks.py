@@ -33,10 +33,9 @@ from servers.fault_server import (
     short_body,
     task,
 )
+from servers.many_watch import POLLS_LINE, P, few_and_many, retries
 
 #: the polls go on the poll pool (transports/poll_pool.py)
-POLLS_LINE = "* HTTP: polls on keep-alive connections of their own (many tasks)"
-P = ("-p", "mcp-2025-11-25")
 
 
 def free_port() -> int:
@@ -153,16 +152,6 @@ def fault() -> Iterator[FaultServer]:
         yield fs
 
 
-def retries(stderr: str) -> list[str]:
-    """The watch's retry notes, task ids and ports taken out."""
-    out = []
-    for line in stderr.splitlines():
-        if "retrying in" in line:
-            line = re.sub(r"\bt\d+: ", "", line)
-            out.append(re.sub(r"127\.0\.0\.1:\d+", "HOST", line.split("; retrying")[0]))
-    return sorted(out)
-
-
 def test_a_dropped_connection_is_retried_like_with_the_default_transport(
     fault: FaultServer, run_cli: RunCli
 ) -> None:
@@ -176,19 +165,9 @@ def test_a_dropped_connection_is_retried_like_with_the_default_transport(
         }
         return fault.url("drops", get=get), ids
 
-    url, few_ids = scenario(len(drops))
-    few = run_cli("watch", *few_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
-    url, many_ids = scenario(MANY_TASKS + 10)
-    many = run_cli(
-        "watch", *many_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--trace"
-    )
-    assert POLLS_LINE in many.stderr
-    for r, ids in ((few, few_ids), (many, many_ids)):
-        assert r.code == 0, r.stderr[-2000:]
-        assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
-        ends = [line for line in r.lines() if line["event"] == "end"]
-        assert sorted(e["taskId"] for e in ends) == sorted(ids)
-        assert {e["outcome"] for e in ends} == {"completed"}
+    (few, _), (many, many_ids) = few_and_many(run_cli, scenario, len(drops), SESSION)
+    for r in (few, many):
+        assert {e["outcome"] for e in r.lines() if e["event"] == "end"} == {"completed"}
     # the same notes (one per task), word for word; a connection that dies before any answer
     # (reset at once, closed) is sent once more by the transport (tasks/get is safe to repeat)
     # and makes no note

@@ -61,6 +61,7 @@ from servers.fault_server import (
     wire,
     wire_answer,
 )
+from servers.many_watch import POLLS_LINE, P, few_and_many, norm, retries
 
 
 @pytest.fixture(scope="module")
@@ -92,11 +93,6 @@ class Seen:
     idle: int
 
 
-def _norm(text: str) -> str:
-    """A message with the scenario's own path taken out (each run has its own)."""
-    return re.sub(r"/s\d+-[\w-]+/", "/S/", text)
-
-
 async def _ask(
     url: str,
     *,
@@ -117,7 +113,7 @@ async def _ask(
                 outcomes.append(("ok", got))
             except McptaskError as exc:
                 assert "\n" not in exc.message, exc.message  # one line (printing sanitises it)
-                outcomes.append((type(exc).__name__, _norm(exc.message), exc.exit_code))
+                outcomes.append((type(exc).__name__, norm(exc.message), exc.exit_code))
         pool = t._polls
         seen = Seen(
             tuple(outcomes) if times > 1 else outcomes[0],
@@ -527,7 +523,7 @@ def test_the_session_id_is_kept_or_refused_the_same(
             async for msg in t.send({"jsonrpc": "2.0", "id": 1, "method": "tasks/get"}):
                 return msg.get("result"), t.session_id
         except McptaskError as exc:
-            return (type(exc).__name__, _norm(exc.message)), t.session_id
+            return (type(exc).__name__, norm(exc.message)), t.session_id
         finally:
             await t.aclose()
         return None, t.session_id
@@ -1011,19 +1007,6 @@ def test_a_cancelled_wait_for_a_connection_passes_its_turn_on(
 
 # -- whole watches of many tasks (the poll pool) beside small ones (httpx's transport) ----------
 
-POLLS_LINE = "* HTTP: polls on keep-alive connections of their own (many tasks)"
-P = ("-p", "mcp-2025-11-25")
-
-
-def _retries(stderr: str) -> list[str]:
-    """The watch's retry notes, task ids and ports taken out."""
-    out = []
-    for line in stderr.splitlines():
-        if "retrying in" in line:
-            line = re.sub(r"\bt\d+: ", "", line)
-            out.append(_norm(re.sub(r"127\.0\.0\.1:\d+", "HOST", line.split("; retrying")[0])))
-    return sorted(out)
-
 
 def _odd_but_fine(tid: str) -> list[Callable[[], Answer]]:
     """Answers a poll may get that are odd but readable: each is followed by completion."""
@@ -1065,22 +1048,12 @@ def test_a_watch_of_many_tasks_reads_odd_answers_like_a_small_watch(
         }
         return fault.url("odd", get=get), ids
 
-    url, few_ids = scenario(kinds)
-    few = run_cli("watch", *few_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
-    url, many_ids = scenario(MANY_TASKS + 10)
-    many = run_cli(
-        "watch", *many_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--trace"
-    )
-    assert POLLS_LINE in many.stderr
-    for r, ids in ((few, few_ids), (many, many_ids)):
-        assert r.code == 0, r.stderr[-2000:]
-        assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
-        ends = [line for line in r.lines() if line["event"] == "end"]
-        assert sorted(e["taskId"] for e in ends) == sorted(ids)
-        assert {e["outcome"] for e in ends} == {"completed"}
-    assert sorted(set(_retries(many.stderr))) == sorted(set(_retries(few.stderr))), (
-        sorted(set(_retries(many.stderr))),
-        sorted(set(_retries(few.stderr))),
+    (few, _), (many, _) = few_and_many(run_cli, scenario, kinds, SESSION)
+    for r in (few, many):
+        assert {e["outcome"] for e in r.lines() if e["event"] == "end"} == {"completed"}
+    assert sorted(set(retries(many.stderr))) == sorted(set(retries(few.stderr))), (
+        sorted(set(retries(many.stderr))),
+        sorted(set(retries(few.stderr))),
     )
 
 
@@ -1104,7 +1077,7 @@ def test_a_watch_of_many_tasks_fails_like_a_small_watch(
     assert many.code == few.code != 0
     for r in (few, many):
         assert "Traceback" not in r.stderr
-    assert _norm(many.stderr).replace("t1", "tN") == _norm(few.stderr).replace("t1", "tN")
+    assert norm(many.stderr).replace("t1", "tN") == norm(few.stderr).replace("t1", "tN")
 
 
 def test_a_poll_sent_again_goes_on_a_fresh_connection(fault: FaultServer) -> None:
@@ -1256,7 +1229,7 @@ def test_polls_over_tls_reuse_their_connection_and_close_it(
                 try:
                     await rpc.request("tasks/get", {"taskId": TASK_ID})
                 except McptaskError as exc:
-                    out.append(_norm(exc.message))
+                    out.append(norm(exc.message))
                 out.append(await rpc.request("tasks/get", {"taskId": TASK_ID}))
                 pool = t._polls
             finally:
@@ -1320,32 +1293,11 @@ def test_a_watch_of_many_tasks_times_out_like_a_small_watch(
         return fault.url("stall", get=get), ids
 
     env = {"MCPTASK_READ_TIMEOUT": "1"}
-    url, few_ids = scenario(2)
-    few = run_cli(
-        "watch", *few_ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson", env=env
-    )
-    url, many_ids = scenario(MANY_TASKS + 10)
-    many = run_cli(
-        "watch",
-        *many_ids,
-        "--url",
-        url,
-        "--session",
-        SESSION,
-        *P,
-        "-o",
-        "ndjson",
-        "--trace",
-        env=env,
-    )
-    assert POLLS_LINE in many.stderr
-    for r, ids in ((few, few_ids), (many, many_ids)):
-        assert r.code == 0, r.stderr[-2000:]
-        assert "Traceback" not in r.stderr and "Unclosed" not in r.stderr
-        ends = [line for line in r.lines() if line["event"] == "end"]
-        assert sorted(e["taskId"] for e in ends) == sorted(ids)
-        assert len(_retries(r.stderr)) == len(ids)
-    assert sorted(set(_retries(many.stderr))) == sorted(set(_retries(few.stderr)))
+    runs = few_and_many(run_cli, scenario, 2, SESSION, env)
+    for r, ids in runs:
+        assert len(retries(r.stderr)) == len(ids)
+    (few, _), (many, _) = runs
+    assert sorted(set(retries(many.stderr))) == sorted(set(retries(few.stderr)))
 
 
 @pytest.mark.parametrize("line", [False, True], ids=["many-lines", "one-line"])

@@ -14,8 +14,7 @@ from mcptask.session.endpoint import MANY_TASKS
 
 from conftest import RunCli
 from servers.a2a_plugin import A2AServerProcess
-
-POLLS_LINE = "* HTTP: polls on keep-alive connections of their own (many tasks)"
+from servers.many_watch import POLLS_LINE
 
 
 @pytest.mark.parametrize("kind", ["a2a-1.0", "a2a-1.0-rest", "a2a-0.3", "agno"])
