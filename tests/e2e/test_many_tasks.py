@@ -5,7 +5,6 @@ transport, and one-shot commands never import it."""
 from __future__ import annotations
 
 import asyncio
-import re
 import socket
 import threading
 import time
@@ -27,6 +26,7 @@ from servers.fault_server import (
     FaultServer,
     Json,
     raw_server,
+    read_request,
     redirect,
     reset,
     reset_at_once,
@@ -176,38 +176,21 @@ def test_a_dropped_connection_is_retried_like_with_the_default_transport(
     assert len(retries(many.stderr)) == len(noted)
 
 
-def _read_request(conn: socket.socket) -> None:
-    """The whole request, body included: closing with unread bytes would send a reset."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    m = re.search(rb"(?i)content-length:\s*(\d+)", head)
-    while m and len(body) < int(m[1]):
-        chunk = conn.recv(65536)
-        if not chunk:
-            return
-        body += chunk
-
-
 def _silent(conn: socket.socket) -> None:
-    _read_request(conn)
+    read_request(conn)
     threading.Event().wait(3)
     conn.close()
 
 
 def _chunked_cut(conn: socket.socket) -> None:
-    _read_request(conn)
+    read_request(conn)
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
     conn.sendall(b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"jso')
     conn.close()
 
 
 def _bad_status(conn: socket.socket) -> None:
-    _read_request(conn)
+    read_request(conn)
     conn.sendall(b"HTTP/1.1 OK\r\n\r\n")
     conn.close()
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import socket
-import threading
 from collections.abc import Callable
 
 import pytest
 
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
+
+from servers.fault_server import raw_server, read_request
 
 Reply = Callable[[int], bytes]
 
@@ -36,43 +36,15 @@ class KeepAlive:
     def __init__(self, reply: Reply) -> None:
         self.reply = reply
         self.connections = 0
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(16)
-        self.url = f"http://127.0.0.1:{self.srv.getsockname()[1]}/mcp"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.srv.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        self.url, self.close = raw_server(self._serve)
 
     def _serve(self, conn: socket.socket) -> None:
+        self.connections += 1
         data = b""
         with conn:
-            while True:
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                head, _, rest = data.partition(b"\r\n\r\n")
-                m = re.search(rb"(?i)content-length:\s*(\d+)", head)
-                length = int(m[1]) if m else 0
-                while len(rest) < length:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    rest += chunk
-                body, data = rest[:length], rest[length:]
+            while (got := read_request(conn, data)) is not None:
+                body, data = got
                 conn.sendall(self.reply(json.loads(body)["id"]))
-
-    def close(self) -> None:
-        self.srv.close()
 
 
 def _polls(url: str, n: int) -> tuple[list[int], HttpTransport]:

@@ -35,6 +35,7 @@ import functools
 import itertools
 import json
 import os
+import re
 import socket
 import struct
 import threading
@@ -575,6 +576,26 @@ def endless_head(*, line: bool = False) -> Answer:
 
 
 # -- scenarios --------------------------------------------------------------------------------
+
+
+def read_request(conn: socket.socket, data: bytes = b"") -> tuple[bytes, bytes] | None:
+    """One whole request from `conn` (`data`: what was read of it already), body included
+    (closing with unread bytes would send a reset): its body, and what came after it. None
+    when the client hung up first."""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    m = re.search(rb"(?i)content-length:\s*(\d+)", head)
+    length = int(m[1]) if m else 0
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    return rest[:length], rest[length:]
 
 
 def raw_server(
