@@ -751,14 +751,10 @@ class HttpTransport:
                 self._build("POST", target, content=content, headers=all_headers), timeout
             )
 
-        request = build()
-        self._trace_request(request, message)
-        started = time.monotonic()
         try:
-            response = await self._send_safely(request, build, _is_safe(message))
+            response = await self._send_traced(build, _is_safe(message), message)
         except httpx.HTTPError as exc:
             raise self._connect_error(exc, target) from None
-        self._trace_response(response, started)
         answer = self._answer(response, message, target, timeout, all_headers)
         async with aclosing(answer):
             async for msg in answer:
@@ -815,6 +811,23 @@ class HttpTransport:
                 raise
             self._trace(f"* {_dead_reason(exc)} before any answer: sending once more")
             return await self._send(build())
+
+    async def _send_traced(
+        self,
+        build: Callable[[], httpx.Request],
+        safe: bool,
+        body: Any = None,
+        request: httpx.Request | None = None,
+    ) -> httpx.Response:
+        """`_send_safely` the request `build` makes (or `request`, made by it already), both
+        sides in `--trace` (`body`: what is sent)."""
+        if request is None:
+            request = build()
+        self._trace_request(request, body)
+        started = time.monotonic()
+        response = await self._send_safely(request, build, safe)
+        self._trace_response(response, started)
+        return response
 
     # -- polls: the lean way of a large watch --------------------------------------------------
     #
@@ -1249,12 +1262,8 @@ class HttpTransport:
             return request
 
         try:
-            request = build()
-            self._trace_request(request, None)
-            started = time.monotonic()
-            response = await self._send_safely(request, build, True)
+            response = await self._send_traced(build, True)
             try:
-                self._trace_response(response, started)
                 _bounded(response, self._time_left(None) or self.options.read_timeout)
                 # a document is never an event stream (an MCP server's GET stream would
                 # never end), nor HTML where JSON is wanted: its body is not read
@@ -1301,10 +1310,7 @@ class HttpTransport:
             if line is not None:
                 response = await self._rest_lean(line, request, build, headers)
             else:
-                self._trace_request(request, body)
-                started = time.monotonic()
-                response = await self._send_safely(request, build, method == "GET")
-                self._trace_response(response, started)
+                response = await self._send_traced(build, method == "GET", body, request)
             try:
                 _bounded(response, self._time_left(None) or self.options.read_timeout)
                 if _is_event_stream(response):
@@ -1341,11 +1347,7 @@ class HttpTransport:
         response = as_response(ex, request, within)
         if self._not_lean(response):
             await response.aclose()
-            request = build()
-            self._trace_request(request, None)
-            started = time.monotonic()
-            response = await self._send_safely(request, build, True)
-            self._trace_response(response, started)
+            response = await self._send_traced(build, True)
         return response
 
 
