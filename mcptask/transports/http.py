@@ -43,6 +43,14 @@ def origin(url: str | httpx.URL) -> tuple[str, str, int | None]:
     return (u.scheme, u.host, port)
 
 
+def _origin_of(url: str) -> tuple[str, str, int | None] | None:
+    """`origin`, or None for a URL httpx refuses."""
+    try:
+        return origin(url)
+    except httpx.InvalidURL:
+        return None
+
+
 #: reconnections of a request's event stream that closed before its answer (SEP-1699)
 RESUME_ATTEMPTS = 5
 #: the longest `retry` mcptask waits before it reconnects, in seconds
@@ -852,7 +860,12 @@ class HttpTransport:
 
             if len(self._lines) >= 4096:
                 self._lines.clear()
-            line = self._lines[key] = request_line(method, target, self._origin)
+            line = request_line(method, target)
+            # on the endpoint's origin, as the client judges it (`origin`: an IDNA host in
+            # either form is one host)
+            if line is not None and _origin_of(target) != self._origin:
+                line = None
+            self._lines[key] = line
         return line
 
     def _poll_head(self) -> tuple[bytes, dict[str, str]]:

@@ -197,21 +197,23 @@ _NOT_IN_VALUE = re.compile(rb"[\x00\n\r\x0b\x0c]")
 _PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*")
 
 
-def request_line(method: str, url: str, origin: tuple[str, str, int | None]) -> bytes | None:
-    """`METHOD target HTTP/1.1` for `url`, when it is on `origin` (scheme, host, port) and
-    can be sent as it is (no user name or password, no fragment, nothing to quote); else
-    None."""
+def request_line(method: str, url: str) -> bytes | None:
+    """`METHOD target HTTP/1.1` for `url`, when it can be sent as it is (HTTP or HTTPS, no
+    user name or password, no fragment, nothing to quote); else None. Whether `url` is on
+    the pool's origin is the caller's to judge."""
     try:
         parts = urlsplit(url)
-        port = parts.port
+        _ = parts.port  # a port that is not a number raises ValueError
     except ValueError:
         return None
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or parts.username is not None or parts.fragment:
+    if (
+        parts.scheme.lower() not in ("http", "https")
+        or parts.username is not None
+        or parts.fragment
+    ):
         return None
-    where = (scheme, parts.hostname or "", port or (443 if scheme == "https" else 80))
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    if where != origin or not _PLAIN_TARGET.fullmatch(target):
+    if not _PLAIN_TARGET.fullmatch(target):
         return None
     return f"{method} {target} HTTP/1.1\r\n".encode("ascii")
 

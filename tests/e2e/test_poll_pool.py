@@ -418,7 +418,7 @@ def test_reading_a_huge_body_pauses_at_the_high_water_mark(fault: FaultServer) -
         t = HttpTransport(HttpOptions(url=url, many=True))
         try:
             head, _ = t._poll_head()
-            line = poll_pool.request_line("POST", url, t._origin)
+            line = poll_pool.request_line("POST", url)
             assert t._polls is not None and line is not None
             ex = await t._polls.send(
                 line, head, b"", b'{"jsonrpc":"2.0","id":1,"method":"tasks/get"}', 10
@@ -701,6 +701,17 @@ def test_a_host_name_beyond_ascii_goes_out_in_idna_as_httpx_sends_it() -> None:
     assert pool.host == "xn--bcher-kva.invalid"
     assert pool.head({}) == b"Host: xn--bcher-kva.invalid:8080\r\n"
     url = "http://b\u00fccher.invalid:9/mcp"
+    general = asyncio.run(_ask(url, many=False, connect_timeout=2.0))
+    polled = asyncio.run(_ask(url, many=True, connect_timeout=2.0))
+    assert polled.polled
+    assert polled.outcome == general.outcome
+    assert polled.outcome[0] == "TransportError"
+
+
+def test_a_host_name_given_in_idna_takes_the_poll_pool_too() -> None:
+    """The same host given in its IDNA form is on the endpoint's origin (httpx reads both
+    forms as one host): its polls take the pool, and fail as the general path fails."""
+    url = "http://xn--bcher-kva.invalid:9/mcp"
     general = asyncio.run(_ask(url, many=False, connect_timeout=2.0))
     polled = asyncio.run(_ask(url, many=True, connect_timeout=2.0))
     assert polled.polled

@@ -86,9 +86,7 @@ def test_an_exchange_released_twice_enters_the_pool_once() -> None:
         from mcptask.transports.poll_pool import PollPool, request_line
 
         pool = PollPool(server.url, connect_timeout=5)
-        line = request_line(
-            "POST", server.url, ("http", "127.0.0.1", int(server.url.split(":")[2].split("/")[0]))
-        )
+        line = request_line("POST", server.url)
         assert line is not None
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         ex = await pool.send(line, pool.head({}), b"", body, 5)
