@@ -267,8 +267,7 @@ class _Conn(asyncio.Protocol):
                 # counted: what fits is parsed first)
                 self._feed(ex, data[: max(0, room)])
                 if not ex.head:
-                    ex.fail(httpx.RemoteProtocolError("Receive buffer too long"))
-                    self.close()
+                    self._refuse(ex, "Receive buffer too long")
                     return
                 data = data[max(0, room) :]
             self._feed(ex, data)
@@ -278,8 +277,7 @@ class _Conn(asyncio.Protocol):
         self.after_head += len(data)
         self._feed(ex, data)
         if self.after_head - ex.received > MAX_HEAD + 8 * ex.received:
-            ex.fail(httpx.RemoteProtocolError("Receive buffer too long"))
-            self.close()
+            self._refuse(ex, "Receive buffer too long")
 
     def _feed(self, ex: Exchange, data: bytes) -> None:
         if self.dead or not data:
@@ -287,11 +285,9 @@ class _Conn(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            ex.fail(httpx.RemoteProtocolError("the server switched protocols"))
-            self.close()
+            self._refuse(ex, "the server switched protocols")
         except httptools.HttpParserError as exc:
-            ex.fail(httpx.RemoteProtocolError(f"malformed HTTP answer: {exc}"))
-            self.close()
+            self._refuse(ex, f"malformed HTTP answer: {exc}")
 
     def eof_received(self) -> bool | None:
         return None  # close: connection_lost follows
@@ -315,6 +311,12 @@ class _Conn(asyncio.Protocol):
         if self.paused and buffered < HIGH_WATER // 2 and self.transport is not None:
             self.paused = False
             self.transport.resume_reading()
+
+    def _refuse(self, ex: Exchange, why: str) -> None:
+        """The answer breaks HTTP (`why`, worded as httpx's h11 words it): the exchange fails
+        and the connection closes."""
+        ex.fail(httpx.RemoteProtocolError(why))
+        self.close()
 
     def close(self) -> None:
         self.dead = True
@@ -357,8 +359,7 @@ class _Conn(asyncio.Protocol):
             # llhttp's lenient_headers lets these through too; httpx's h11 refuses them (in
             # trailers as well)
             line = bytearray(name + b": " + value)
-            ex.fail(httpx.RemoteProtocolError(f"illegal header line: {line!r}"))
-            self.close()
+            self._refuse(ex, f"illegal header line: {line!r}")
         elif not ex.head:  # trailers are not headers (httpx drops them)
             ex.headers.append((name, value))
 
@@ -369,8 +370,7 @@ class _Conn(asyncio.Protocol):
             line = bytearray(
                 b"HTTP/%s %d %s" % (self.parser.get_http_version().encode(), status, ex.reason)
             )
-            ex.fail(httpx.RemoteProtocolError(f"illegal status line: {line!r}"))
-            self.close()
+            self._refuse(ex, f"illegal status line: {line!r}")
             return
         if ex is None or 100 <= status < 200:
             return  # an interim answer (100 Continue): the real one follows
@@ -378,14 +378,12 @@ class _Conn(asyncio.Protocol):
         if len(coding) > 1 or (coding and coding[0].strip(b" \t").lower() != b"chunked"):
             # refused as httpx's h11 refuses it: llhttp would read the chunks and leave the
             # other codings (`gzip, chunked`) undone
-            ex.fail(
-                httpx.RemoteProtocolError(
-                    "multiple Transfer-Encoding headers"
-                    if len(coding) > 1
-                    else "Only Transfer-Encoding: chunked is supported"
-                )
+            self._refuse(
+                ex,
+                "multiple Transfer-Encoding headers"
+                if len(coding) > 1
+                else "Only Transfer-Encoding: chunked is supported",
             )
-            self.close()
             return
         ex.status = status
         ex.head = True
