@@ -47,7 +47,7 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task, ms_seconds
+from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task, epoch, ms_seconds
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult
 
@@ -631,7 +631,7 @@ def _overtaken(answer: Task, known: Task | None) -> bool:
         return False
     if answer.terminal and not known.terminal:
         return False
-    before, after = _instant(known.lastUpdatedAt), _instant(answer.lastUpdatedAt)
+    before, after = epoch(known.lastUpdatedAt), epoch(answer.lastUpdatedAt)
     if before is not None and after is not None:
         return after < before
     return True
@@ -645,7 +645,7 @@ def _stale(pushed: Task, known: Task | None) -> bool:
         return False
     if known.terminal:
         return True
-    before, after = _instant(known.lastUpdatedAt), _instant(pushed.lastUpdatedAt)
+    before, after = epoch(known.lastUpdatedAt), epoch(pushed.lastUpdatedAt)
     return before is not None and after is not None and after < before
 
 
@@ -663,12 +663,12 @@ def lost_after(
     task_id: str, created_at: str | None, ttl: int | None, now: datetime | None = None
 ) -> str | None:
     """`lost_inside_ttl` from the task's creation time and ttl (ms; None: unlimited)."""
-    created = _instant(created_at)
+    created = epoch(created_at)
     if created is None:
         return None
     from datetime import UTC
 
-    age = ((now or datetime.now(UTC)) - created).total_seconds()
+    age = (now or datetime.now(UTC)).timestamp() - created
     if age < 0 or not math.isfinite(age):
         return None
     if ttl is None:
@@ -685,16 +685,6 @@ def lost_after(
 
 def _seconds(value: float) -> str:
     return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
-
-
-def _instant(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
 
 
 def _retryable(exc: McptaskError) -> bool:
