@@ -264,11 +264,7 @@ class Watcher:
         w.pushes += 1
         if changed:
             self.events.update(w, via)
-        if (
-            task.status in TERMINAL
-            or task.status in INTERRUPTED
-            or task.status in self.config.until
-        ):
+        if self._confirmed_by_poll(task.status):
             w.due = now
             self._schedule(w)
             self._wake.set()
@@ -461,20 +457,24 @@ class Watcher:
         w.last_error = None
         w.answered = self.clock()
         if w.pushes != pushes and _overtaken(task, w.task):
-            self._overtaken(w)
+            self._keep_pushed(w)
             return
         await self._seen(w, task, "poll")
 
-    def _overtaken(self, w: Watched) -> None:
+    def _keep_pushed(self, w: Watched) -> None:
         """A poll's answer that a push, applied while it was in flight, has overtaken: what the
         push said stands. A status the push said that needs confirming (terminal, asking,
         `until`) is confirmed by a poll sent now, after it; otherwise the server's pace."""
         assert w.task is not None
-        status = w.task.status
-        if status in TERMINAL or status in INTERRUPTED or status in self.config.until:
+        if self._confirmed_by_poll(w.task.status):
             w.due = self.clock()
         else:
             w.due = max(self.clock() + interval_for(w.task, self.config), self._hold_until)
+
+    def _confirmed_by_poll(self, status: str) -> bool:
+        """A pushed status a poll must confirm, at once, before the watch acts on it: the task
+        ended, asks for something, or reached a status `until` names."""
+        return status in TERMINAL or status in INTERRUPTED or status in self.config.until
 
     async def _seen(self, w: Watched, task: Task, via: str) -> None:
         if w.via != "poll" and w.task is not None and w.task.status == task.status:
