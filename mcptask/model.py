@@ -17,9 +17,13 @@ Status = Literal[
     "failed",
     "cancelled",
     "rejected",
+    # mcptask's own word, never a server's: the task book's last status of a task that can no
+    # longer be reached (a stdio server that has exited)
+    "unknown",
 ]
 
-STATUSES: frozenset[str] = frozenset(get_args(Status))
+#: the statuses a server's word can become
+STATUSES: frozenset[str] = frozenset(get_args(Status)) - {"unknown"}
 TERMINAL: frozenset[str] = frozenset(("completed", "failed", "cancelled", "rejected"))
 #: the task waits for the client: a watch without a way to answer ends here
 INTERRUPTED: frozenset[str] = frozenset(("input_required", "auth_required"))
@@ -41,6 +45,10 @@ class Task(BaseModel):
     server: str
     contextId: str | None = None
     inputRequests: dict[str, Any] | None = None
+    #: the task book's tasks (`list --local`, `why` with the server down): when mcptask last
+    #: saw it, and why its status is not the server's word of now
+    lastSeenAt: str | None = None
+    bookNote: str | None = None
     raw: dict[str, Any]
 
     @field_validator("createdAt", "lastUpdatedAt", mode="after")
@@ -54,8 +62,9 @@ class Task(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         out = self.model_dump()
-        if out["inputRequests"] is None:
-            del out["inputRequests"]
+        for optional in ("inputRequests", "lastSeenAt", "bookNote"):
+            if out[optional] is None:
+                del out[optional]
         # keep `raw` last, as the contract shows it
         out["raw"] = out.pop("raw")
         return out

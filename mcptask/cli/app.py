@@ -199,7 +199,7 @@ def log(
     execute(
         g,
         lambda ctx: run_log(LogOptions(task_id, follow=follow, timeout=timeout), ctx),
-        streaming=follow,
+        streaming=True,
     )
 
 
@@ -451,6 +451,14 @@ def servers(
         GlobalOptions(config=config, output=output, jq=jq),
         lambda ctx: run_servers(ServersOptions(), ctx),
     )
+
+
+@app.command(**described("why"))
+@with_target
+def why(g: GlobalOptions, task_id: TaskId) -> None:
+    from mcptask.commands.why import WhyOptions, run_why
+
+    execute(g, lambda ctx: run_why(WhyOptions(task_id), ctx), one_at_a_time=True, loop_free=True)
 
 
 @app.command(**described("book"))

@@ -34,7 +34,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "Fetch a task's status once and print it: a panel on a terminal, the normalized task as "
         "JSON elsewhere (docs/output.md). Without a target, the task book says where the task "
         "lives; a unique prefix of at least 4 characters stands for an id it knows. Exit 0 "
-        "whatever the status, 9 when the server does not know the task.",
+        "whatever the status, 9 when the server does not know the task. Why it may look stuck "
+        "(also with the server down): `mcptask why ID`.",
         (
             ("", f"mcptask get 8488be63b6d99b9f312f717804759bc8 --url {URL}"),
             ("a task the task book knows: its endpoint comes from there", "mcptask get 8488be63"),
@@ -51,7 +52,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "On a terminal a task that asks for input gets a form. --push-receiver takes an A2A "
         "agent's push notifications on a webhook on 127.0.0.1 (`via: webhook`). Exit by the final state: 0 "
         "completed, 5 failed, 6 needs input, 7 timed out, 8 cancelled, 9 unknown or expired "
-        "(the highest with several tasks).",
+        "(the highest with several tasks). What happened, and when: `mcptask log ID`; why a "
+        "task may look stuck: `mcptask why ID`.",
         (
             ("", f"mcptask watch 8488be63 --url {URL}"),
             (
@@ -239,17 +241,37 @@ COMMANDS: dict[str, CommandHelp] = {
     "log": CommandHelp(
         FOLLOW,
         "Tell a task's story from the task book",
-        "Print everything mcptask recorded about a task, oldest first: its creation, each "
-        "status and message (marked push or poll), progress, questions and answers, retries "
-        "and errors, push streams opened and lost, the result fetched. Times are relative to "
-        "the first sighting, with the gap since the event before. `--follow` keeps printing "
-        "what any mcptask process records (a `watch` elsewhere) until the task ends, and "
-        "polls the server itself when nothing else does. `-o ndjson`: one event per line; "
-        "`-o json`: one document (docs/output.md). Exit 9 when the book has no history of it.",
+        "Print everything mcptask recorded about a task, in the order it happened: its "
+        "creation, each status and message (marked push or poll), progress, questions and "
+        "answers (refused, dismissed), cancels, retries and errors, push streams and configs, "
+        "expiry, the result fetched. Each event is at the server's time where the server said "
+        "when (a `~` marks one mcptask could only time by when it saw it), with the time since "
+        "creation, the gap since the event before, how late mcptask saw it, and the command "
+        "that recorded it when that was not one following the task. `--follow` prints each "
+        "event as it happens until the task ends: what a `watch` elsewhere records, else "
+        "`log` follows the task itself at the server's pace (push where offered); "
+        "`--timeout` bounds that wait. In a pipe: one JSON object per event (`--jq` applies "
+        "to each); `-o json`: one document (docs/output.md). Why a task may look stuck: "
+        "`mcptask why ID`. Exit 9 when the book has no history of it.",
         (
             ("", "mcptask log 8488be63"),
-            ("follow a task another terminal watches", "mcptask log 8488be63 --follow"),
-            ("the events as JSON lines", "mcptask log 8488be63 -o ndjson"),
+            ("follow a task as it runs", "mcptask log 8488be63 --follow"),
+            ("only the retries", "mcptask log 8488be63 --jq 'select(.kind == \"retry\")'"),
+        ),
+    ),
+    "why": CommandHelp(
+        FOLLOW,
+        "Say why a task may look stuck",
+        "Why a task may look stuck, from the server and the task book: the likely reasons "
+        "first, since when nothing moved (in the server's time where it says), its last "
+        "message, the pace it asks, whether a watch follows it (and whether push is live), "
+        "retries and the last error, the question it waits on and how to answer it, when the "
+        "server will purge it. When the server cannot be reached, the answer comes from what "
+        "the task book last saw, with the connection error as the first reason (exit 4, as "
+        "`get` would). Exit 9 when the server does not know the task.",
+        (
+            ("", "mcptask why 8488be63"),
+            ("the reasons only, for a script", "mcptask why 8488be63 --jq '.history.reasons[]'"),
         ),
     ),
     "book": CommandHelp(

@@ -76,6 +76,7 @@ TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
         frozenset({"--cancel", "--decline"}),
     ),
     "forget": TaskIdCommand(None, frozenset({"--endpoint"})),
+    "why": TaskIdCommand(1),
 }
 
 SHELLS = ("bash", "zsh", "fish")

@@ -4,6 +4,7 @@ responder (command-line answer or terminal form), and the confirmation that the 
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import TYPE_CHECKING, Any
 
 from mcptask.errors import ExitCode, NotApplicable, TaskEnded, UsageError
@@ -76,6 +77,7 @@ class Responder:
     async def __call__(self, request: InputRequest) -> dict[str, Any] | None:
         from mcptask.output import forms
 
+        self._asked(request)
         if self.console is not None:
             if self.around is None:
                 return await forms.ask(
@@ -121,6 +123,21 @@ class Responder:
         if request.params.get("mode") == "url":
             return {"action": "accept"}
         return {"action": "accept", "content": content}
+
+    def _asked(self, request: InputRequest) -> None:
+        """The question as asked, in the log (on a terminal: which command shows its form)."""
+        from mcptask.output import forms
+        from mcptask.state.events import QUESTION
+
+        self.ctx.places.note(
+            request.task_id,
+            QUESTION,
+            status="input_required",
+            message=request.message[:QUESTION_KEPT] or None,
+            request=request.key,
+            keys=[f.name for f in forms.fields(request.schema)] or None,
+            form=self.ctx.command if self.console is not None else None,
+        )
 
 
 def one_answer(flags: list[tuple[str, bool]]) -> list[str]:
@@ -182,12 +199,61 @@ def answered_keys(ctx: Context, task_id: str) -> frozenset[str]:
 def keep_answered(
     ctx: Context, task: Task, ref: TaskRef, old: frozenset[str], new: list[str]
 ) -> None:
+    """The keys answered, kept so that an answer is never sent twice (the answer's event
+    is recorded once the server took it or not: `answer_events`)."""
     if new:
-        from mcptask.state.events import ANSWER, event
-
         keys = list(dict.fromkeys([*sorted(old), *new]))[-ANSWERED_KEPT:]
-        sent = [event(task.taskId, ANSWER, status=task.status, keys=list(new))]
-        ctx.places.remember(task, ref, answered=keys, events=sent)
+        ctx.places.remember(task, ref, answered=keys)
+
+
+#: characters of a question or a text answer kept in the log
+QUESTION_KEPT = 500
+
+
+def answer_events(
+    task_id: str, done: Answered, status: str, confirmed: bool, sent_at: float
+) -> list[Any]:
+    """The log's record of an answer: one `answer` event per request answered (the question,
+    the fields answered, the action, an A2A text answer's text; whether the server took it),
+    and a `dismissed` event when a question was dismissed (with what mcptask sent)."""
+    from mcptask.state.events import ANSWER, DISMISSED, event
+
+    out = []
+    for request, response in done.sent:
+        content = response.get("content")
+        action = response.get("action")
+        fields = sorted(str(k) for k in content) if isinstance(content, dict) else []
+        text = content.get("text") if isinstance(content, dict) else None
+        dismissed = done.dismissed and action == "cancel"
+        out.append(
+            event(
+                task_id,
+                DISMISSED if dismissed else ANSWER,
+                at=sent_at,
+                status=status,
+                message=(
+                    "the form was dismissed: mcptask answered cancel (a question read from an "
+                    "MCP 2025-11-25 server cannot be put back)"
+                    if dismissed
+                    else None
+                ),
+                question=request.message[:QUESTION_KEPT] or None,
+                request=request.key,
+                action=action,
+                keys=fields or None,
+                text=text[:QUESTION_KEPT]
+                if isinstance(text, str) and not request.can_decline
+                else None,
+                confirmed=confirmed,
+            )
+        )
+    return out
+
+
+def refused_event(task_id: str, status: str, reason: str) -> Any:
+    from mcptask.state.events import ANSWER_REFUSED, event
+
+    return event(task_id, ANSWER_REFUSED, status=status, message=f"the server refused: {reason}")
 
 
 def moved_on(before: Task, after: Task, done: Answered) -> bool:
@@ -283,6 +349,7 @@ def inline_answers(
             for attempt in range(1, ANSWER_TRIES + 1):
                 try:
                     done = await proto.answer(ref, task, responder, answered=frozenset(answered))
+                    sent_at = time.time()
                     break
                 except RpcError as exc:
                     # the server refused the answer itself (an A2A agent's JSON-RPC error):
@@ -290,6 +357,9 @@ def inline_answers(
                     # refusal above it; else the watch ends naming the refusal
                     if proto.input_requests(task) is None:
                         raise
+                    ctx.places.note_events(
+                        [refused_event(ref.task_id, task.status, exc.rpc_message)]
+                    )
                     refusal = f"{ref.task_id}: the server refused the answer: {exc.rpc_message}"
                     if attempt == ANSWER_TRIES:
                         raise RefusedAnswer(
@@ -304,6 +374,9 @@ def inline_answers(
             sent.setdefault(ref.task_id, set()).update(done.keys)
             keep_answered(ctx, task, ref, frozenset(answered), done.keys)
             after, moved = await confirm(ctx, proto, ref, task, done)
+            ctx.places.remember(
+                after, ref, events=answer_events(ref.task_id, done, after.status, moved, sent_at)
+            )
         except RefusedAnswer:
             raise  # the task ends waiting for input, the refusal named (the scheduler's end)
         except McptaskError as exc:

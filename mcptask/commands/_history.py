@@ -25,36 +25,106 @@ def iso(at: float) -> str:
     return stamp.replace("+00:00", "Z")
 
 
-def timeline(task_id: str, server: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events as `log` prints them (docs/output.md, schema `log-event`): oldest first, each
-    with `sinceCreated` and `gap` (seconds)."""
-    out = []
-    start = events[0]["at"] if events else 0.0
-    last = start
-    for e in events:
-        at = float(e["at"])
-        line: dict[str, Any] = {
-            "taskId": task_id,
-            "server": server,
-            "n": e["n"],
-            "at": iso(at),
-            "sinceCreated": round(max(0.0, at - start), 3),
-            "gap": round(max(0.0, at - last), 3),
-            "kind": e["kind"],
-            "via": e.get("via"),
-            "status": e.get("status"),
-            "message": e.get("message"),
-            "command": e.get("command"),
-            "data": e.get("data") or {},
-        }
-        out.append(line)
-        last = at
-    return out
+def happened(e: dict[str, Any], skew: float = 0.0) -> float:
+    """When an event happened on this machine's clock: the server's time where it gave one
+    (less the measured skew: `clockSkew`, the server's clock minus this machine's), else when
+    mcptask saw it (or did it: an answer, a cancel)."""
+    server_at = e.get("serverAt")
+    if isinstance(server_at, int | float):
+        return float(server_at) - skew
+    return float(e["at"])
+
+
+class Timeline:
+    """The events as `log` prints them (docs/output.md, schema `log-event`), in the order they
+    happened: each at the server's time where it said when (`clock: server`), else when
+    mcptask saw it (`clock: local`), with when mcptask saw it (`seenAt`), how late (`late`),
+    `sinceCreated` (from the task's creation: the server's `createdAt` where known) and
+    `gap` (from the event before). Each batch added is ordered; later batches follow (what
+    `log --follow` prints as it is recorded)."""
+
+    def __init__(self, task_id: str, server: str, skew: float | None = None) -> None:
+        self.task_id = task_id
+        self.server = server
+        self.skew = skew or 0.0
+        self.start: float | None = None
+        self.last: float | None = None
+
+    def add(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        # nothing happens to a task before its creation: a creation mcptask could only time
+        # by its answer (no server time) still comes first, at the first thing known
+        for e in sorted(
+            events, key=lambda e: (e["kind"] != "created", happened(e, self.skew), e["n"])
+        ):
+            when = happened(e, self.skew)
+            if self.start is None:
+                self.start = min(happened(x, self.skew) for x in events)
+            if e["kind"] == "created" and self.last is None:
+                when = self.start  # at the latest when the first thing known of it happened
+            seen = float(e["at"])
+            server_at = e.get("serverAt")
+            on_server = isinstance(server_at, int | float)
+            shown = float(server_at) if isinstance(server_at, int | float) else seen
+            last = self.last if self.last is not None else self.start
+            out.append(
+                {
+                    "taskId": self.task_id,
+                    "server": self.server,
+                    "n": e["n"],
+                    "at": iso(shown),
+                    "clock": "server" if on_server else "local",
+                    "seenAt": iso(seen),
+                    "late": round(max(0.0, seen - when), 3) if on_server else None,
+                    "sinceCreated": round(max(0.0, when - self.start), 3),
+                    "gap": round(max(0.0, when - last), 3),
+                    "kind": e["kind"],
+                    "via": e.get("via"),
+                    "status": e.get("status"),
+                    "message": e.get("message"),
+                    "command": e.get("command"),
+                    "data": e.get("data") or {},
+                }
+            )
+            self.last = max(when, last)
+        return out
+
+
+def timeline(
+    task_id: str, server: str, events: list[dict[str, Any]], skew: float | None = None
+) -> list[dict[str, Any]]:
+    """The whole story at once (`Timeline`)."""
+    return Timeline(task_id, server, skew).add(events)
+
+
+#: commands that follow a task (their records mean something polls it)
+FOLLOWERS = frozenset(("watch", "log", "call", "send", "demo"))
+
+
+def live_follower(record: dict[str, Any] | None, events: list[dict[str, Any]]) -> bool:
+    """Another process follows the task now: a following command recorded more than its
+    creation, has not ended, and the book saw the task within a few of its poll intervals."""
+    if record is None:
+        return False
+    follows = [e for e in events if e.get("command") in FOLLOWERS and e["kind"] not in ("created",)]
+    if not follows or follows[-1]["kind"] == "end":
+        return False
+    seen = _epoch(record.get("lastSeenAt"))
+    pace = record.get("pollInterval")
+    interval = poll_seconds(pace if isinstance(pace, int) else None, 1.0)
+    return seen is not None and time.time() - seen <= max(LIVE_FACTOR * interval, 5.0)
+
+
+#: kinds of event after which the server has nothing more to say of the task
+ENDING = frozenset(("expired", "lost"))
 
 
 def ends(events: list[dict[str, Any]]) -> bool:
-    """The history shows the task ended (a terminal status)."""
-    return any(e.get("status") in TERMINAL and e["kind"] in ("created", "status") for e in events)
+    """The history shows the task ended (a terminal status, expiry, a stdio server gone)."""
+    return any(
+        (e.get("status") in TERMINAL and e["kind"] in ("created", "status")) or e["kind"] in ENDING
+        for e in events
+    )
 
 
 def why_stuck(
@@ -62,23 +132,34 @@ def why_stuck(
     record: dict[str, Any] | None,
     events: list[dict[str, Any]],
     now: float | None = None,
+    *,
+    skew: float | None = None,
+    unreachable: str | None = None,
 ) -> dict[str, Any]:
-    """What the history knows of a task that may look stuck (`get`'s `history` field):
-    seconds since the last change and the last message, the pace and how it moved, the next
-    poll of a running watch, whether push is live, retries and the last error, the pending
-    question and since when, the ttl and when the record will be purged."""
+    """What the history knows of a task that may look stuck (`get`'s and `why`'s `history`):
+    how long nothing moved and since when (in the server's time where it said), the last
+    message, the pace and how it moved, the next poll of a running watch, whether push is
+    live, retries and the last error, the pending question and since when, the ttl and when
+    the server will purge it; `reasons`, the likely causes in words, first of which the
+    server being unreachable (`unreachable`: why) when it is."""
     now = time.time() if now is None else now
-    changes = [e for e in events if e["kind"] in ("created", "status")]
+    skew = skew or 0.0
+    changes = [e for e in events if e["kind"] in ("created", "status") and e.get("status")]
     messages = [
         e for e in events if e["kind"] in ("created", "status", "message") and e.get("message")
     ]
     out: dict[str, Any] = {"events": len(events)}
     if events:
-        out["firstSeen"] = iso(events[0]["at"])
-    if changes:
-        out["sinceChange"] = round(now - changes[-1]["at"], 3)
-        out["statusSince"] = iso(changes[-1]["at"])
-    out["sinceMessage"] = round(now - messages[-1]["at"], 3) if messages else None
+        out["firstSeen"] = iso(min(float(e["at"]) for e in events))
+    changed = _changed_at(task, changes, skew)
+    if changed is not None:
+        out["sinceChange"] = round(max(0.0, now - changed[0]), 3)
+        out["statusSince"] = iso(changed[1])
+        out["statusSinceClock"] = changed[2]
+    out["sinceMessage"] = (
+        round(max(0.0, now - happened(messages[-1], skew)), 3) if messages else None
+    )
+    out["lastMessage"] = task.statusMessage
     paces: list[int] = []
     for e in events:
         pace = (e.get("data") or {}).get("pollInterval")
@@ -91,14 +172,7 @@ def why_stuck(
     # a watch running elsewhere: the last time anything recorded the task, and its pace
     seen = _epoch(record.get("lastSeenAt")) if record else None
     interval = poll_seconds(task.pollInterval, 1.0)  # the pace a watch keeps
-    watched = [e for e in events if e.get("command") == "watch"]
-    live_watch = bool(
-        not task.terminal
-        and watched
-        and watched[-1]["kind"] != "end"
-        and seen is not None
-        and now - seen <= max(LIVE_FACTOR * interval, 5.0)
-    )
+    live_watch = not task.terminal and live_follower(record, events)
     out["watchedElsewhere"] = live_watch
     out["nextPoll"] = round(max(0.0, seen + interval - now), 3) if live_watch and seen else None
     push = None
@@ -117,16 +191,19 @@ def why_stuck(
     question = None
     if task.status in INTERRUPTED:
         asked = [e for e in events if e["kind"] == "question"]
-        at = changes[-1]["at"] if changes else None
         keys = sorted((task.inputRequests or {}).keys())
+        data = (asked[-1].get("data") or {}) if asked else {}
         if not keys and asked:
-            data = asked[-1].get("data") or {}
             keys = sorted(data.get("requests") or data.get("keys") or [])
+        form = data.get("form")
         question = {
             "status": task.status,
             "keys": keys,
-            "since": iso(at) if at is not None else None,
-            "waiting": round(now - at, 3) if at is not None else None,
+            "message": data.get("message") or task.statusMessage,
+            "since": iso(changed[1]) if changed is not None else None,
+            "waiting": round(max(0.0, now - changed[0]), 3) if changed is not None else None,
+            # a watch on a terminal holds the question's form: the answer goes there
+            "formOpenIn": form if live_watch and isinstance(form, str) else None,
         }
     out["pendingQuestion"] = question
     out["ttl"] = task.ttl
@@ -136,6 +213,46 @@ def why_stuck(
         if base is not None:
             purge = iso(base + ms_seconds(task.ttl))
     out["purgeAt"] = purge
+    out["unreachable"] = unreachable
+    out["reasons"] = _reasons(task, out)
+    return out
+
+
+def _changed_at(
+    task: Task, changes: list[dict[str, Any]], skew: float
+) -> tuple[float, float, str] | None:
+    """When the task's status last changed: (on this machine's clock, as shown, which clock):
+    the server's `lastUpdatedAt` for the status it is in where the history has no better."""
+    if changes:
+        last = changes[-1]
+        server_at = last.get("serverAt")
+        if isinstance(server_at, int | float):
+            return float(server_at) - skew, float(server_at), "server"
+        return float(last["at"]), float(last["at"]), "local"
+    updated = _epoch(task.lastUpdatedAt)
+    if updated is not None:
+        return updated - skew, updated, "server"
+    return None
+
+
+def _reasons(task: Task, info: dict[str, Any]) -> list[str]:
+    """Why the task may look stuck, most likely first."""
+    out = []
+    if info.get("unreachable"):
+        out.append(f"the server cannot be reached: {info['unreachable']}")
+    question = info.get("pendingQuestion")
+    if question:
+        out.append(
+            "it waits for authentication"
+            if task.status == "auth_required"
+            else "it waits for an answer"
+        )
+    if info.get("retries"):
+        out.append(f"{info['retries']} failed requests since its last change")
+    if task.terminal:
+        out.append(f"it has ended ({task.status})")
+    elif not question and not info.get("watchedElsewhere"):
+        out.append("no watch follows it: nothing records its changes")
     return out
 
 

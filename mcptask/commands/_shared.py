@@ -26,9 +26,16 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
         raise gone(ctx, task_id, exc) from None
     except McptaskError as exc:
         if ctx.places.records and ctx.book.lookup(ctx.server, task_id) is not None:
+            from mcptask.errors import is_transient
             from mcptask.state.events import ERROR
+            from mcptask.text.command_line import command_line
 
             ctx.places.note(task_id, ERROR, message=exc.message)
+            if is_transient(exc):
+                ctx.book.contact(ctx.server, ok=False)
+                exc.hint = exc.hint or (
+                    f"`{command_line('why', task_id)}` shows what the task book last knew of it"
+                )
         raise
     ctx.places.remember(task, ref, via="poll")
     return task, ref
@@ -55,6 +62,7 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
 
         lost = lost_after(task_id, created, ttl)
         if lost is not None:
+            _expired(ctx, task_id, lost)
             return TaskNotFound(lost)
     if rec is not None:
         import re
@@ -66,6 +74,7 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
         if re.fullmatch(r"(?i)(it )?not found\.?", reason.strip()):
             reason = "the server no longer knows it"
         message = f"task {task_id} has expired (last seen {last}): {reason}"
+        _expired(ctx, task_id, reason)
         not_kept = rec.get("resultNotKept")
         if isinstance(not_kept, str):
             message += f"; its result was not kept ({not_kept})"
@@ -83,6 +92,17 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
             "check the id, and that the task was made on this server"
         )
     return exc
+
+
+def _expired(ctx: Context, task_id: str, why: str) -> None:
+    """The log's `expired` event, once: the server no longer knows a task the book knew."""
+    if not ctx.places.records:
+        return
+    from mcptask.state.events import EXPIRED
+
+    told = ctx.book.events(ctx.server, task_id)
+    if not told or told[-1]["kind"] != EXPIRED:
+        ctx.places.note(task_id, EXPIRED, message=why)
 
 
 def _elsewhere(ctx: Context, task_id: str) -> str | None:

@@ -86,9 +86,15 @@ async def push_receiver(
     if options.public_url:
         url = options.public_url.rstrip("/") + receiver.path
     made: list[tuple[TaskProtocol, TaskRef, str]] = []
+    #: config id -> the context of the endpoint it was made on (its log records it)
+    owners: dict[str, Context] = {}
     try:
         for group in groups:
+            before = len(made)
             feed = await _register(group, url, receiver.token, made, ctx)
+            for _proto, _ref, config_id in made[before:]:
+                owners[config_id] = group.ctx
+            config_events(group.ctx, [(r.task_id, c) for _p, r, c in made[before:]], "created", url)
             if feed is not None:
                 feeds.append(feed)
                 known.update(feed.task_ids)
@@ -98,9 +104,26 @@ async def push_receiver(
         yield
     finally:
         try:
-            await _delete(made, ctx)
+            gone = [(ref.task_id, config_id) for _proto, ref, config_id in made]
+            kept = await _delete(made, ctx)
+            for owner in {id(c): c for c in owners.values()}.values():
+                config_events(
+                    owner,
+                    [(t, c) for t, c in gone if owners.get(c) is owner and c not in kept],
+                    "deleted",
+                    url,
+                )
         finally:
             await receiver.aclose()
+
+
+def config_events(ctx: Context, made: list[tuple[str, str]], action: str, url: str) -> None:
+    """The log's `push-config` events: configs (task id, config id) created or deleted."""
+    from mcptask.state.events import PUSH_CONFIG, event
+
+    ctx.places.note_events(
+        [event(task_id, PUSH_CONFIG, action=action, configId=c, url=url) for task_id, c in made]
+    )
 
 
 async def _register(
@@ -164,17 +187,19 @@ async def _register(
     return WebhookFeed(proto, ids) if ids else None
 
 
-async def _delete(made: list[tuple[TaskProtocol, TaskRef, str]], ctx: Context) -> None:
+async def _delete(made: list[tuple[TaskProtocol, TaskRef, str]], ctx: Context) -> set[str]:
     """Delete the configs the watch made, all at once, within CLEANUP_SECONDS; a failure is
-    a note (the agent keeps a config that points nowhere)."""
+    a note (the agent keeps a config that points nowhere). The ids of those not deleted."""
     if not made:
-        return
+        return set()
+    kept = {config_id for _proto, _ref, config_id in made}
 
     async def one(proto: TaskProtocol, ref: TaskRef, config_id: str) -> None:
         try:
             await proto.push_delete(ref, config_id)
+            kept.discard(config_id)
         except TaskNotFound:
-            pass  # the agent forgot the task, and its configs with it
+            kept.discard(config_id)  # the agent forgot the task, and its configs with it
         except McptaskError as exc:
             ctx.out.note(f"could not delete push config {config_id} of {ref.task_id}: {exc}")
 
@@ -190,3 +215,4 @@ async def _delete(made: list[tuple[TaskProtocol, TaskRef, str]], ctx: Context) -
     except TimeoutError:
         ctx.out.note(f"deleting the watch's push configs took over {CLEANUP_SECONDS:g} s")
     made.clear()
+    return kept

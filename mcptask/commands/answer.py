@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcptask.commands._answering import (
     CONFIRM_SECONDS,
     Responder,
+    answer_events,
     answered_keys,
     check_waiting,
     confirm,
@@ -16,9 +18,11 @@ from mcptask.commands._answering import (
     json_answer,
     keep_answered,
     one_answer,
+    refused_event,
 )
 from mcptask.commands._shared import look_up
-from mcptask.errors import ExitCode, Interrupted, TaskEnded, UsageError
+from mcptask.errors import ExitCode, Interrupted, RpcError, TaskEnded, UsageError
+from mcptask.state.events import DISMISSED
 
 if TYPE_CHECKING:
     from mcptask.model import Task
@@ -86,13 +90,19 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     )
     try:
         done = await proto.answer(ref, task, responder, key=opts.key, answered=answered)
+        sent_at = time.time()
     except Interrupted as exc:  # Ctrl-C in the form
         exc.hint = exc.hint or f"nothing was sent: task {task.taskId} still waits for input"
+        ctx.places.note(task.taskId, DISMISSED, status=task.status, message="nothing was sent")
+        raise
+    except RpcError as exc:  # the server refused the answer itself
+        ctx.places.note_events([refused_event(task.taskId, task.status, exc.rpc_message)])
         raise
     for note in done.notes:
         ctx.out.note(note)
     keep_answered(ctx, task, ref, answered, done.keys)
     if not done.sent:
+        ctx.places.note(task.taskId, DISMISSED, status=task.status, message="nothing was sent")
         raise TaskEnded(
             f"the form was dismissed; nothing was sent: task {task.taskId} still waits for input",
             ExitCode.INPUT,
@@ -105,10 +115,9 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     if done.new_task is not None:
         return _new_task(ctx, task, ref, done.new_task)
     after, moved = await confirm(ctx, proto, ref, task, done)
-    from mcptask.state.events import ANSWER, event
-
-    took = event(task.taskId, ANSWER, status=after.status, confirmed=moved, keys=list(done.keys))
-    ctx.places.remember(after, ref, events=[took])
+    ctx.places.remember(
+        after, ref, events=answer_events(task.taskId, done, after.status, moved, sent_at)
+    )
     if not moved:
         raise TaskEnded(
             f"task {task.taskId} still waits for input {CONFIRM_SECONDS:g} s after the answer: "

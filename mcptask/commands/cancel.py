@@ -22,6 +22,9 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
     ctx.places.require_reachable("cancel", [task_id])
     proto = await ctx.endpoint.protocol()
     ref = ctx.places.ref(task_id)
+    import time
+
+    asked = time.time()
     try:
         task = await proto.cancel(ref)
     except TaskNotFound as exc:
@@ -30,12 +33,17 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
 
     if task is None:
         if ctx.book.lookup(ctx.server, task_id) is not None:
-            ctx.places.note(task_id, CANCEL, message="cancellation requested")
+            ctx.places.note(
+                task_id, CANCEL, message="cancel asked; the server accepted it", at=asked
+            )
         ctx.out.note(f"cancellation of task {task_id} requested")
         if not ctx.out.pretty:
             ctx.out.line({"taskId": task_id, "cancelRequested": True})
         return ExitCode.OK
-    ctx.places.remember(task, ref, events=[event(task.taskId, CANCEL, status=task.status)])
+    said = f"cancel asked; the server says it is {task.status}"
+    ctx.places.remember(
+        task, ref, events=[event(task.taskId, CANCEL, at=asked, status=task.status, message=said)]
+    )
     if ctx.out.pretty:
         ctx.out.note(f"task {task.taskId}: cancellation requested")
     ctx.out.task(task)

@@ -72,21 +72,48 @@ def local_tasks(ctx: Context) -> list[Task]:
 
 
 def book_tasks(records: dict[str, dict[str, Any]], server: str) -> list[Task]:
-    """The task book's records of one endpoint as normalized tasks."""
-    from mcptask.model import normalize_status
+    """The task book's records of one endpoint as normalized tasks: the server's data as last
+    seen (status, message, times, ttl, pace), and when mcptask last saw it (`lastSeenAt`)."""
+    return [book_task(task_id, rec, server) for task_id, rec in records.items()]
 
-    out = []
-    for task_id, rec in records.items():
-        out.append(
-            Task(
-                taskId=task_id,
-                status=normalize_status(str(rec.get("status", "working"))),
-                lastUpdatedAt=rec.get("lastSeenAt"),
-                createdAt=rec.get("firstSeenAt"),
-                protocol=str(rec.get("protocol", "?")),
-                server=server,
-                contextId=rec.get("contextId"),
-                raw=rec,
-            )
-        )
-    return out
+
+def book_task(task_id: str, rec: dict[str, Any], server: str) -> Task:
+    """One record as a task; an unfinished task of a stdio server that no process follows any
+    more is `unknown` (the server exited with the mcptask that ran it), its last status said."""
+    import time
+
+    from mcptask.commands._history import _epoch, iso
+    from mcptask.model import TERMINAL, normalize_status
+    from mcptask.pacing import poll_seconds
+
+    def text(key: str) -> str | None:
+        value = rec.get(key)
+        return value if isinstance(value, str) else None
+
+    def number(key: str) -> int | None:
+        value = rec.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    status = normalize_status(str(rec.get("status", "working")))
+    note = None
+    seen = _epoch(rec.get("lastSeenAt"))
+    if server.startswith("stdio:") and status not in TERMINAL:
+        quiet = max(3 * poll_seconds(number("pollInterval"), 1.0), 5.0)
+        if seen is None or time.time() - seen > quiet:
+            note = f"its stdio server has exited; last seen {status}"
+            status = "unknown"
+    return Task(
+        taskId=task_id,
+        status=status,
+        statusMessage=text("statusMessage"),
+        createdAt=text("createdAt"),
+        lastUpdatedAt=text("lastUpdatedAt"),
+        ttl=number("ttl"),
+        pollInterval=number("pollInterval"),
+        protocol=str(rec.get("protocol", "?")),
+        server=server,
+        contextId=text("contextId"),
+        lastSeenAt=iso(seen) if seen is not None else None,
+        bookNote=note,
+        raw=rec,
+    )

@@ -1,17 +1,21 @@
-"""`mcptask log TASK_ID`: the task's story from the task book's event log, oldest first, with
-times relative to its creation and the gaps between events; `--follow` keeps printing what any
-mcptask process records (and polls the server itself when nothing else does)."""
+"""`mcptask log TASK_ID`: the task's story from the task book's event log, in the order things
+happened (the server's time where it said when, `commands._history.Timeline`), with times
+relative to its creation and the gaps between events; `--follow` keeps printing what is
+recorded until the task ends: what a watch elsewhere records, else what `log` itself sees,
+following the task at the server's pace (push where it offers it) as `watch` does."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcptask.commands._history import ends, timeline
-from mcptask.errors import ExitCode, McptaskError, TaskNotFound
+from mcptask.commands._history import Timeline, ends, live_follower
+from mcptask.errors import ExitCode, TaskEnded, TaskNotFound
 
 if TYPE_CHECKING:
+    from mcptask.scheduler.watcher import Watched
     from mcptask.session.context import Context
 
 
@@ -19,18 +23,26 @@ if TYPE_CHECKING:
 class LogOptions:
     task_id: str
     follow: bool = False
-    #: `--follow`: give up after this many seconds (exit 7)
+    #: `--follow`: give up waiting after this many seconds (exit 7); the history is printed
     timeout: float | None = None
 
 
 #: seconds between two looks at the book while following
 FOLLOW_EVERY = 0.25
-#: seconds `--follow` waits, once the task ended, for what is recorded with its end
-FOLLOW_TAIL = 1.0
-#: while following, the server is polled by `log` itself when nothing recorded the task for
-#: this many of its poll intervals (at least FOLLOW_SELF_MIN seconds)
-FOLLOW_SELF_FACTOR = 3.0
-FOLLOW_SELF_MIN = 5.0
+#: exit statuses of `log --follow`'s own watch that `log` passes on (the rest: the story was
+#: told to its end, exit 0)
+PASSED_ON = frozenset(
+    (
+        ExitCode.AUTH,
+        ExitCode.SERVER,
+        ExitCode.TIMEOUT,
+        ExitCode.NOT_FOUND,
+        ExitCode.HANGUP,
+        ExitCode.INTERRUPTED,
+        ExitCode.QUIT,
+        ExitCode.TERMINATED,
+    )
+)
 
 
 async def run_log(opts: LogOptions, ctx: Context) -> int:
@@ -43,45 +55,62 @@ async def run_log(opts: LogOptions, ctx: Context) -> int:
             if ctx.has_target()
             else f"the task book has no history of task {task_id}"
         )
-    printer = _Printer(ctx, task_id)
+    printer = Printer(ctx, task_id)
     printer.show(events)
+    code: int = ExitCode.OK
     if opts.follow and not ends(events):
-        await _follow(opts, ctx, task_id, printer)
+        code = await _follow(opts, ctx, task_id, printer)
     printer.finish()
-    return ExitCode.OK
+    return code
 
 
-class _Printer:
-    """Lines as they come (pretty, ndjson); one document at the end (json)."""
+class Printer:
+    """A task's events as they are recorded: one line each (pretty, a screenful per print),
+    one JSON object each (ndjson; `--jq` applies to each), or one document at the end
+    (`-o json`)."""
 
     def __init__(self, ctx: Context, task_id: str) -> None:
         self.ctx = ctx
         self.task_id = task_id
+        skew = ctx.book.endpoint(ctx.server).get("clockSkew")
+        self.skew = float(skew) if isinstance(skew, int | float) else None
+        self.timeline = Timeline(task_id, ctx.server, self.skew)
         self.events: list[dict[str, Any]] = []
         self.lines: list[dict[str, Any]] = []
+        self.last = 0
 
-    @property
-    def last(self) -> int:
-        return max((int(e["n"]) for e in self.events), default=0)
+    def pull(self) -> None:
+        """Print what was recorded since the last look."""
+        self.show(self.ctx.book.events(self.ctx.server, self.task_id, after=self.last))
 
     def show(self, new: list[dict[str, Any]]) -> None:
         if not new:
             return
-        before = len(self.events)
+        first = not self.events
         self.events += new
-        lines = timeline(self.task_id, self.ctx.server, self.events)[before:]
+        self.last = max(self.last, *(int(e["n"]) for e in new))
+        lines = self.timeline.add(new)
         self.lines += lines
         out = self.ctx.out
         if out.mode == "ndjson":
             for line in lines:
                 out.line(line)
         elif out.pretty:
-            from mcptask.output.history import log_line
+            from mcptask.output.history import print_log
 
-            if before == 0:
-                out.console.print(f"task {self.task_id} on {self.ctx.server}", markup=False)
-            for line in lines:
-                log_line(out, line)
+            print_log(out, lines, header=self._header() if first else None)
+
+    def _header(self) -> str:
+        head = f"task {self.task_id} on {self.ctx.server}"
+        if self.skew is not None and abs(self.skew) >= 1.0:
+            from mcptask.output.console import duration
+
+            way = "ahead of" if self.skew > 0 else "behind"
+            head += (
+                f" (the server's clock is {duration(abs(self.skew))} {way} this machine's; "
+                "its times are shown as it gave them)"
+            )
+        return head
 
     def finish(self) -> None:
         if self.ctx.out.mode == "json":
@@ -90,57 +119,79 @@ class _Printer:
             )
 
 
-async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: _Printer) -> None:
-    from mcptask.errors import TaskEnded
-
-    book = ctx.book
+async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: Printer) -> int:
+    """Print what is recorded until the task ends: while a watch elsewhere follows the task,
+    what it records; else `log` follows it itself (a watch of its own, recorded in the book
+    like any other). `--timeout` bounds the wait."""
     started = time.monotonic()
-    last_news = time.time()
     while True:
-        if opts.timeout is not None and time.monotonic() - started >= opts.timeout:
+        left = None if opts.timeout is None else opts.timeout - (time.monotonic() - started)
+        if left is not None and left <= 0:
             raise TaskEnded(
                 f"task {task_id}: --timeout {opts.timeout:g} s elapsed", ExitCode.TIMEOUT
             )
-        await ctx.sleep(FOLLOW_EVERY)
-        new = book.events(ctx.server, task_id, after=printer.last)
-        if new:
-            printer.show(new)
-            last_news = time.time()
-            if ends(printer.events):
-                # what the watch writes with the end (the result, its end) comes a moment later
-                await ctx.sleep(FOLLOW_TAIL)
-                printer.show(book.events(ctx.server, task_id, after=printer.last))
-                return
-        rec = book.lookup(ctx.server, task_id)
-        pace = rec.get("pollInterval") if rec else None
-        interval = pace / 1000 if isinstance(pace, int) and pace > 0 else 1.0
-        quiet_for = time.time() - max(last_news, _seen(rec))
-        if quiet_for >= max(FOLLOW_SELF_FACTOR * interval, FOLLOW_SELF_MIN):
-            if await _poll_once(ctx, task_id):
-                return  # the server no longer knows it
-            last_news = time.time()
+        if not ctx.places.remembers or live_follower(
+            ctx.book.lookup(ctx.server, task_id), printer.events
+        ):
+            # a watch elsewhere records it (or a stdio server's task, which only the process
+            # that started it reaches): print what it records
+            await ctx.sleep(FOLLOW_EVERY)
+            printer.pull()
+            if ends(printer.events) or (not ctx.places.remembers and not printer.events):
+                return ExitCode.OK
+            continue
+        return await _own_watch(ctx, task_id, printer, left)
 
 
-def _seen(rec: dict[str, Any] | None) -> float:
-    from mcptask.commands._history import _epoch
+async def _own_watch(ctx: Context, task_id: str, printer: Printer, timeout: float | None) -> int:
+    """Nothing else follows the task: watch it here (its pace, push where the server offers
+    it, the first look at once), each change printed from the book as it is recorded."""
+    from mcptask.commands.watch import WatchOptions, run_watch
 
-    return (_epoch(rec.get("lastSeenAt")) if rec else None) or 0.0
-
-
-async def _poll_once(ctx: Context, task_id: str) -> bool:
-    """Nothing else records the task: ask the server (recorded like any poll). True when
-    the server does not know it any more."""
-    if not ctx.places.remembers:  # a stdio server's task died with it
-        return True
+    tail = _Tail(printer)
+    ticker = asyncio.ensure_future(_pull_now_and_then(printer))
     try:
-        proto = await ctx.endpoint.protocol()
-        ref = ctx.places.ref(task_id)
-        task = await proto.get(ref)
-    except TaskNotFound as exc:
-        ctx.out.note(f"task {task_id}: {exc.message}")
-        return True
-    except McptaskError as exc:
-        ctx.out.note(f"task {task_id}: {exc.message}; trying again")
-        return False
-    ctx.places.remember(task, ref, via="poll")
-    return False
+        code = await run_watch(
+            WatchOptions(
+                task_ids=[task_id],
+                timeout=timeout,
+                sink=tail,
+                book_flush=0.0,
+                stop_on_input=False,
+            ),
+            ctx,
+        )
+    finally:
+        ticker.cancel()
+        printer.pull()
+    return code if code in PASSED_ON else ExitCode.OK
+
+
+async def _pull_now_and_then(printer: Printer) -> None:
+    """What other processes record meanwhile (an answer, a cancel) shows as it comes."""
+    while True:
+        await asyncio.sleep(FOLLOW_EVERY)
+        printer.pull()
+
+
+class _Tail:
+    """The events of `log --follow`'s own watch: each is in the book by now (the watch writes
+    at once), and is printed from there, as every other process's records are."""
+
+    def __init__(self, printer: Printer) -> None:
+        self.printer = printer
+
+    def update(self, w: Watched, via: str) -> None:
+        self.printer.pull()
+
+    def retry(self, w: Watched, error: str, delay: float) -> None:
+        self.printer.pull()
+
+    def progress(self, w: Watched) -> None:
+        self.printer.pull()
+
+    def end(self, w: Watched) -> None:
+        self.printer.pull()
+
+    def finish(self, watched: list[Watched], code: int) -> None:
+        self.printer.pull()

@@ -75,6 +75,9 @@ async def run_push(opts: PushOptions, ctx: Context) -> int:
         _print(ctx, config)
         return ExitCode.OK
     await proto.push_delete(ref, config_id)
+    from mcptask.commands._webhook import config_events
+
+    config_events(ctx, [(task_id, config_id)], "deleted", "")
     if ctx.out.pretty:
         ctx.out.note(f"task {task_id}: push config {config_id} deleted")
     else:
@@ -107,6 +110,9 @@ async def _set(opts: PushOptions, ctx: Context, proto: TaskProtocol, ref: TaskRe
         credentials=opts.auth_credentials,
         config_id=opts.config_id,
     )
+    from mcptask.commands._webhook import config_events
+
+    config_events(ctx, [(ref.task_id, config.id or "?")], "created", opts.url)
     _print(ctx, config)
     return ExitCode.OK
 

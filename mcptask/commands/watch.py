@@ -45,6 +45,12 @@ class WatchOptions:
     #: `--bell`: ring the terminal's bell when the watch ends; `--notify`: a desktop notification
     bell: bool = False
     notify: bool = False
+    #: where the watch's events go instead of the output mode's (`log --follow`'s own watch)
+    sink: Any = None
+    #: seconds between two writes of what the watch saw to the task book (0: at once)
+    book_flush: float | None = None
+    #: a task that asks for input ends the watch (False: it is followed until it ends)
+    stop_on_input: bool = True
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -79,7 +85,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         return ExitCode.OK
     # over stdio a task ends with the server: the input hints say what works there
     ctx.out.stdio = any(place.target.command is not None for place, _ in places)
-    events = _events(opts, ctx)
+    events = opts.sink if opts.sink is not None else _events(opts, ctx)
     lock = asyncio.Lock()  # one inline form at a time, whichever server asks
     with signals() as ending:  # before the first event (a task's status as created) is out
         return await _watch(opts, ctx, places, events, lock, ending)
@@ -157,6 +163,8 @@ class _Group:
         self.flushed = ctx.clock()
         #: a task's state came from the endpoint during the watch
         self.answered = False
+        #: seconds between two writes to the book
+        self.flush_every = BOOK_FLUSH
         self.watcher: Watcher
 
     @property
@@ -180,6 +188,8 @@ class _Group:
         from mcptask.scheduler.watcher import WatchConfig, Watcher
 
         self = cls(ctx)
+        if opts.book_flush is not None:
+            self.flush_every = opts.book_flush
         await ctx.endpoint.expect_tasks(len(task_ids))  # before the first request builds the client
         proto = await ctx.endpoint.protocol()
         answers = isinstance(events, LiveEvents) and proto.can_answer and ctx.env.interactive
@@ -194,6 +204,7 @@ class _Group:
                 keep_result=ctx.places.records,
                 push=opts.push,
                 until=opts.until_statuses(),
+                stop_on_input=opts.stop_on_input,
                 on_input=inline_answers(ctx, proto, events, lock=lock)
                 if answers and isinstance(events, LiveEvents)
                 else None,
@@ -228,7 +239,7 @@ class _Group:
             self.ctx.book.contact(self.ctx.server, ok=False)
 
     def maybe_flush(self) -> None:
-        if self.ctx.clock() - self.flushed >= BOOK_FLUSH:
+        if self.ctx.clock() - self.flushed >= self.flush_every:
             self.flush()
 
     def saw(self, w: Watched, via: str, **extra: Any) -> None:
@@ -430,6 +441,8 @@ class _Recorder:
     def __init__(self, inner: Any, group: _Group) -> None:
         self.inner = inner
         self.group = group
+        #: tasks whose push feed dropped (one that opens again has resumed)
+        self.lost: set[str] = set()
 
     def update(self, w: Watched, via: str) -> None:
         self.group.saw(w, via)
@@ -450,12 +463,18 @@ class _Recorder:
         extra: dict[str, Any] = {}
         if w.result is not None and not w.result.broken:
             extra.update(w.result.kept())
-        self.group.saw(w, w.via, **extra)
+        if w.outcome not in ("error", "unknown"):  # else nothing came from the server now
+            self.group.saw(w, w.via, **extra)
         if w.result is not None:
             size = len(json.dumps(w.result.to_json(), default=str)) if extra else None
             self.group.note(w, ev.RESULT, bytes=size, broken=w.result.broken or None)
         if w.last_error and w.outcome in ("error", "unknown"):
             self.group.note(w, ev.ERROR, message=w.last_error)
+        if not self.group.ctx.places.remembers and w.outcome not in TERMINAL:
+            # a stdio server stops with this mcptask: nothing can reach the task again
+            self.group.note(
+                w, ev.LOST, message="its stdio server stops with this mcptask: it cannot be reached"
+            )
         self.group.note(w, ev.END, outcome=w.outcome, exitCode=w.exit_code)
         self.inner.end(w)
 
@@ -472,4 +491,11 @@ class _Recorder:
     def push_state(self, w: Watched, live: bool) -> None:
         from mcptask.state import events as ev
 
-        self.group.note(w, ev.PUSH_OPEN if live else ev.PUSH_LOST, via="push")
+        resumed = live and w.task_id in self.lost
+        if live:
+            self.lost.discard(w.task_id)
+        else:
+            self.lost.add(w.task_id)
+        self.group.note(
+            w, ev.PUSH_OPEN if live else ev.PUSH_LOST, via="push", resumed=resumed or None
+        )

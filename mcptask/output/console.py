@@ -197,7 +197,7 @@ class Output:
             [
                 safe_line(t.taskId, 500),
                 status_text(t.status),
-                safe_line(t.statusMessage or ""),
+                safe_line("; ".join(x for x in (t.bookNote, t.statusMessage) if x)),
                 age(t),
             ]
             for t in tasks[:PRETTY_ROWS]

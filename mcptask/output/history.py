@@ -8,7 +8,15 @@ from mcptask.output.console import delay_text, duration, duration_ms, safe_line
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from mcptask.output.console import Output
+
+
+#: kinds whose time is the server's to give: one mcptask saw instead is marked `~`
+SERVER_KINDS = frozenset(("created", "status", "message", "pace", "question", "history"))
+#: commands that follow a task: lines they recorded are not marked with their name
+FOLLOWERS = frozenset(("watch", "log", "call", "send", "demo"))
 
 
 def details(line: dict[str, Any]) -> str:
@@ -36,49 +44,130 @@ def details(line: dict[str, Any]) -> str:
             parts.append(message)
     elif kind == "question":
         keys = data.get("keys") or sorted((data.get("requests") or {}).keys())
-        parts.append("asks: " + ", ".join(str(k) for k in keys))
+        asked = data.get("message") or message
+        if asked:
+            parts.append(f"asks: {asked}")
+        if keys:
+            parts.append("fields: " + ", ".join(str(k) for k in keys))
+    elif kind == "answer":
+        parts.append(_answer_words(data))
     elif kind == "end":
         parts.append(f"watch ended: {data.get('outcome')} (exit {data.get('exitCode')})")
     elif kind == "pace":
         pace = data.get("pollInterval")
         if isinstance(pace, int):
             parts.append(f"poll interval {duration_ms(pace)}")
+    elif kind == "created" and data.get("firstSeen"):
+        parts.append("created on the server (first seen later)")
+    elif kind == "push-config":
+        what = data.get("action") or "changed"
+        parts.append(f"push config {what}: {data.get('configId') or '?'} {data.get('url') or ''}")
+    elif kind == "history":
+        parts.append(f"{data.get('role') or 'message'}: {message}")
+    elif kind == "history-gap":
+        parts.append(message or "messages the server no longer holds")
+    elif kind == "push-open" and data.get("resumed"):
+        parts.append("push resumed")
+    elif kind == "push-lost":
+        from mcptask.model import TERMINAL
+
+        ended = line.get("status") in TERMINAL
+        parts.append("push stream closed (the task ended)" if ended else "push stream lost")
     elif message:
         parts.append(message)
-    for key in ("keys", "answered"):
-        if kind == "answer" and data.get(key):
-            parts.append(f"{key}: {', '.join(str(k) for k in data[key])}")
     return "; ".join(p for p in parts if p)
 
 
-def log_line(out: Output, line: dict[str, Any]) -> None:
-    """One event on a terminal: time since creation, gap, kind, status, via, particulars."""
+def _answer_words(data: dict[str, Any]) -> str:
+    action = data.get("action") or "accept"
+    words = "answered" if action == "accept" else f"answered {action}"
+    keys = data.get("keys") or []
+    if keys:
+        words += " (" + ", ".join(str(k) for k in keys) + ")"
+    if isinstance(data.get("text"), str):
+        words += f": {data['text']}"
+    if data.get("confirmed") is False:
+        words += "; the server did not take it"
+    elif data.get("confirmed"):
+        words += "; taken"
+    return words
+
+
+def log_time(seconds: float) -> str:
+    """A time in the log: tenths of a second within the first minute, else `duration`."""
+    if seconds < 59.95:
+        return f"{max(seconds, 0.0):.1f}s"
+    return duration(seconds)
+
+
+HEADINGS = f"{'since':>7} {'gap':>7} {'event':<9} {'status':<15} {'via':<7} details"
+
+
+def log_text(line: dict[str, Any]) -> Text:
+    """One event on a terminal: time since creation (`~`: when mcptask saw it, the server
+    gave no time), gap, kind, status, via, particulars, how late it was seen, and which
+    command recorded it when that was not one following the task."""
     from rich.text import Text
 
     from mcptask.output.console import STYLE
 
     status = line.get("status") or ""
     colour = STYLE.get(status, ("white", ""))[0] if line["kind"] in ("created", "status") else ""
-    gap = f"+{duration(line['gap'])}" if line["n"] and line["gap"] >= 1 else ""
+    guessed = line.get("clock") == "local" and line["kind"] in SERVER_KINDS
+    since = ("~" if guessed else "") + log_time(line["sinceCreated"])
+    gap = f"+{log_time(line['gap'])}" if line["gap"] >= 0.05 else ""
     text = Text()
-    text.append(f"{duration(line['sinceCreated']):>7} ", style="dim")
+    text.append(f"{since:>7} ", style="dim")
     text.append(f"{gap:>7} ", style="dim")
     text.append(f"{line['kind']:<9} ", style="bold")
     text.append(f"{status:<15} ", style=colour)
-    text.append(f"{line.get('via') or '':<6} ", style="cyan")
+    text.append(f"{line.get('via') or '':<7} ", style="cyan")
     text.append_text(safe_line(details(line), 300))
-    out.console.print(text, soft_wrap=True)
+    late = line.get("late")
+    if isinstance(late, int | float) and late >= 1.0:
+        text.append(f" (seen {duration(late)} later)", style="dim")
+    command = line.get("command")
+    if isinstance(command, str) and command not in FOLLOWERS:
+        text.append(f" · by {command}", style="dim")
+    return text
+
+
+def print_log(out: Output, lines: list[dict[str, Any]], *, header: str | None = None) -> None:
+    """Events on a terminal, a screenful per print (one `print` per line costs more than the
+    line)."""
+    from rich.text import Text
+
+    if header is not None:
+        out.console.print(safe_line(header, 500))
+        out.console.print(Text(HEADINGS, style="dim"))
+        if any(x.get("clock") == "local" and x["kind"] in SERVER_KINDS for x in lines):
+            out.console.print(
+                Text("        ~: when mcptask saw it (the server gave no time)", style="dim")
+            )
+    page = 200
+    for start in range(0, len(lines), page):
+        text = Text("\n").join(log_text(line) for line in lines[start : start + page])
+        out.console.print(text, soft_wrap=True)
 
 
 def stuck_rows(info: dict[str, Any], task_id: str) -> list[tuple[str, str]]:
-    """`get`'s rows about the history: since when nothing moved, and what may explain it."""
+    """`get`'s and `why`'s rows about the history: the likely reasons first, since when
+    nothing moved (the server's time where it said), and what may explain it."""
     rows: list[tuple[str, str]] = []
+    for n, reason in enumerate(info.get("reasons") or []):
+        rows.append(("why" if n == 0 else "", reason))
     if info.get("sinceChange") is not None:
+        clock = "" if info.get("statusSinceClock") == "server" else ", when mcptask saw it"
         rows.append(
-            ("unchanged for", f"{duration(info['sinceChange'])} (since {info['statusSince']})")
+            (
+                "unchanged for",
+                f"{duration(info['sinceChange'])} (since {info['statusSince']}{clock})",
+            )
         )
     if info.get("sinceMessage") is not None:
-        rows.append(("last message", f"{duration(info['sinceMessage'])} ago"))
+        said = info.get("lastMessage")
+        what = f": {said}" if isinstance(said, str) and said else ""
+        rows.append(("last message", f"{duration(info['sinceMessage'])} ago{what}"))
     paces = info.get("paceHistory") or []
     if info.get("pollInterval") is not None:
         moved = ""
@@ -99,11 +188,20 @@ def stuck_rows(info: dict[str, Any], task_id: str) -> list[tuple[str, str]]:
         )
     question = info.get("pendingQuestion")
     if question:
-        keys = ", ".join(question.get("keys") or []) or "?"
+        keys = ", ".join(question.get("keys") or [])
+        asked = question.get("message")
+        what = f"{asked}" if asked else "an answer"
+        if keys:
+            what += f" ({keys})"
         waiting = question.get("waiting")
         since = f" for {duration(waiting)}" if isinstance(waiting, int | float) else ""
-        hint = command_line("answer", task_id)
-        rows.append(("waiting on", f"an answer ({keys}){since}: `{hint}`"))
+        if question.get("formOpenIn"):
+            how = f"answer it in the form that `{question['formOpenIn']}` shows"
+        elif question.get("status") == "auth_required":
+            how = "mcptask cannot give it: authenticate with the agent"
+        else:
+            how = f"`{command_line('answer', task_id)}`"
+        rows.append(("waiting on", f"{what}{since}: {how}"))
     if info.get("purgeAt"):
         rows.append(("purged at", str(info["purgeAt"])))
     return rows

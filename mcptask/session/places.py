@@ -209,13 +209,15 @@ class Places:
 
     def note(self, task_id: str, kind: str, **fields: Any) -> None:
         """One event about a task (a cancel asked, an answer sent, an error) in the log."""
-        if not self.records:
-            return
         from mcptask.state.events import event
 
-        self._ctx.book.add_events(
-            self._ctx.server, [event(task_id, kind, **fields)], command=self._ctx.command
-        )
+        self.note_events([event(task_id, kind, **fields)])
+
+    def note_events(self, events: list[dict[str, Any]]) -> None:
+        """Events about tasks in the log, when this run records (`state.events.event`)."""
+        if not self.records or not events:
+            return
+        self._ctx.book.add_events(self._ctx.server, events, command=self._ctx.command)
 
     def remember_session(self, session: str) -> None:
         """Keep a session in which a task may exist that the book does not know (its

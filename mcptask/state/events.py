@@ -1,10 +1,13 @@
 """The vocabulary of the task book's event log: what mcptask can observe about a task, each
 kind with what it carries. Events are appended, never changed; `mcptask log ID` prints them.
 
-Every event has: `at` (seconds since the epoch when mcptask saw it), `kind` (below), `via`
-(`poll`, `push` or `listed`, where it says how the news came), `status`, `message`, `command`
-(which mcptask command saw it) and `data` (a small JSON object; the server's `lastUpdatedAt`
-and `pollInterval` where given, a retry's delay and error, a result's size...)."""
+Every event has: `at` (seconds since the epoch when mcptask saw it, or did it), `server_at`
+(when it happened on the server's clock, where the server said: a status change at the task's
+`lastUpdatedAt`, its creation at `createdAt`; None where the server gave no time), `kind`
+(below), `via` (`poll`, `push` or `listed`, where it says how the news came), `status`,
+`message`, `command` (which mcptask command saw it) and `data` (a small JSON object; the
+server's `lastUpdatedAt` and `pollInterval` where given, a retry's delay and error, a result's
+size...)."""
 
 from __future__ import annotations
 
@@ -37,6 +40,20 @@ PUSH_OPEN = "push-open"
 PUSH_LOST = "push-lost"
 #: a watch ended following the task (its outcome)
 END = "end"
+#: the server refused an answer (its reason)
+ANSWER_REFUSED = "answer-refused"
+#: a question was dismissed without an answer (and what mcptask sent instead: a cancel)
+DISMISSED = "dismissed"
+#: the server no longer knows a task it knew (expired, purged)
+EXPIRED = "expired"
+#: the task can no longer be reached (a stdio server that exited): its last status is kept
+LOST = "lost"
+#: a push notification config was created or deleted (`push set`, `--push-receiver`)
+PUSH_CONFIG = "push-config"
+#: a message of the task's own history (A2A) that arrived between two looks
+HISTORY = "history"
+#: messages of the task's history that the server no longer holds (a gap the log cannot fill)
+HISTORY_GAP = "history-gap"
 
 KINDS = frozenset(
     (
@@ -54,6 +71,13 @@ KINDS = frozenset(
         PUSH_OPEN,
         PUSH_LOST,
         END,
+        ANSWER_REFUSED,
+        DISMISSED,
+        EXPIRED,
+        LOST,
+        PUSH_CONFIG,
+        HISTORY,
+        HISTORY_GAP,
     )
 )
 
@@ -68,6 +92,7 @@ def event(
     kind: str,
     *,
     at: float | None = None,
+    server_at: float | None = None,
     via: str | None = None,
     status: str | None = None,
     message: str | None = None,
@@ -81,6 +106,8 @@ def event(
     out: dict[str, Any] = {"task": task_id, "kind": kind}
     if at is not None:
         out["at"] = at
+    if server_at is not None:
+        out["server_at"] = server_at
     if via is not None:
         out["via"] = via
     if status is not None:

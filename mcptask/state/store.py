@@ -73,6 +73,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX IF NOT EXISTS events_task ON events (endpoint, task, n);
     CREATE INDEX IF NOT EXISTS events_at ON events (at);
     """,
+    # 2: an event's time on the server's clock, where the server said when it happened
+    """
+    ALTER TABLE events ADD COLUMN server_at REAL;
+    """,
 )
 VERSION = len(MIGRATIONS)
 
@@ -146,7 +150,7 @@ def _migrate(conn: sqlite3.Connection, version: int) -> None:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         for n in range(version, VERSION):
             for statement in MIGRATIONS[n].split(";"):
-                if statement.strip():
+                if statement.strip() and not _done(conn, statement):
                     conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {VERSION}")
         conn.execute("COMMIT")
@@ -154,6 +158,16 @@ def _migrate(conn: sqlite3.Connection, version: int) -> None:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
+
+
+def _done(conn: sqlite3.Connection, statement: str) -> bool:
+    """An `ALTER TABLE t ADD COLUMN c` whose column is there already (a migration another
+    process made while this one looked): nothing to do."""
+    words = statement.split()
+    if [w.upper() for w in words[:2]] != ["ALTER", "TABLE"] or len(words) < 6:
+        return False
+    table, column = words[2], words[5]
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def set_aside(path: Path) -> Path:

@@ -389,12 +389,14 @@ class TaskBook:
         def q(conn: sqlite3.Connection) -> list[Record]:
             out = []
             for eid, key, _f in _endpoint_rows(conn, url):
-                for n, at, kind, via, status, message, command, data in conn.execute(
-                    "SELECT n, at, kind, via, status, message, command, data FROM events "
-                    "WHERE endpoint = ? AND task = ? AND n > ? ORDER BY n",
+                for n, at, kind, via, status, message, command, data, server_at in conn.execute(
+                    "SELECT n, at, kind, via, status, message, command, data, server_at "
+                    "FROM events WHERE endpoint = ? AND task = ? AND n > ? ORDER BY n",
                     (eid, task_id, after),
                 ):
                     rec: Record = {"n": n, "at": at, "kind": kind}
+                    if isinstance(server_at, int | float):
+                        rec["serverAt"] = server_at
                     for name, value in (
                         ("via", via),
                         ("status", status),
@@ -409,6 +411,7 @@ class TaskBook:
                     rec["endpoint"] = key
                     out.append(rec)
             out.sort(key=lambda r: (r["at"], r["n"]))  # a batch's events, each when it was seen
+            # (`log` orders them by when they happened: `commands._history.timeline`)
             return out
 
         return self._read(q, [])
@@ -527,8 +530,8 @@ class TaskBook:
             if rows:
                 conn.executemany(
                     "INSERT INTO events (endpoint, task, at, kind, via, status, message, command,"
-                    " data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(*r[:7], command, r[7]) for r in rows],
+                    " data, server_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(*r[:7], command, r[7], r[8]) for r in rows],
                 )
             if any(text is not None and not isinstance(text, tuple) for text in kept.values()):
                 _limit_results(conn)
@@ -768,7 +771,9 @@ def _upsert(
     stamp: str,
     now: float,
 ) -> list[tuple[Any, ...]]:
-    """Write one task's fields; the events its change of state makes."""
+    """Write one task's fields; the events its change of state makes, each at the server's
+    time where the server gave one (its creation at `createdAt`, a change at a new
+    `lastUpdatedAt`)."""
     via = fields.pop(VIA, None)
     at = fields.pop(AT, None)
     at = at if isinstance(at, int | float) else now
@@ -791,6 +796,7 @@ def _upsert(
         if isinstance(new.get(k), str | int | float)
     }
     data_text = store.dumps(data) if data else None
+    updated = server_time(new.get("lastUpdatedAt"))
     if old is None:
         conn.execute(
             "INSERT INTO tasks (endpoint, id, status, message, first_seen, last_seen, seen, fields)"
@@ -798,13 +804,27 @@ def _upsert(
             (eid, task_id, status, message, stamp, stamp, now, store.dumps(new)),
         )
         if status is not None:
-            out.append((eid, task_id, at, ev.CREATED, via, status, message, data_text))
+            created = server_time(new.get("createdAt"))
+            moved_on = created is not None and updated is not None and updated - created > 0.0005
+            if via is not None and moved_on:
+                # first seen by a look (not its creation's answer) after it moved on: its
+                # creation on the server, then the state the server says it reached at
+                # `lastUpdatedAt` (not when mcptask looked)
+                first = store.dumps({"firstSeen": True})
+                out.append((eid, task_id, at, ev.CREATED, via, None, None, first, created))
+                out.append((eid, task_id, at, ev.STATUS, via, status, message, data_text, updated))
+            else:
+                when = created if created is not None else updated
+                out.append((eid, task_id, at, ev.CREATED, via, status, message, data_text, when))
         asked = new.get("inputRequests")
         if isinstance(asked, dict) and asked:
-            out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked)))
+            out.append(
+                (eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), updated)
+            )
     else:
         old_status, old_message, old_fields = old
-        merged = {**_fields(old_fields), **new}
+        was = _fields(old_fields)
+        merged = {**was, **new}
         if isinstance(result, str):
             merged.pop("resultNotKept", None)
         conn.execute(
@@ -821,17 +841,20 @@ def _upsert(
                 task_id,
             ),
         )
+        # a change the server dated: its `lastUpdatedAt` moved (a server that changes state
+        # without moving it gave no time for this change)
+        when = updated if updated != server_time(was.get("lastUpdatedAt")) else None
         if status is not None:
-            old_pace = _fields(old_fields).get("pollInterval")
+            old_pace = was.get("pollInterval")
             if status != old_status:
-                out.append((eid, task_id, at, ev.STATUS, via, status, message, data_text))
+                out.append((eid, task_id, at, ev.STATUS, via, status, message, data_text, when))
             elif message != old_message:
-                out.append((eid, task_id, at, ev.MESSAGE, via, status, message, data_text))
+                out.append((eid, task_id, at, ev.MESSAGE, via, status, message, data_text, when))
             elif pace is not None and pace != old_pace:
-                out.append((eid, task_id, at, ev.PACE, via, status, None, data_text))
+                out.append((eid, task_id, at, ev.PACE, via, status, None, data_text, when))
         asked = new.get("inputRequests")
-        if isinstance(asked, dict) and asked and asked != _fields(old_fields).get("inputRequests"):
-            out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked)))
+        if isinstance(asked, dict) and asked and asked != was.get("inputRequests"):
+            out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), when))
     if isinstance(result, str):
         conn.execute(
             "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
@@ -839,6 +862,21 @@ def _upsert(
             (result, len(result), stamp, eid, task_id),
         )
     return out
+
+
+#: the range of a server's time taken as one (a year-1 or year-9999 stamp is no time at all)
+SERVER_TIME_RANGE = (0.0, 253402300799.0)
+
+
+def server_time(stamp: Any) -> float | None:
+    """A server's ISO 8601 time as seconds since the epoch; None when it gave none (or one
+    out of any calendar mcptask shows)."""
+    from mcptask.model import epoch
+
+    value = epoch(stamp) if isinstance(stamp, str) else None
+    if value is None or not SERVER_TIME_RANGE[0] <= value <= SERVER_TIME_RANGE[1]:
+        return None
+    return value
 
 
 def _question(asked: dict[str, Any]) -> str:
@@ -852,6 +890,7 @@ def _question(asked: dict[str, Any]) -> str:
 def _event_row(eid: int, e: Record, now: float) -> tuple[Any, ...]:
     at = e.get("at")
     data = e.get("data")
+    server_at = e.get("server_at")
     return (
         eid,
         str(e.get("task", "")),
@@ -861,6 +900,7 @@ def _event_row(eid: int, e: Record, now: float) -> tuple[Any, ...]:
         e.get("status"),
         e.get("message"),
         store.dumps(data) if isinstance(data, dict) and data else None,
+        server_at if isinstance(server_at, int | float) else None,
     )
 
 

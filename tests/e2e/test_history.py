@@ -50,7 +50,9 @@ def changes(lines: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
 
 def story(run_cli: RunCli, task_id: str, *target: str) -> list[dict[str, Any]]:
     lines = ok(run_cli("log", *target, "-o", "ndjson", "--", task_id)).lines()
-    assert [line["at"] for line in lines] == sorted(line["at"] for line in lines)
+    # in the order things happened (a creation timed only by its answer comes first)
+    since = [line["sinceCreated"] for line in lines]
+    assert since == sorted(since) and lines[0]["kind"] == "created"
     assert all(line["taskId"].startswith(task_id) for line in lines)
     return lines
 
@@ -127,28 +129,29 @@ def test_log_follow_in_another_process_tracks_a_watch(
     tid = created.json()["taskId"]
     env = clean_env(state_dir)
     mcptask = [sys.executable, "-m", "mcptask"]
-    follower = subprocess.Popen(
-        [*mcptask, "log", tid, "--follow", "-o", "ndjson"],
+    watcher = subprocess.Popen(
+        [*mcptask, "watch", tid, "-o", "ndjson"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert follower.stdout is not None
-    first = json.loads(follower.stdout.readline())  # following before the watch begins
-    assert first["kind"] == "created"
-    watcher = subprocess.run(
-        [*mcptask, "watch", tid, "-o", "ndjson"],
+    assert watcher.stdout is not None
+    # the watch has recorded its first look before the follower starts: a watch follows it
+    json.loads(watcher.stdout.readline())
+    while not any(x["command"] == "watch" for x in story(run_cli, tid)):
+        assert watcher.poll() is None, watcher.stderr.read() if watcher.stderr else ""
+    follower = subprocess.run(
+        [*mcptask, "log", tid, "--follow", "-o", "ndjson"],
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert watcher.returncode == 0, watcher.stderr
-    out, err = follower.communicate(timeout=60)
-    assert follower.returncode == 0, err
-    followed = [first, *(json.loads(x) for x in out.splitlines())]
-    watched = [json.loads(x) for x in watcher.stdout.splitlines()]
+    assert follower.returncode == 0, follower.stderr
+    rest, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0, err
+    followed = [json.loads(x) for x in follower.stdout.splitlines()]
     # everything the watch recorded reached the follower, which ended with the task
     assert {x["n"] for x in followed} == {x["n"] for x in story(run_cli, tid)}
     states = [x for x in followed if x["kind"] in ("status", "message")]
@@ -157,19 +160,48 @@ def test_log_follow_in_another_process_tracks_a_watch(
         "Report ready",
     )
     assert {x["command"] for x in states} == {"watch"}  # the follower did not need to poll
-    assert watched[-1]["outcome"] == "completed"
+    assert json.loads(rest.splitlines()[-1])["outcome"] == "completed"
 
 
-def test_log_follow_polls_the_server_when_nothing_else_does(
+def test_log_follow_alone_follows_the_task_itself(run_cli: RunCli) -> None:
+    """Nothing else watches: `log --follow` follows the task at the server's pace (push where
+    offered) and sees every status message of the demo task, then ends with it."""
+    with DemoServer(task_seconds=20) as server:  # a step every ~3 s: time to start
+        created = ok(run_cli("call", "build-report", "topic=alone", "--url", server.url))
+        tid = created.json()["taskId"]
+        followed = ok(run_cli("log", tid, "--follow", "--timeout", "90")).lines()
+    said = [x["message"] for x in followed if x["kind"] in ("created", "status", "message")]
+    assert said == [
+        "Queued",
+        "Collecting sources",
+        "Reading 12 documents",
+        "Drafting report",
+        "Checking citations",
+        "Finalizing",
+        "Report ready",
+    ]
+    assert followed[-1]["kind"] == "end" and followed[-1]["data"]["outcome"] == "completed"
+    assert {x["command"] for x in followed[1:]} == {"log"}
+    # each change at the server's time, with when mcptask saw it beside it
+    changed = [x for x in followed if x["kind"] in ("status", "message")]
+    assert all(x["clock"] == "server" and x["late"] >= 0 for x in changed)
+
+
+def test_log_follow_polls_at_the_server_s_pace(
     run_cli: RunCli, everything_server: ServerProcess
 ) -> None:
     url = everything_server.url
     tid = ok(run_cli("call", "simulate-research-query", "topic=alone", "--url", url, "-o", "json"))
     task_id = tid.json()["taskId"]
     followed = ok(run_cli("log", task_id, "--follow", "-o", "ndjson", "--timeout", "90")).lines()
-    assert followed[-1]["status"] == "completed"
+    assert [x["status"] for x in followed if x["kind"] == "status"][-1] == "completed"
     assert {x["command"] for x in followed[1:]} == {"log"}
-    assert {x["via"] for x in followed[1:] if x["kind"] in ("status", "message")} == {"poll"}
+    # a piped log prints one JSON object per event, so --jq applies to each
+    retries = ok(run_cli("log", task_id, "--jq", 'select(.kind == "status") | .status'))
+    assert retries.stdout.split() == [x["status"] for x in followed if x["kind"] == "status"]
+    # an ended task: `log --follow` ends at once, whatever --timeout
+    again = ok(run_cli("log", task_id, "--follow", "--timeout", "3")).lines()
+    assert [x["n"] for x in again] == [x["n"] for x in followed]
 
 
 def test_get_shows_why_a_task_waiting_for_input_looks_stuck(
