@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcptask.model import INTERRUPTED, TERMINAL, Task, epoch, ms_seconds
 from mcptask.pacing import poll_seconds
+
+if TYPE_CHECKING:
+    from mcptask.session.context import Context
 
 #: a watch that recorded the task within this many poll intervals is taken to be running
 LIVE_FACTOR = 3.0
@@ -213,6 +216,7 @@ def why_stuck(
         if base is not None:
             purge = iso(base + ms_seconds(task.ttl))
     out["purgeAt"] = purge
+    out["clockSkew"] = round(skew, 3) if skew else None
     out["unreachable"] = unreachable
     out["reasons"] = _reasons(task, out)
     return out
@@ -254,6 +258,14 @@ def _reasons(task: Task, info: dict[str, Any]) -> list[str]:
     elif not question and not info.get("watchedElsewhere"):
         out.append("no watch follows it: nothing records its changes")
     return out
+
+
+def book_skew(ctx: Context) -> float | None:
+    """The server's clock against this machine's, as the book keeps it for the endpoint."""
+    if not ctx.places.records:
+        return None
+    skew = ctx.book.endpoint(ctx.server).get("clockSkew")
+    return float(skew) if isinstance(skew, int | float) else None
 
 
 def _epoch(stamp: Any) -> float | None:

@@ -28,10 +28,13 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
     if not ctx.places.records:
         ctx.out.task(task)
         return ExitCode.OK
-    from mcptask.commands._history import why_stuck
+    from mcptask.commands._history import book_skew, why_stuck
 
     info = why_stuck(
-        task, ctx.book.lookup(ctx.server, task.taskId), ctx.book.events(ctx.server, task.taskId)
+        task,
+        ctx.book.lookup(ctx.server, task.taskId),
+        ctx.book.events(ctx.server, task.taskId),
+        skew=book_skew(ctx),
     )
     if not ctx.out.pretty:
         shown = task.to_json()
@@ -43,8 +46,4 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
         from mcptask.output.history import print_stuck
 
         print_stuck(ctx.out, info, task.taskId)
-    if ctx.out.pretty and task.status == "input_required":
-        from mcptask.text.command_line import command_line
-
-        ctx.out.note(f"answer it: {command_line('answer', task_id)}")
     return ExitCode.OK

@@ -98,8 +98,10 @@ def book_task(task_id: str, rec: dict[str, Any], server: str) -> Task:
     note = None
     seen = _epoch(rec.get("lastSeenAt"))
     if server.startswith("stdio:") and status not in TERMINAL:
+        # the watch that ran it said so as it ended; else (a mcptask killed) nothing recorded
+        # it for a while
         quiet = max(3 * poll_seconds(number("pollInterval"), 1.0), 5.0)
-        if seen is None or time.time() - seen > quiet:
+        if rec.get("lost") or seen is None or time.time() - seen > quiet:
             note = f"its stdio server has exited; last seen {status}"
             status = "unknown"
     return Task(

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcptask.commands._history import Timeline, ends, live_follower
+from mcptask.commands._history import Timeline, book_skew, ends, live_follower
 from mcptask.errors import ExitCode, TaskEnded, TaskNotFound
 
 if TYPE_CHECKING:
@@ -72,8 +72,7 @@ class Printer:
     def __init__(self, ctx: Context, task_id: str) -> None:
         self.ctx = ctx
         self.task_id = task_id
-        skew = ctx.book.endpoint(ctx.server).get("clockSkew")
-        self.skew = float(skew) if isinstance(skew, int | float) else None
+        self.skew = book_skew(ctx)
         self.timeline = Timeline(task_id, ctx.server, self.skew)
         self.events: list[dict[str, Any]] = []
         self.lines: list[dict[str, Any]] = []

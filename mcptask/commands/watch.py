@@ -463,15 +463,17 @@ class _Recorder:
         extra: dict[str, Any] = {}
         if w.result is not None and not w.result.broken:
             extra.update(w.result.kept())
-        if w.outcome not in ("error", "unknown"):  # else nothing came from the server now
+        stdio_gone = not self.group.ctx.places.remembers and w.outcome not in TERMINAL
+        if stdio_gone:  # its stdio server stops with this mcptask: it cannot be reached again
+            extra["lost"] = "its stdio server has exited"
+        if w.outcome not in ("error", "unknown") or stdio_gone:
             self.group.saw(w, w.via, **extra)
         if w.result is not None:
             size = len(json.dumps(w.result.to_json(), default=str)) if extra else None
             self.group.note(w, ev.RESULT, bytes=size, broken=w.result.broken or None)
         if w.last_error and w.outcome in ("error", "unknown"):
             self.group.note(w, ev.ERROR, message=w.last_error)
-        if not self.group.ctx.places.remembers and w.outcome not in TERMINAL:
-            # a stdio server stops with this mcptask: nothing can reach the task again
+        if stdio_gone:
             self.group.note(
                 w, ev.LOST, message="its stdio server stops with this mcptask: it cannot be reached"
             )

@@ -22,7 +22,7 @@ class WhyOptions:
 
 
 async def run_why(opts: WhyOptions, ctx: Context) -> int:
-    from mcptask.commands._history import why_stuck
+    from mcptask.commands._history import book_skew, why_stuck
 
     ctx, task_id = ctx.places.locate(opts.task_id)
     record = ctx.book.lookup(ctx.server, task_id) if ctx.places.records else None
@@ -39,12 +39,11 @@ async def run_why(opts: WhyOptions, ctx: Context) -> int:
             raise
         failure = exc
         task = _from_book(ctx, task_id, record)
-    skew = ctx.book.endpoint(ctx.server).get("clockSkew") if ctx.places.records else None
     info = why_stuck(
         task,
         record,
         ctx.book.events(ctx.server, task_id) if ctx.places.records else [],
-        skew=float(skew) if isinstance(skew, int | float) else None,
+        skew=book_skew(ctx),
         unreachable=failure.message if failure is not None else None,
     )
     source = "book" if failure is not None else "server"

@@ -204,6 +204,10 @@ def stuck_rows(info: dict[str, Any], task_id: str) -> list[tuple[str, str]]:
         rows.append(("waiting on", f"{what}{since}: {how}"))
     if info.get("purgeAt"):
         rows.append(("purged at", str(info["purgeAt"])))
+    skew = info.get("clockSkew")
+    if isinstance(skew, int | float) and abs(skew) >= 1.0:
+        way = "ahead of" if skew > 0 else "behind"
+        rows.append(("clock", f"the server's clock is {duration(abs(skew))} {way} this machine's"))
     return rows
 
 

@@ -222,6 +222,32 @@ def _is_agent(message: Any) -> bool:
     return isinstance(role, str) and role.lower() in ("agent", "role_agent")
 
 
+#: characters of a history message kept in the task book's log
+TURN_TEXT = 300
+
+
+def history_turns(raw: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """A task's `history` as (message id, role, text); its status message of now is there
+    with the role `status` (seen as its status, it is no turn of its own later)."""
+    status = raw.get("status")
+    now = status.get("message") if isinstance(status, dict) else None
+    said = now.get("messageId") if isinstance(now, dict) else None
+    history = raw.get("history")
+    out = []
+    for message in history if isinstance(history, list) else []:
+        if not isinstance(message, dict):
+            continue
+        mid = message.get("messageId")
+        if not isinstance(mid, str) or not mid or mid == said:
+            continue
+        role = message.get("role")
+        word = role.lower().removeprefix("role_") if isinstance(role, str) else "?"
+        out.append((mid[:200], word[:20], (message_text(message) or "")[:TURN_TEXT]))
+    if isinstance(said, str) and said:
+        out.append((said[:200], "status", ""))  # seen as its status: never a turn of its own
+    return out
+
+
 def message_payload(message: Any) -> dict[str, Any]:
     """A direct answer (a message, no task) as a result payload."""
     parts = parts_of(message)
@@ -343,6 +369,10 @@ class A2ABase(TaskProtocol):
     m_subscribe: ClassVar[str]
     m_list: ClassVar[str | None] = None
     user_role: ClassVar[str]
+
+    def history_turns(self, task: Task) -> list[tuple[str, str, str]]:
+        return history_turns(task.raw)
+
     message_extra: ClassVar[dict[str, Any]] = {}
     send_configuration: ClassVar[dict[str, Any]]
 

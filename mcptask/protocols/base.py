@@ -586,6 +586,12 @@ class TaskProtocol(ABC):
     #: the protocol can answer tasks that wait for input (`answer`, the form in `watch`)
     can_answer: ClassVar[bool] = False
 
+    def history_turns(self, task: Task) -> list[tuple[str, str, str]]:
+        """The messages of the task's own history (A2A), each (id, role, text), and its status
+        message of now as role `status` (that is its status, never a turn of its own): the
+        task book's log fills the turns between two looks from them. None kept: []."""
+        return []
+
     def input_requests(self, task: Task) -> list[InputRequest] | None:
         """What an `input_required` task asks, when the protocol shows it before answering
         (2026-07-28 `inputRequests`, the A2A status message); None when the question only

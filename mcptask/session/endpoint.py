@@ -70,6 +70,15 @@ class Endpoint:
         """The protocol, if this run has needed one yet."""
         return self._protocol
 
+    def clock_skew(self) -> float | None:
+        """Seconds the server's clock is ahead of this machine's, as measured so far (HTTP);
+        None where nothing says."""
+        from mcptask.transports.rpc import KnowsServerClock
+
+        if self._rpc is None or not isinstance(self._rpc.transport, KnowsServerClock):
+            return None
+        return self._rpc.transport.clock_skew
+
     def trace(self, line: str) -> None:
         self.out.stderr.write(line + "\n")
         self.out.stderr.flush()

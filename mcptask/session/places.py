@@ -45,6 +45,8 @@ class Places:
         self._ctx = ctx
         #: ids of the tasks this run has seen (over stdio, the only reachable ones)
         self.seen: set[str] = set()
+        #: the clock skew the book holds for the endpoint (NaN: none), once read
+        self._skew_kept: float | None = None
 
     @property
     def remembers(self) -> bool:
@@ -187,7 +189,7 @@ class Places:
         protocol = self._ctx.endpoint.built
         if not self.records or protocol is None or not (seen or events):
             return
-        from mcptask.state.taskbook import VIA
+        from mcptask.state.taskbook import TURNS, VIA
 
         updates: dict[str, dict[str, Any]] = {}
         for task, ref in seen:
@@ -202,10 +204,30 @@ class Places:
                 fields["contextId"] = task.contextId
             if task.createdAt and task.ttl is not None:  # a task lost inside it is told apart
                 fields.update(createdAt=task.createdAt, ttl=task.ttl)
+            turns = protocol.history_turns(task)
+            if turns:
+                fields[TURNS] = turns
             updates[task.taskId] = fields
         self._ctx.book.record_many(
             self._ctx.server, updates, events=events, command=self._ctx.command
         )
+        self._keep_skew()
+
+    #: a measured clock skew is written again when it moved by more than this (seconds)
+    SKEW_MOVED = 0.25
+
+    def _keep_skew(self) -> None:
+        """The server's clock against this machine's, kept with the endpoint: `log` and `why`
+        take it out when they order the server's times among mcptask's own."""
+        skew = self._ctx.endpoint.clock_skew()
+        if skew is None:
+            return
+        if self._skew_kept is None:
+            kept = self._ctx.book.endpoint(self._ctx.server).get("clockSkew")
+            self._skew_kept = float(kept) if isinstance(kept, int | float) else float("nan")
+        if not abs(skew - self._skew_kept) <= self.SKEW_MOVED:  # NaN: none kept yet
+            self._ctx.book.set_endpoint(self._ctx.server, clockSkew=skew)
+            self._skew_kept = skew
 
     def note(self, task_id: str, kind: str, **fields: Any) -> None:
         """One event about a task (a cancel asked, an answer sent, an error) in the log."""

@@ -50,6 +50,11 @@ COMPLETION_SCAN = 2000
 #: pseudo-fields of `record_many`'s updates: how the state came (poll, push, listed) and when
 VIA = "_via"
 AT = "_at"
+#: the messages of a task's own history (A2A) as seen, [(id, role, text)]: those the book has
+#: not seen yet are `history` events
+TURNS = "_turns"
+#: message ids of a task's history kept to tell new ones
+TURNS_KEPT = 200
 
 Record = dict[str, Any]
 T = TypeVar("T")
@@ -776,9 +781,11 @@ def _upsert(
     `lastUpdatedAt`)."""
     via = fields.pop(VIA, None)
     at = fields.pop(AT, None)
+    turns = fields.pop(TURNS, None)
     at = at if isinstance(at, int | float) else now
     old = conn.execute(
-        "SELECT status, message, fields FROM tasks WHERE endpoint = ? AND id = ?", (eid, task_id)
+        "SELECT status, message, fields, seen FROM tasks WHERE endpoint = ? AND id = ?",
+        (eid, task_id),
     ).fetchone()
     status = fields.pop("status", None)
     message = fields.pop("statusMessage", None)
@@ -798,6 +805,8 @@ def _upsert(
     data_text = store.dumps(data) if data else None
     updated = server_time(new.get("lastUpdatedAt"))
     if old is None:
+        if isinstance(turns, list) and turns:
+            out += _turns(new, None, turns, (eid, task_id, at, via, status))
         conn.execute(
             "INSERT INTO tasks (endpoint, id, status, message, first_seen, last_seen, seen, fields)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -822,9 +831,14 @@ def _upsert(
                 (eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), updated)
             )
     else:
-        old_status, old_message, old_fields = old
+        old_status, old_message, old_fields, looked = old
         was = _fields(old_fields)
         merged = {**was, **new}
+        if isinstance(turns, list) and turns:
+            # they came between the last look and this one: timed at the last look (the
+            # earliest they can be), so that they come before the change they led to
+            between = looked if isinstance(looked, int | float) and looked < at else at
+            out += _turns(merged, was.get("turnsSeen"), turns, (eid, task_id, between, via, status))
         if isinstance(result, str):
             merged.pop("resultNotKept", None)
         conn.execute(
@@ -861,6 +875,33 @@ def _upsert(
             "WHERE endpoint = ? AND id = ?",
             (result, len(result), stamp, eid, task_id),
         )
+    return out
+
+
+def _turns(
+    fields: Record, kept: Any, turns: list[Any], where: tuple[int, str, float, Any, Any]
+) -> list[tuple[Any, ...]]:
+    """`history` events for the messages of the task's history the book has not seen (the
+    turns between two looks: an agent's intermediate messages, an answer given elsewhere);
+    `history-gap` when the history no longer holds the last one it saw (the server keeps a
+    window of it). The first sighting (`kept` None) records none: its history is its
+    creation's. The ids seen go into `fields` (`turnsSeen`)."""
+    eid, task_id, at, via, status = where
+    seen = [t for t in kept if isinstance(t, str)] if isinstance(kept, list) else None
+    good = [t for t in turns if isinstance(t, list | tuple) and len(t) == 3]
+    ids = [str(t[0]) for t in good]
+    out: list[tuple[Any, ...]] = []
+    if seen is not None:
+        known = set(seen)
+        if seen and ids and not known & set(ids):
+            gap = "the server's history no longer holds the messages before these"
+            out.append((eid, task_id, at, ev.HISTORY_GAP, via, status, gap, None, None))
+        for mid, role, text in good:
+            if str(mid) in known or role == "status":
+                continue
+            data = store.dumps({"role": str(role), "messageId": str(mid)})
+            out.append((eid, task_id, at, ev.HISTORY, via, status, str(text), data, None))
+    fields["turnsSeen"] = list(dict.fromkeys([*(seen or []), *ids]))[-TURNS_KEPT:]
     return out
 
 

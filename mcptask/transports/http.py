@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import re
 import sys
 import time
@@ -388,12 +389,53 @@ class _AsyncOverSync(httpx.AsyncByteStream):
         self._response.close()
 
 
+class ServerClock:
+    """How far the server's clock is from this machine's, from the `Date` headers of its
+    answers: each says the server's time to the second at some moment of the exchange, so
+    the skew lies within [date - received, date + 1 - sent]; the bounds of all answers are
+    intersected, and `skew` is the middle of what is left (None before any answer, or when
+    the answers disagree: a clock that was set meanwhile)."""
+
+    def __init__(self) -> None:
+        self.low = -math.inf
+        self.high = math.inf
+        self._last: str | None = None
+
+    def saw(self, date: str, took: float) -> None:
+        if date == self._last:  # the same second again: nothing new
+            return
+        self._last = date
+        from email.utils import parsedate_to_datetime
+
+        try:
+            server = parsedate_to_datetime(date).timestamp()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return
+        received = time.time()
+        low, high = server - received, server + 1 - (received - max(took, 0.0))
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return
+        if low > self.high or high < self.low:  # the clocks moved: start over
+            self.low, self.high = low, high
+        else:
+            self.low, self.high = max(self.low, low), min(self.high, high)
+
+    @property
+    def skew(self) -> float | None:
+        """Seconds the server's clock is ahead of this machine's (negative: behind)."""
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            return None
+        return round((self.low + self.high) / 2, 3)
+
+
 class HttpTransport:
     """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
     attached only to requests for the endpoint's origin, redirects included."""
 
     def __init__(self, options: HttpOptions, client: httpx.AsyncClient | None = None) -> None:
         self.options = options
+        #: the server's clock against this machine's, from the answers' `Date` headers
+        self.clock = ServerClock()
         self.url = options.url
         self._origin = origin(options.url)
         self._own_client = client is None
@@ -477,6 +519,10 @@ class HttpTransport:
             await self._client.aclose()
         self._client = None
 
+    @property
+    def clock_skew(self) -> float | None:
+        return self.clock.skew
+
     def redact(self, message: str) -> str:
         auth = self.options.auth
         return redact.text(message, [*self._secrets, *(auth.secrets if auth else [])])
@@ -546,6 +592,9 @@ class HttpTransport:
             self._trace("> " + json.dumps(redact.data(body), ensure_ascii=False))
 
     def _trace_response(self, response: httpx.Response, started: float) -> None:
+        date = response.headers.get("date")
+        if date is not None:
+            self.clock.saw(date, time.monotonic() - started)
         if self.options.trace is None:
             return
         ms = (time.monotonic() - started) * 1000

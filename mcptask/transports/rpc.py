@@ -74,6 +74,14 @@ class HasNotifications(Protocol):
 
 
 @runtime_checkable
+class KnowsServerClock(Protocol):
+    """Measures the server's clock against this machine's (HTTP `Date` headers)."""
+
+    @property
+    def clock_skew(self) -> float | None: ...
+
+
+@runtime_checkable
 class FetchesUrls(Protocol):
     """Makes plain GET requests (A2A agent cards)."""
 
