@@ -46,11 +46,15 @@ class Timeline:
     `gap` (from the event before). Each batch added is ordered; later batches follow (what
     `log --follow` prints as it is recorded)."""
 
-    def __init__(self, task_id: str, server: str, skew: float | None = None) -> None:
+    def __init__(
+        self, task_id: str, server: str, skew: float | None = None, start: float | None = None
+    ) -> None:
         self.task_id = task_id
         self.server = server
         self.skew = skew or 0.0
-        self.start: float | None = None
+        #: when the story begins (the earliest time of all its events: a streamed story
+        #: knows it before its first page)
+        self.start: float | None = start
         self.last: float | None = None
 
     def add(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

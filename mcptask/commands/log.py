@@ -47,18 +47,19 @@ PASSED_ON = frozenset(
 
 async def run_log(opts: LogOptions, ctx: Context) -> int:
     ctx, task_id = ctx.places.locate(opts.task_id)
-    book = ctx.book
-    events = book.events(ctx.server, task_id)
-    if not events and not opts.follow:
+    printer = Printer(ctx, task_id, keep=opts.follow)
+    start, pages = ctx.book.story(ctx.server, task_id, printer.skew or 0.0)
+    if start is None and not opts.follow:
         raise TaskNotFound(
             f"the task book has no history of task {task_id} on {ctx.server}"
             if ctx.has_target()
             else f"the task book has no history of task {task_id}"
         )
-    printer = Printer(ctx, task_id)
-    printer.show(events)
+    printer.timeline.start = start
+    for page in pages:  # a history of any length streams, a page at a time
+        printer.show(page)
     code: int = ExitCode.OK
-    if opts.follow and not ends(events):
+    if opts.follow and not printer.ended:
         code = await _follow(opts, ctx, task_id, printer)
     printer.finish()
     return code
@@ -69,9 +70,12 @@ class Printer:
     one JSON object each (ndjson; `--jq` applies to each), or one document at the end
     (`-o json`)."""
 
-    def __init__(self, ctx: Context, task_id: str) -> None:
+    def __init__(self, ctx: Context, task_id: str, *, keep: bool = True) -> None:
         self.ctx = ctx
         self.task_id = task_id
+        #: the events are kept (`--follow` reads them again); else only whether it ended
+        self.keep = keep
+        self.ended = False
         self.skew = book_skew(ctx)
         self.timeline = Timeline(task_id, ctx.server, self.skew)
         self.events: list[dict[str, Any]] = []
@@ -85,12 +89,15 @@ class Printer:
     def show(self, new: list[dict[str, Any]]) -> None:
         if not new:
             return
-        first = not self.events
-        self.events += new
+        first = not self.last
+        if self.keep:
+            self.events += new
+        self.ended = self.ended or ends(new)
         self.last = max(self.last, *(int(e["n"]) for e in new))
         lines = self.timeline.add(new)
-        self.lines += lines
         out = self.ctx.out
+        if out.mode == "json":
+            self.lines += lines
         if out.mode == "ndjson":
             for line in lines:
                 out.line(line)
@@ -136,7 +143,7 @@ async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: Printer
             # that started it reaches): print what it records
             await ctx.sleep(FOLLOW_EVERY)
             printer.pull()
-            if ends(printer.events) or (not ctx.places.remembers and not printer.events):
+            if printer.ended or (not ctx.places.remembers and not printer.events):
                 return ExitCode.OK
             continue
         return await _own_watch(ctx, task_id, printer, left)

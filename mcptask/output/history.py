@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcptask.output.console import delay_text, duration, duration_ms, safe_line
 from mcptask.text.command_line import command_line
+from mcptask.text.sanitize import one_line
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
     from mcptask.output.console import Output
 
 
@@ -103,12 +103,10 @@ def log_time(seconds: float) -> str:
 HEADINGS = f"{'since':>7} {'gap':>7} {'event':<9} {'status':<15} {'via':<7} details"
 
 
-def log_text(line: dict[str, Any]) -> Text:
-    """One event on a terminal: time since creation (`~`: when mcptask saw it, the server
-    gave no time), gap, kind, status, via, particulars, how late it was seen, and which
-    command recorded it when that was not one following the task."""
-    from rich.text import Text
-
+def log_cells(line: dict[str, Any]) -> list[tuple[str, str]]:
+    """One event's cells, each (text, style): time since creation (`~`: when mcptask saw it,
+    the server gave no time), gap, kind, status, via, particulars, how late it was seen,
+    and which command recorded it when that was not one following the task."""
     from mcptask.output.console import STYLE
 
     status = line.get("status") or ""
@@ -116,38 +114,81 @@ def log_text(line: dict[str, Any]) -> Text:
     guessed = line.get("clock") == "local" and line["kind"] in SERVER_KINDS
     since = ("~" if guessed else "") + log_time(line["sinceCreated"])
     gap = f"+{log_time(line['gap'])}" if line["gap"] >= 0.05 else ""
-    text = Text()
-    text.append(f"{since:>7} ", style="dim")
-    text.append(f"{gap:>7} ", style="dim")
-    text.append(f"{line['kind']:<9} ", style="bold")
-    text.append(f"{status:<15} ", style=colour)
-    text.append(f"{line.get('via') or '':<7} ", style="cyan")
-    text.append_text(safe_line(details(line), 300))
+    cells = [
+        (f"{since:>7} {gap:>7} ", "dim"),
+        (f"{line['kind']:<9} ", "bold"),
+        (f"{status:<15} ", colour),
+        (f"{line.get('via') or '':<7} ", "cyan"),
+        (one_line(details(line), 300), ""),
+    ]
     late = line.get("late")
     if isinstance(late, int | float) and late >= 1.0:
-        text.append(f" (seen {duration(late)} later)", style="dim")
+        cells.append((f" (seen {duration(late)} later)", "dim"))
     command = line.get("command")
     if isinstance(command, str) and command not in FOLLOWERS:
-        text.append(f" · by {command}", style="dim")
-    return text
+        cells.append((f" · by {one_line(command, 20)}", "dim"))
+    return cells
 
 
 def print_log(out: Output, lines: list[dict[str, Any]], *, header: str | None = None) -> None:
-    """Events on a terminal, a screenful per print (one `print` per line costs more than the
-    line)."""
+    """Events on a terminal. Each cell's style is made into escape codes once, and a
+    screenful is written at a time: a Rich `print` per line costs more than the line (a
+    console that records, for screenshots, goes Rich's way)."""
     from rich.text import Text
 
+    console = out.console
     if header is not None:
-        out.console.print(safe_line(header, 500))
-        out.console.print(Text(HEADINGS, style="dim"))
+        console.print(safe_line(header, 500))
+        console.print(Text(HEADINGS, style="dim"))
         if any(x.get("clock") == "local" and x["kind"] in SERVER_KINDS for x in lines):
-            out.console.print(
+            console.print(
                 Text("        ~: when mcptask saw it (the server gave no time)", style="dim")
             )
-    page = 200
-    for start in range(0, len(lines), page):
-        text = Text("\n").join(log_text(line) for line in lines[start : start + page])
-        out.console.print(text, soft_wrap=True)
+    if console.record:
+        for line in lines:
+            console.print(Text.assemble(*log_cells(line)), soft_wrap=True)
+        return
+    codes = _codes(console)
+    page: list[str] = []
+    for line in lines:
+        page.append("".join(codes(style, text) for text, style in log_cells(line)))
+        if len(page) >= PAGE:
+            console.file.write("\n".join(page) + "\n")
+            page = []
+    if page:
+        console.file.write("\n".join(page) + "\n")
+    console.file.flush()
+
+
+#: log lines written at once
+PAGE = 200
+
+
+def _codes(console: Any) -> Callable[[str, str], str]:
+    """Text in a style as the console's colour system writes it (plain without colour)."""
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    system = {
+        "standard": ColorSystem.STANDARD,
+        "256": ColorSystem.EIGHT_BIT,
+        "truecolor": ColorSystem.TRUECOLOR,
+        "windows": ColorSystem.WINDOWS,
+    }.get(console.color_system or "")
+    if system is None or console.no_color:
+        return lambda _style, text: text
+    made: dict[str, tuple[str, str]] = {}
+
+    def styled(style: str, text: str) -> str:
+        if not style:
+            return text
+        codes = made.get(style)
+        if codes is None:
+            before, _, after = Style.parse(style).render("\0", color_system=system).partition("\0")
+            codes = made[style] = (before, after)
+        return codes[0] + text + codes[1]
+
+    return styled
 
 
 def stuck_rows(info: dict[str, Any], task_id: str) -> list[tuple[str, str]]:

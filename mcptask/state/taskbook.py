@@ -394,32 +394,60 @@ class TaskBook:
         def q(conn: sqlite3.Connection) -> list[Record]:
             out = []
             for eid, key, _f in _endpoint_rows(conn, url):
-                for n, at, kind, via, status, message, command, data, server_at in conn.execute(
+                for row in conn.execute(
                     "SELECT n, at, kind, via, status, message, command, data, server_at "
                     "FROM events WHERE endpoint = ? AND task = ? AND n > ? ORDER BY n",
                     (eid, task_id, after),
                 ):
-                    rec: Record = {"n": n, "at": at, "kind": kind}
-                    if isinstance(server_at, int | float):
-                        rec["serverAt"] = server_at
-                    for name, value in (
-                        ("via", via),
-                        ("status", status),
-                        ("message", message),
-                        ("command", command),
-                    ):
-                        if value is not None:
-                            rec[name] = value
-                    extra = store.loads(data, {})
-                    if isinstance(extra, dict) and extra:
-                        rec["data"] = extra
-                    rec["endpoint"] = key
-                    out.append(rec)
+                    out.append(_event(row, key))
             out.sort(key=lambda r: (r["at"], r["n"]))  # a batch's events, each when it was seen
             # (`log` orders them by when they happened: `commands._history.timeline`)
             return out
 
         return self._read(q, [])
+
+    def story(
+        self, url: str, task_id: str, skew: float = 0.0, page: int = 1000
+    ) -> tuple[float | None, Iterator[list[Record]]]:
+        """A task's events in the order they happened, read a page at a time (a history of
+        any length streams): its creation first, then each at the server's time less `skew`
+        where the server gave one, else when mcptask saw it. Returns (the earliest of those
+        times, the pages); (None, no page) when the book has none."""
+
+        def first(conn: sqlite3.Connection) -> tuple[float | None, list[int], str]:
+            rows = _endpoint_rows(conn, url)
+            ids = [r[0] for r in rows]
+            if not ids:
+                return None, [], ""
+            marks = ",".join("?" * len(ids))
+            (start,) = conn.execute(
+                f"SELECT MIN(COALESCE(server_at - ?, at)) FROM events WHERE endpoint IN ({marks})"
+                " AND task = ?",
+                (skew, *ids, task_id),
+            ).fetchone()
+            return (float(start) if start is not None else None), ids, rows[0][1]
+
+        nothing: tuple[float | None, list[int], str] = (None, [], "")
+        start, ids, key = self._read(first, nothing)
+        if start is None:
+            return None, iter(())
+        return start, self._pages(ids, key, task_id, skew, page)
+
+    def _pages(
+        self, ids: list[int], key: str, task_id: str, skew: float, page: int
+    ) -> Iterator[list[Record]]:
+        marks = ",".join("?" * len(ids))
+        try:
+            cursor = self._db().execute(
+                "SELECT n, at, kind, via, status, message, command, data, server_at FROM events "
+                f"WHERE endpoint IN ({marks}) AND task = ? "
+                "ORDER BY kind != 'created', COALESCE(server_at - ?, at), n",
+                (*ids, task_id, skew),
+            )
+            while rows := cursor.fetchmany(page):
+                yield [_event(row, key) for row in rows]
+        except sqlite3.Error as exc:
+            self._read_failed(str(exc))
 
     def complete(
         self,
@@ -675,6 +703,27 @@ def _record(row: tuple[Any, ...]) -> Record:
 
 
 _BAD = object()
+
+
+def _event(row: tuple[Any, ...], key: str) -> Record:
+    """An event row as the record `log` reads (`n`, `at`, `kind`, `serverAt`, ...)."""
+    n, at, kind, via, status, message, command, data, server_at = row
+    rec: Record = {"n": n, "at": at, "kind": kind}
+    if isinstance(server_at, int | float):
+        rec["serverAt"] = server_at
+    for name, value in (
+        ("via", via),
+        ("status", status),
+        ("message", message),
+        ("command", command),
+    ):
+        if value is not None:
+            rec[name] = value
+    extra = store.loads(data, {})
+    if isinstance(extra, dict) and extra:
+        rec["data"] = extra
+    rec["endpoint"] = key
+    return rec
 
 
 def _place(conn: sqlite3.Connection, url: str) -> str:
