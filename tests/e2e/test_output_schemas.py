@@ -226,6 +226,8 @@ def test_log_book_forget_prune_and_get_s_history(
     ok(run_cli("watch", *url, "--until", "input_required", "-o", "ndjson", "--", tid))
     task = valid("task", ok(run_cli("get", *url, "-o", "json", "--", tid)).json())
     assert task["history"]["pendingQuestion"] is not None
+    why = valid("task", ok(run_cli("why", *url, "-o", "json", "--", tid)).json())
+    assert why["source"] == "server" and why["history"]["reasons"]
     doc = valid("log", ok(run_cli("log", *url, "-o", "json", "--", tid)).json())
     kinds = {e["kind"] for e in doc["events"]}
     assert {"created", "status", "question", "end"} <= kinds
