@@ -337,6 +337,7 @@ def inline_answers(
 
     async def on_input(w: Watched) -> Task | None:
         from mcptask.errors import McptaskError, RpcError
+        from mcptask.state.events import DISMISSED
 
         task, ref = w.task, w.ref
         if task is None:
@@ -370,6 +371,9 @@ def inline_answers(
             for note in done.notes:
                 await say(f"{ref.task_id}: {note}")
             if not done.sent:
+                ctx.places.note(
+                    ref.task_id, DISMISSED, status=task.status, message="nothing was sent"
+                )
                 return None
             sent.setdefault(ref.task_id, set()).update(done.keys)
             keep_answered(ctx, task, ref, frozenset(answered), done.keys)

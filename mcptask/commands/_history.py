@@ -200,9 +200,14 @@ def why_stuck(
         asked = [e for e in events if e["kind"] == "question"]
         keys = sorted((task.inputRequests or {}).keys())
         data = (asked[-1].get("data") or {}) if asked else {}
+        settled = asked and any(
+            e["kind"] in ("answer", "dismissed", "answer-refused", "end")
+            and e["n"] > asked[-1]["n"]
+            for e in events
+        )
+        form = None if settled else data.get("form")
         if not keys and asked:
             keys = sorted(data.get("requests") or data.get("keys") or [])
-        form = data.get("form")
         question = {
             "status": task.status,
             "keys": keys,

@@ -161,3 +161,27 @@ def test_why_a_task_looks_stuck_counts_in_the_server_s_time() -> None:
     assert info["reasons"][0] == "it waits for an answer"
     down = why_stuck(task, None, events, now=T0 + 40, unreachable="connection refused")
     assert down["reasons"][0] == "the server cannot be reached: connection refused"
+
+
+def test_the_advice_names_the_form_a_running_watch_holds() -> None:
+    from mcptask.output.history import stuck_rows
+
+    now = time.time()
+    task = Task(taskId="t", status="input_required", protocol="mcp-2025-11-25", server=URL, raw={})
+    record = {"lastSeenAt": stamp(now - 1), "pollInterval": 1000}
+    asked = {"n": 3, "kind": "question", "at": now - 2, "command": "watch"}
+    events = [
+        {"n": 1, "kind": "created", "status": "working", "at": now - 9, "command": "call"},
+        {"n": 2, "kind": "status", "status": "input_required", "at": now - 3, "command": "watch"},
+        {**asked, "message": "Your name?", "data": {"form": "watch", "keys": ["name"]}},
+    ]
+    info = why_stuck(task, record, events, now=now)
+    assert info["watchedElsewhere"] and info["pendingQuestion"]["formOpenIn"] == "watch"
+    (row,) = [v for k, v in stuck_rows(info, "t") if k == "waiting on"]
+    assert "the form that `watch` shows" in row and "mcptask answer" not in row
+    # the form was dismissed: the question is open to `answer` again
+    dismissed = {"n": 4, "kind": "dismissed", "at": now - 1, "command": "watch"}
+    info = why_stuck(task, record, [*events, dismissed], now=now)
+    assert info["pendingQuestion"]["formOpenIn"] is None
+    (row,) = [v for k, v in stuck_rows(info, "t") if k == "waiting on"]
+    assert "mcptask answer t" in row
