@@ -939,6 +939,7 @@ def protocol_from_card(card: Any) -> str | None:
 #: an agent card is a small JSON document: more than this is not a card
 CARD_LIMIT = 256 * 1024
 _CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+_CARD_NAMES = ("agent-card.json", "agent.json")
 
 
 def card_urls(url: str) -> list[str]:
@@ -948,7 +949,7 @@ def card_urls(url: str) -> list[str]:
     base_path = u.path.rstrip("/")
     origin = urlunsplit((u.scheme, u.netloc, "", "", ""))
     card = _CARD_PATHS[0]
-    if base_path.endswith(_CARD_PATHS):
+    if _is_card_url(url):
         return [origin + base_path]
     if not base_path:
         return [origin + card, origin + _CARD_PATHS[1]]
@@ -1013,7 +1014,10 @@ def _same_place(a: str, b: str) -> bool:
 
 
 def _is_card_url(url: str) -> bool:
-    return urlsplit(url).path.rstrip("/").endswith(_CARD_PATHS)
+    """An agent card's own URL: the well-known path, or any path whose last segment is a
+    card's file name (`/agents/echo/agent-card.json`)."""
+    path = urlsplit(url).path.rstrip("/")
+    return path.endswith(_CARD_PATHS) or path.rpartition("/")[2] in _CARD_NAMES
 
 
 async def probe(rpc: RpcClient, url: str) -> Found | None:

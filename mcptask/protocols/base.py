@@ -21,11 +21,21 @@ class Unrecognised(ServerError):
     MCP altogether (the MCP probe's POST was not answered in JSON-RPC), so when no later probe
     recognises the endpoint, it is neither MCP nor A2A."""
 
-    def __init__(self, message: str, *, decisive: bool = False, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        decisive: bool = False,
+        status: int | None = None,
+        confirm: bool = False,
+    ) -> None:
         super().__init__(message)
         self.decisive = decisive
         #: the HTTP status of the answer, when it was an HTTP error
         self.status = status
+        #: the answer does not rule MCP out (a -32601 to `server/discover`): when no other
+        #: probe recognises the endpoint, MCP 2025-11-25's `initialize` must confirm it
+        self.confirm = confirm
 
 
 class CannotList(ServerError):
@@ -51,6 +61,8 @@ class Found:
 
     name: str
     post_to: str | None = None
+    #: the protocol object that confirmed the endpoint (its session open): used as it is
+    opened: Any = None
 
 
 @dataclass

@@ -44,6 +44,7 @@ from mcptask.protocols.base import (
     TaskRef,
     TaskResult,
     Tool,
+    Unrecognised,
     lenient_int,
     lenient_str,
     paged,
@@ -54,7 +55,7 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.server_requests import ELICIT, ServerRequests
-from mcptask.protocols.wire import INVALID_PARAMS
+from mcptask.protocols.wire import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
@@ -300,6 +301,26 @@ def _initialize_refused(exc: RpcError) -> McptaskError:
         "-p mcp-2026-07-28 makes plain calls"
     )
     return error
+
+
+async def confirm(rpc: RpcClient, url: str) -> Mcp2025:
+    """Detection's confirmation that an endpoint which refused `server/discover` with -32601
+    speaks MCP: its `initialize`. Answered: the protocol, its session open (used as it is).
+    Refused as a JSON-RPC server refuses a method it does not have, or not in JSON-RPC at
+    all: `Unrecognised`. A server that refuses the version (-32022) is MCP all the same."""
+    proto = Mcp2025(rpc, url)
+    try:
+        await proto.open_session(need_tasks=False)
+    except OnlyNewer:
+        return proto
+    except RpcError as exc:
+        if exc.code not in (METHOD_NOT_FOUND, INVALID_REQUEST):
+            raise
+        shown = one_line(exc.rpc_message, 80) or "method not found"
+        raise Unrecognised(f"initialize: {exc.code} {shown}") from None
+    except (HttpStatusError, ProtocolError) as exc:
+        raise Unrecognised(f"initialize: {exc.message}") from None
+    return proto
 
 
 class Mcp2025(TaskProtocol):

@@ -64,6 +64,7 @@ from mcptask.protocols.wire import (
     MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
 )
+from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
     HasNotifications,
     HasSession,
@@ -738,10 +739,15 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
             if versions and FALLBACK_VERSION not in versions:
                 raise unsupported_version_error(exc) from None
             return FALLBACK
+        if not stdio and exc.code == METHOD_NOT_FOUND:
+            # -32601 only says "not 2026-07-28": A2A JSON-RPC agents answer an unknown method
+            # so too (HTTP 200, or 400 behind some frameworks). MCP 2025-11-25 is confirmed by
+            # its `initialize` once no agent card was found (`protocols.detect`)
+            shown = one_line(exc.rpc_message, 80) or "method not found"
+            raise Unrecognised(f"server/discover: -32601 {shown}", confirm=True) from None
         if stdio or (exc.http_status is not None and 400 <= exc.http_status < 500):
             # fastmcp 3 (400 -32600), server-everything (400 -32000), stdio servers (-32601)
             return FALLBACK
-        # HTTP 200 with -32601 is how A2A JSON-RPC servers answer an unknown method
         return None
     except (HttpStatusError, ProtocolError) as exc:
         # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all

@@ -54,6 +54,8 @@ class Endpoint:
         self._lazy_oauth: LazyOAuth | None = None
         #: the protocol detected this run, for the task book once the command succeeded
         self.detected: dict[str, Any] | None = None
+        #: the protocol the task book recorded with the tasks this run addresses (`places`)
+        self.recorded: str | None = None
 
     @property
     def key(self) -> str:
@@ -178,6 +180,13 @@ class Endpoint:
                 from mcptask.protocols.registry import fallback
 
                 name = fallback().name
+            if name is None and self.recorded in NAMES and self.target.command is None:
+                # the protocol the tasks were made in (`send -p a2a-0.3`): they are spoken
+                # to in it, wherever the endpoint's own card would lead detection
+                name = self.recorded
+                self._post_to(self._book().endpoint(self.key).get("postTo"))
+                if self.options.trace:
+                    self.trace(f"* {name}, the protocol the task book recorded with the task")
             if name is None and self.remembers:
                 endpoint = self._book().endpoint(self.key)
                 remembered = endpoint.get("protocol")
@@ -192,6 +201,11 @@ class Endpoint:
                 if self.remembers:
                     # kept once the command ends without an error (`keep_detected`)
                     self.detected = {"protocol": name, "postTo": named}
+                if found.opened is not None:
+                    # the protocol that confirmed the endpoint, its session already open
+                    opened: TaskProtocol = found.opened
+                    self._protocol = opened
+                    return opened
             self._protocol = protocols.create(
                 name,
                 self.rpc(),
@@ -203,10 +217,17 @@ class Endpoint:
 
     def keep_detected(self) -> None:
         """Remember the detected protocol in the task book: a command that failed to speak to
-        a URL adds nothing there."""
-        if self.detected is not None and self.remembers:
+        a URL adds nothing there. A protocol forced with `-p` is remembered for an endpoint
+        the book knows no protocol of (`book` shows it; later runs without `-p` use it)."""
+        if not self.remembers:
+            return
+        if self.detected is not None:
             self._book().set_endpoint(self.key, **self.detected)
             self.detected = None
+        elif self._protocol is not None and self.options.protocol not in ("auto", None):
+            book = self._book()
+            if not book.endpoint(self.key).get("protocol"):
+                book.set_endpoint(self.key, protocol=self._protocol.name)
 
     def _post_to(self, url: Any, *, detected: bool = False) -> str | None:
         """Post to the endpoint the agent card named (when the protocol was detected, or as

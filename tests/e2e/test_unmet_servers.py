@@ -128,12 +128,14 @@ def test_a_dead_keep_alive_connection_after_a_500_does_not_break_send(
 
 
 def test_a_safe_request_is_sent_once_more_when_its_pooled_connection_is_dead(
-    run_cli: RunCli, odd: OddServer
+    run_cli: RunCli, odd: OddServer, tmp_path: Path
 ) -> None:
     url = odd.agent("0.3", drop_reused=True)
     tid = _send(run_cli, url, "hello", "-p", "a2a-0.3")["taskId"]
-    # detection reads the card, then tasks/get goes out on the same (dead) connection
-    r = run_cli("get", str(tid), "-u", url, "-o", "json", "--trace")
+    # detection reads the card, then tasks/get goes out on the same (dead) connection (from
+    # a task book that does not know the endpoint: the one `send` wrote remembers 0.3)
+    fresh = {"MCPTASK_STATE_DIR": str(tmp_path)}
+    r = run_cli("get", str(tid), "-u", url, "-o", "json", "--trace", env=fresh)
     assert r.code == 0, r.stderr
     assert "sending once more" in r.stderr
     gets = [q for q in odd.seen(url) if q.method == "tasks/get"]

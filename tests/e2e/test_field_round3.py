@@ -1,0 +1,106 @@
+"""The field, round three (issue 39): classes of failure met on implementations nobody here
+wrote, each shown by a real server: `servers/a2a_field_server.py` (a2a-sdk 1.3.0's own handler
+and JSON-RPC routes with one habit per flag), the a2a-sdk test agent, and fastmcp 4.1.4 over
+stdio (the MCP SDK's dual-era loop, which locks a connection to 2026-07-28 after its first
+request)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import RunCli, assert_one_line_error
+from servers.a2a_plugin import A2AServerProcess, FieldAgents
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _send(run_cli: RunCli, *args: str) -> dict:
+    r = run_cli("send", *args, "-o", "json")
+    assert r.code == 0, r.stderr
+    data: dict = r.json()
+    return data
+
+
+# -- 1. detection that confirms -----------------------------------------------------------------
+
+
+def test_a_400_minus_32601_to_discover_is_not_taken_for_mcp(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    # the agent's card is where A2A keeps it: detection finds it after the -32601
+    agent = a2a_field("--discover-400")
+    sent = _send(run_cli, "quick hello", "--url", agent.url)
+    assert sent["protocol"].startswith("a2a-"), sent
+    tools = run_cli("tools", "--url", agent.url)
+    assert tools.code == 2 and "a2a-1.0 has no tools" in tools.stderr, tools.stderr
+    assert "-32601" not in tools.stderr
+
+
+def test_no_mcp_and_no_card_says_what_to_try(run_cli: RunCli, a2a_field: FieldAgents) -> None:
+    agent = a2a_field("--discover-400", "--no-card")
+    for args in (("send", "hello"), ("tools",)):
+        r = run_cli(*args, "--url", agent.url)
+        assert r.code == 4, r.stderr
+        assert_one_line_error(r)
+        assert "is not an MCP server or A2A agent (try -p" in r.stderr
+        assert "-p a2a-0.3" in r.stderr and "-p mcp-2025-11-25" in r.stderr
+        # what was asked, and what came back, each time
+        assert "initialize: -32601" in r.stderr and "no agent card" in r.stderr
+        assert "starts tasks with `call`" not in r.stderr
+
+
+def test_an_agent_card_url_is_accepted_as_the_target(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    agent = a2a_field("--discover-400", "--card-path", "/agents/echo/agent-card.json")
+    sent = _send(run_cli, "quick hi", "--url", agent.card_url, "--trace")
+    assert sent["protocol"] == "a2a-1.0", sent
+    got = run_cli("get", sent["taskId"], "--url", agent.card_url, "-o", "json")
+    assert got.code == 0, got.stderr
+    assert got.json()["taskId"] == sent["taskId"]
+
+
+def test_a_stateless_mcp_server_is_confirmed_by_initialize(
+    run_cli: RunCli, ts2_server: object
+) -> None:
+    # the TypeScript SDK v2's stateless 2025 leg: no agent card, and `initialize` answers
+    url = ts2_server.url  # type: ignore[attr-defined]
+    r = run_cli("tools", "--url", url, "-o", "json")
+    assert r.code == 0, r.stderr
+    assert r.json()["tools"]
+
+
+# -- 2. the book remembers how it spoke -------------------------------------------------------
+
+
+def test_a_task_made_with_p_is_spoken_to_in_that_protocol_without_a_target(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    agent = a2a_field("--discover-400", "--no-card")
+    sent = _send(run_cli, "hello", "-p", "a2a-0.3", "--url", agent.url)
+    tid = sent["taskId"]
+    got = run_cli("get", tid, "-o", "json")
+    assert got.code == 0, got.stderr
+    assert got.json()["protocol"] == "a2a-0.3"
+    book = run_cli("book", "-o", "json")
+    [endpoint] = [e for e in book.json()["endpoints"] if e["tasks"]]
+    assert endpoint["protocol"] == "a2a-0.3"
+    result = run_cli("result", tid, "-o", "json")
+    assert result.code == 0, result.stderr
+    assert "echo: hello" in result.json()["text"]
+    cancel = run_cli("cancel", tid)
+    assert cancel.code == 11, cancel.stderr  # finished: not applicable, not a detection error
+
+
+def test_each_task_keeps_its_own_protocol_on_an_endpoint_of_two(
+    run_cli: RunCli, a2a_server: A2AServerProcess
+) -> None:
+    # the endpoint is detected as A2A 1.0; a task sent with -p a2a-0.3 is read in 0.3
+    first = _send(run_cli, "hello", "--url", a2a_server.url)
+    assert first["protocol"] == "a2a-1.0"
+    old = _send(run_cli, "hello", "-p", "a2a-0.3", "--url", a2a_server.url)
+    got = run_cli("get", old["taskId"], "-o", "json")
+    assert got.code == 0, got.stderr
+    assert got.json()["protocol"] == "a2a-0.3"
+    got = run_cli("get", first["taskId"], "-o", "json")
+    assert got.json()["protocol"] == "a2a-1.0"
