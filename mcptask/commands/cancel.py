@@ -22,8 +22,10 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
     ctx.places.require_reachable("cancel", [task_id])
     proto = await ctx.endpoint.protocol()
     ref = ctx.places.ref(task_id)
+    from mcptask.protocols.base import ask_cancel
+
     try:
-        task = await proto.cancel(ref)
+        task = await ask_cancel(proto, ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
     from mcptask.state.events import CANCEL, event

@@ -348,6 +348,8 @@ class A2ABase(TaskProtocol):
 
     default_interval: ClassVar[float] = 2.0
     can_subscribe: ClassVar[bool] = True
+    not_found_code: ClassVar[int] = TASK_NOT_FOUND
+    not_cancelable_code: ClassVar[int] = TASK_NOT_CANCELABLE
 
     def __init__(
         self,

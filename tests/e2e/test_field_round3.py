@@ -104,3 +104,36 @@ def test_each_task_keeps_its_own_protocol_on_an_endpoint_of_two(
     assert got.json()["protocol"] == "a2a-0.3"
     got = run_cli("get", first["taskId"], "-o", "json")
     assert got.json()["protocol"] == "a2a-1.0"
+
+
+# -- 3. -32603 where the spec has codes of its own ---------------------------------------------
+
+
+def test_minus_32603_for_not_found_and_finished_is_read_as_the_spec_says(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    agent = a2a_field("--internal-errors")
+    done = _send(run_cli, "quick x", "--url", agent.url)
+    tid = done["taskId"]
+    waited = run_cli("result", tid, "-o", "json")
+    assert waited.code == 0, waited.stderr
+    # a finished task: the status is read before choosing the exit status (11, not 4)
+    cancel = run_cli("cancel", tid)
+    assert cancel.code == 11, cancel.stderr
+    assert_one_line_error(cancel)
+    assert "has already ended: completed" in cancel.stderr
+    assert "-32603" in cancel.stderr and "not the spec's -32002" in cancel.stderr
+    # a task the agent does not have: 9, for get, result and cancel
+    for command in ("get", "result", "cancel"):
+        r = run_cli(command, "no-such-task", "--url", agent.url)
+        assert r.code == 9, (command, r.stderr)
+        assert_one_line_error(r)
+        assert "-32603" in r.stderr and "not the spec's -32001" in r.stderr
+
+
+def test_the_spec_s_not_found_is_said_as_it_is(run_cli: RunCli, a2a_field: FieldAgents) -> None:
+    # the same agent answering the spec's -32001 (a genuine -32603 staying a server error is
+    # tests/unit/test_off_spec_errors.py)
+    agent = a2a_field()
+    r = run_cli("get", "no-such-task", "--url", agent.url)
+    assert r.code == 9 and "-32603" not in r.stderr, r.stderr
