@@ -137,3 +137,17 @@ def test_the_spec_s_not_found_is_said_as_it_is(run_cli: RunCli, a2a_field: Field
     agent = a2a_field()
     r = run_cli("get", "no-such-task", "--url", agent.url)
     assert r.code == 9 and "-32603" not in r.stderr, r.stderr
+
+
+# -- 4. an HTTP 500 with a JSON body -----------------------------------------------------------
+
+
+def test_an_http_500_with_a_json_body_shows_what_came_back(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    agent = a2a_field("--http500")
+    r = run_cli("send", "explode now", "--url", agent.url)
+    assert r.code == 4, r.stderr
+    assert_one_line_error(r)
+    assert "answered HTTP 500" in r.stderr
+    assert "BACKEND_DOWN: the model backend did not answer in 30 s" in r.stderr

@@ -49,3 +49,19 @@ def test_minus_32603_stands_when_the_server_says_not_found_its_own_way() -> None
     with pytest.raises(RpcError) as caught:
         _read(_agent(-32001))
     assert caught.value.code == -32603
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ({"error": {"code": "BACKEND_DOWN", "detail": "no"}}, "BACKEND_DOWN: no"),
+        ({"message": {"role": "agent", "parts": [{"text": "down"}]}}, '"text": "down"'),
+        ([1, 2], "[1, 2]"),
+        ({"detail": "plain"}, "plain"),
+    ],
+)
+def test_an_http_error_s_json_body_is_shown(body: Any, shown: str) -> None:
+    from mcptask.transports.http import body_excerpt
+
+    raw = json.dumps(body).encode()
+    assert shown in body_excerpt(body, raw, "application/json")
