@@ -68,6 +68,9 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
 
     proto = await ctx.endpoint.protocol()
     ref = ctx.places.ref(task_id)
+    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
+    if rec is not None:
+        proto.recall(task_id, rec)  # what earlier runs saw of it (an answer GetTask drops)
     try:
         task = await read_status(proto, ref)
     except TaskNotFound as exc:
@@ -159,6 +162,8 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
         broken=result.broken or None,
     )
     ctx.places.remember(result.task, ref, **result.kept(), events=[fetched])
+    if result.source is not None:
+        ctx.out.note(f"task {result.task.taskId}: the answer is {result.source}")
     ctx.out.result(result)
     if result.broken:
         ctx.out.note(

@@ -146,6 +146,8 @@ class TaskResult:
     task: Task
     payload: Any = None
     error: dict[str, Any] | None = None
+    #: where the answer came from when not where the protocol puts it, for a person
+    source: str | None = None
 
     def to_json(self) -> Any:
         if self.error is not None:
@@ -612,6 +614,14 @@ class TaskProtocol(ABC):
         """Follow one task's event stream (protocols with `can_subscribe`)."""
         raise NotImplementedError
         yield  # pragma: no cover
+
+    def seen_fields(self, task: Task) -> dict[str, Any]:
+        """What the task book keeps of what a task was seen with, beyond its status (A2A: its
+        artifacts, the answer when a later GetTask drops them)."""
+        return {}
+
+    def recall(self, task_id: str, record: dict[str, Any]) -> None:  # noqa: B027 (hook)
+        """Take back what `seen_fields` kept of a task (its task book record)."""
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""

@@ -216,6 +216,7 @@ class Places:
                 protocol.book_fields(ref) if self.remembers else {"protocol": protocol.name}
             )
             fields.update(observed(task))
+            fields.update(protocol.seen_fields(task))
             if via is not None:
                 fields[VIA] = via
             fields.update(**extra, **(each or {}).get(task.taskId, {}))

@@ -6,12 +6,23 @@ request)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from jsonschema.validators import Draft202012Validator
+
+from mcptask import schemas
 
 from conftest import RunCli, assert_one_line_error
 from servers.a2a_plugin import A2AServerProcess, FieldAgents
 
 pytestmark = pytest.mark.timeout(120)
+
+
+def valid(name: str, data: Any) -> Any:
+    errors = list(Draft202012Validator(schemas.bundle(name)).iter_errors(data))
+    assert not errors, [e.message[:300] for e in errors]
+    return data
 
 
 def _send(run_cli: RunCli, *args: str) -> dict:
@@ -151,3 +162,53 @@ def test_an_http_500_with_a_json_body_shows_what_came_back(
     assert_one_line_error(r)
     assert "answered HTTP 500" in r.stderr
     assert "BACKEND_DOWN: the model backend did not answer in 30 s" in r.stderr
+
+
+# -- 5. answers where agents put them -----------------------------------------------------------
+
+
+def test_result_falls_back_to_the_last_agent_message_of_history(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    agent = a2a_field("--drop-artifacts")
+    tid = _send(run_cli, "quick x", "--url", agent.url)["taskId"]
+    r = run_cli("result", tid, "--url", agent.url, "-o", "json")
+    assert r.code == 0, r.stderr
+    payload = valid("result", r.json())
+    assert payload["artifacts"] == [] and payload["answerFrom"] == "history"
+    assert payload["text"].startswith("echo: quick x")
+    assert payload["statusMessage"] == "Task completed successfully"
+    assert "last message in the task's history" in r.stderr
+
+
+def test_result_keeps_the_artifacts_a_stream_carried(
+    run_cli: RunCli, a2a_field: FieldAgents
+) -> None:
+    agent = a2a_field("--drop-artifacts")
+    watched = run_cli("send", "hello", "--url", agent.url, "--watch", "-o", "ndjson")
+    assert watched.code == 0, watched.stderr
+    tid = watched.lines()[0]["taskId"]
+    # another run: the artifacts the stream carried were kept in the task book
+    r = run_cli("result", tid, "-o", "json")
+    assert r.code == 0, r.stderr
+    payload = valid("result", r.json())
+    assert payload["answerFrom"] == "artifactsSeen"
+    assert [p["text"] for a in payload["artifacts"] for p in a["parts"]] == ["echo: hello"]
+    assert "seen with earlier" in r.stderr
+
+
+def test_a_question_kept_in_an_artifact_is_shown(run_cli: RunCli, a2a_field: FieldAgents) -> None:
+    agent = a2a_field("--ask-in-artifact")
+    tid = _send(run_cli, "ask me", "--url", agent.url)["taskId"]
+    waiting = run_cli("result", tid)  # waits until the agent asks
+    assert waiting.code == 6, waiting.stderr
+    got = run_cli("get", tid, "-o", "json")
+    assert got.code == 0, got.stderr
+    assert got.json()["status"] == "input_required"
+    assert got.json()["statusMessage"] == "What is your name?"
+    answered = run_cli("answer", tid, "--text", "Bob", "-o", "json")
+    assert answered.code == 0, answered.stderr
+    assert "asks: What is your name?" in answered.stderr
+    assert "sent no message" not in answered.stderr
+    result = run_cli("result", tid, "-o", "json")
+    assert "hello, Bob" in result.json()["text"]
