@@ -68,9 +68,6 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
 
     proto = await ctx.endpoint.protocol()
     ref = ctx.places.ref(task_id)
-    rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
-    if rec is not None:
-        proto.recall(task_id, rec)  # what earlier runs saw of it (an answer GetTask drops)
     try:
         task = await read_status(proto, ref)
     except TaskNotFound as exc:

@@ -237,8 +237,11 @@ class SessionFeed(PushFeed):
         await deliver(task)
 
     def _progress(self, params: Any) -> None:
-        """Progress of a task-augmented call: tied to its task by the `related-task` `_meta`."""
-        task_id = related_task(params)
+        """Progress of a task-augmented call: tied to its task by the `related-task` `_meta`,
+        else by the progress token mcptask gave the task's `tools/call` (servers that send it
+        on the session's stream without the `_meta`)."""
+        token = params.get("progressToken") if isinstance(params, dict) else None
+        task_id = related_task(params) or self.proto.task_of_token(token)
         if task_id is None or task_id not in self.task_ids or self.progress is None:
             return
         progress = progress_from(params, task_id=task_id)
@@ -352,6 +355,22 @@ class Mcp2025(TaskProtocol):
         #: this object ran `initialize` (so `capabilities` is what the server announced)
         self.initialized = False
         self._tools: list[Tool] | None = None
+        #: the progress token mcptask gave each task's `tools/call` -> the task (kept in the
+        #: task book): progress that names the token but not the task is the task's
+        self._tokens: dict[str, str] = {}
+
+    def task_of_token(self, token: Any) -> str | None:
+        """The task whose `tools/call` carried this progress token."""
+        return self._tokens.get(token) if isinstance(token, str) else None
+
+    def seen_fields(self, task: Task) -> dict[str, Any]:
+        token = next((t for t, tid in self._tokens.items() if tid == task.taskId), None)
+        return {"progressToken": token} if token is not None else {}
+
+    def recall(self, task_id: str, record: dict[str, Any]) -> None:
+        token = record.get("progressToken")
+        if isinstance(token, str) and token:
+            self._tokens.setdefault(token, task_id)
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -861,12 +880,13 @@ class Mcp2025(TaskProtocol):
             )
         task_param: dict[str, Any] = {"ttl": ttl} if ttl is not None else {}
         # a progress token: a server may report the task's progress (tied to it by its
-        # `related-task` `_meta`; `watch` shows it)
+        # `related-task` `_meta`, or by this token alone; `watch` shows it)
+        token = progress_token()
         params = {
             "name": tool,
             "arguments": arguments,
             "task": task_param,
-            "_meta": {"progressToken": progress_token()},
+            "_meta": {"progressToken": token},
         }
         try:
             data = await self._call("tools/call", params, None)
@@ -875,6 +895,7 @@ class Mcp2025(TaskProtocol):
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
+            self._tokens[token] = task.taskId
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             return Created(task=task, ref=ref)
         draft = draft_task(data)
@@ -882,6 +903,7 @@ class Mcp2025(TaskProtocol):
             # an earlier draft of the tasks spec: a `CallToolResult` (empty) whose `_meta`
             # names the task; it is running, so it is followed, never reported as the result
             task = self._task(draft, "task in the result's _meta")
+            self._tokens[token] = task.taskId
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             note = (
                 f"the server answered in a draft shape of MCP tasks (a result whose _meta "

@@ -173,9 +173,12 @@ class Places:
         options = self._ctx.options
         ids = list(task_ids)
         book = self._ctx.book.lookup_many(self._ctx.server, ids) if self.remembers else {}
+        protocol = self._ctx.endpoint.built
         out = []
         for task_id in ids:
             rec = book.get(task_id) or {}
+            if protocol is not None and rec:
+                protocol.recall(task_id, rec)  # what earlier runs saw of it
             session = options.session or rec.get("session")
             context = options.context_id or rec.get("contextId")
             version = rec.get("protocolVersion")

@@ -212,3 +212,29 @@ def test_a_question_kept_in_an_artifact_is_shown(run_cli: RunCli, a2a_field: Fie
     assert "sent no message" not in answered.stderr
     result = run_cli("result", tid, "-o", "json")
     assert "hello, Bob" in result.json()["text"]
+
+
+# -- 6. progress with mcptask's own token, without related-task ---------------------------------
+
+
+def _progress(r: Any) -> list[dict]:
+    return [ln for ln in r.lines() if ln.get("event") == "progress"]
+
+
+def test_progress_with_the_call_s_token_is_the_task_s(
+    run_cli: RunCli, mcp_progress_server: Any
+) -> None:
+    url = mcp_progress_server.url
+    r = run_cli("call", "count", "steps=3", "--task", "--watch", "-o", "ndjson", "--url", url)
+    assert r.code == 0, r.stderr
+    tid = r.lines()[0]["taskId"]
+    progress = _progress(r)
+    assert progress and {p["taskId"] for p in progress} == {tid}, r.stdout
+    assert progress[-1]["progress"] == 3 and progress[-1]["total"] == 3
+    # in a later run too: the token is kept with the task in the task book
+    made = run_cli("call", "count", "steps=2", "--task", "-o", "json", "--url", url)
+    assert made.code == 0, made.stderr
+    later = made.json()["taskId"]
+    watched = run_cli("watch", later, "-o", "ndjson")
+    assert watched.code == 0, watched.stderr
+    assert [p["progress"] for p in _progress(watched)] == [1, 2], watched.stdout
