@@ -78,3 +78,16 @@ def not_a_task_server(url: str, seen: list[Any]) -> ServerError:
     names = [p.name for p in registry.PROTOCOLS if p.probe_order is not None or p.fallback]
     forced = ", ".join(f"-p {n}" for n in names if n != "agno")
     return ServerError(f"{safe_url(url)} is not an MCP server or A2A agent (try {forced}): {got}")
+
+
+async def open_fallback(rpc: RpcClient, url: str) -> TaskProtocol | None:
+    """The fallback protocol with its session open on `rpc` (a fresh connection), or None
+    when the server refuses it there too."""
+    from mcptask.errors import McptaskError
+
+    confirm = importlib.import_module(registry.fallback().impl.partition(":")[0]).confirm
+    try:
+        opened: TaskProtocol = await confirm(rpc, url)
+    except McptaskError:
+        return None
+    return opened if opened.session is not None else None

@@ -126,6 +126,9 @@ class Found:
     post_to: str | None = None
     #: the protocol object that confirmed the endpoint (its session open): used as it is
     opened: Any = None
+    #: the connection served another version of the protocol first: over stdio, `name` is
+    #: to be tried on a fresh process (the endpoint keeps the first if that one refuses)
+    fresh: bool = False
 
 
 @dataclass

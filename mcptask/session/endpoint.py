@@ -196,6 +196,8 @@ class Endpoint:
             if name is None:
                 found = await protocols.detect(self.rpc(), self.key)
                 name = found.name
+                if found.fresh and self.target.command is not None:
+                    found.opened = await self._fresh_process(found.name)
                 # the endpoint an agent card named, where every request goes
                 named = self._post_to(found.post_to, detected=True)
                 if self.remembers:
@@ -214,6 +216,27 @@ class Endpoint:
                 context_id=self.options.context_id,
             )
         return self._protocol
+
+    async def _fresh_process(self, name: str) -> TaskProtocol | None:
+        """`name` on a new stdio process, its session open, when the first process served
+        another version of the protocol first (a server that keeps a connection in the
+        version it opened with): the new process is kept and the first one stopped. When the
+        server refuses `name` there too, the first connection stays (and what it can do)."""
+        from mcptask import protocols
+
+        first = self.rpc()
+        self._rpc = None
+        opened = await protocols.open_fallback(self.rpc(), self.key)
+        if opened is None:
+            assert self._rpc is not None
+            await self._rpc.aclose()
+            self._rpc = first
+            self.out.redactor = first.transport.redact
+            return None
+        await first.aclose()
+        if self.options.trace:
+            self.trace(f"* {name} on a fresh process (the first one served a newer version)")
+        return opened
 
     def keep_detected(self) -> None:
         """Remember the detected protocol in the task book: a command that failed to speak to
