@@ -71,14 +71,25 @@ def test_an_agent_card_url_is_accepted_as_the_target(
     assert got.json()["taskId"] == sent["taskId"]
 
 
-def test_a_stateless_mcp_server_is_confirmed_by_initialize(
-    run_cli: RunCli, ts2_server: object
+def test_an_mcp_server_answering_minus_32601_is_confirmed_by_one_initialize(
+    run_cli: RunCli,
 ) -> None:
-    # the TypeScript SDK v2's stateless 2025 leg: no agent card, and `initialize` answers
-    url = ts2_server.url  # type: ignore[attr-defined]
-    r = run_cli("tools", "--url", url, "-o", "json")
-    assert r.code == 0, r.stderr
-    assert r.json()["tools"]
+    # no real server in the suite answers server/discover -32601 over HTTP: the scripted
+    # MCP 2025-11-25 server does (its unknown methods); the session `initialize` opened while
+    # confirming is the one the command goes on with
+    from servers.fault_server import FaultServer, task
+
+    with FaultServer() as fault:
+        url = fault.url(get=[task()])
+        r = run_cli("get", "t-1", "--url", url, "-o", "json")
+        assert r.code == 0, r.stderr
+        assert r.json()["protocol"] == "mcp-2025-11-25"
+        assert [q.method for q in fault.seen(url)] == [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tasks/get",
+        ]
 
 
 # -- 2. the book remembers how it spoke -------------------------------------------------------
