@@ -6,6 +6,8 @@ request)."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -249,3 +251,37 @@ def test_progress_with_the_call_s_token_is_the_task_s(
     watched = run_cli("watch", later, "-o", "ndjson")
     assert watched.code == 0, watched.stderr
     assert [p["progress"] for p in _progress(watched)] == [1, 2], watched.stdout
+
+
+# -- 7. stdio: the 2025 fallback on a fresh process ---------------------------------------------
+
+
+PLAIN_FASTMCP4 = Path(__file__).parents[1] / "servers" / "fastmcp4_plain_server.py"
+
+
+def _plain(*flags: str) -> str:
+    from servers.mcp_envs import ENVIRONMENTS
+
+    python = str(ENVIRONMENTS["fastmcp4"]())
+    return subprocess.list2cmdline([python, str(PLAIN_FASTMCP4), *flags])
+
+
+def test_a_stdio_server_keeping_its_first_era_gets_2025_on_a_fresh_process(
+    run_cli: RunCli,
+) -> None:
+    # (the plain dual-era case: tests/e2e/test_unmet_servers.py); here the server that refuses
+    # 2025-11-25 on a fresh process too: the first connection, which speaks 2026-07-28, stays
+    command = _plain("--modern-only")
+    tools = run_cli("tools", "--stdio", command, "-o", "json", "--trace")
+    assert tools.code == 0, tools.stderr
+    assert tools.json()["protocolVersion"] == "2026-07-28"
+    assert [t["taskSupport"] for t in tools.json()["tools"]] == ["forbidden"]
+    assert "speaks only MCP 2026-07-28" in tools.stderr
+    call = run_cli("call", "hello", "x=2", "--stdio", command, "-o", "json")
+    assert call.code == 0, call.stderr
+    assert call.json()["structuredContent"] == {"result": "2"}
+    # the dual-era server: a fresh process speaks 2025-11-25 (the trace says so)
+    fresh = run_cli("tools", "--stdio", _plain(), "-o", "json", "--trace")
+    assert fresh.code == 0, fresh.stderr
+    assert fresh.json()["protocolVersion"] == "2025-11-25"
+    assert "on a fresh process" in fresh.stderr
