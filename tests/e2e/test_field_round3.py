@@ -285,3 +285,28 @@ def test_a_stdio_server_keeping_its_first_era_gets_2025_on_a_fresh_process(
     assert fresh.code == 0, fresh.stderr
     assert fresh.json()["protocolVersion"] == "2025-11-25"
     assert "on a fresh process" in fresh.stderr
+
+
+def test_the_form_on_a_terminal_asks_the_question_kept_in_an_artifact(
+    run_cli: RunCli, a2a_field: FieldAgents, state_dir: Path
+) -> None:
+    from test_answer import Terminal
+
+    from conftest import clean_env
+
+    agent = a2a_field("--ask-in-artifact")
+    tid = _send(run_cli, "ask again", "--url", agent.url)["taskId"]
+    assert run_cli("result", tid).code == 6  # waits until the agent asks
+    t = Terminal(["answer", tid], clean_env(state_dir))
+    try:
+        t.expect("asks:")
+        t.expect("What is your name?")
+        t.expect(": ")
+        t.type("Ann\n")
+        assert t.wait() == 0, t.screen
+    finally:
+        if t.proc.poll() is None:
+            t.proc.kill()
+    assert "sent no message" not in t.screen
+    result = run_cli("result", tid, "-o", "json")
+    assert "hello, Ann" in result.json()["text"]
