@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task, TaskRef]:
     """One status fetch through the task book's reference; recorded; a task the book knew
     but the server does not is reported as expired."""
+    from mcptask.protocols.base import read_status
+
     ref = ctx.places.ref(task_id)
     try:
-        task = await proto.get(ref)
+        task = await read_status(proto, ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
     except McptaskError as exc:

@@ -24,9 +24,11 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
     ref = ctx.places.ref(task_id)
     import time
 
+    from mcptask.protocols.base import ask_cancel
+
     asked = time.time()
     try:
-        task = await proto.cancel(ref)
+        task = await ask_cancel(proto, ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
     from mcptask.state.events import CANCEL, event

@@ -63,12 +63,13 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
 
 
 async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: float | None) -> int:
+    from mcptask.protocols.base import read_status
     from mcptask.scheduler.watcher import WatchConfig, Watcher
 
     proto = await ctx.endpoint.protocol()
     ref = ctx.places.ref(task_id)
     try:
-        task = await proto.get(ref)
+        task = await read_status(proto, ref)
     except TaskNotFound as exc:
         return _kept_result(ctx, task_id, exc)
     ctx.places.remember(task, ref, via="poll")
@@ -158,6 +159,8 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
         broken=result.broken or None,
     )
     ctx.places.remember(result.task, ref, **result.kept(), events=[fetched])
+    if result.source is not None:
+        ctx.out.note(f"task {result.task.taskId}: the answer is {result.source}")
     ctx.out.result(result)
     if result.broken:
         ctx.out.note(

@@ -56,14 +56,38 @@ async def detect(rpc: RpcClient, url: str) -> Found:
             rpc.transport = legacy
             return Found(registry.fallback().name)
         raise not_a_task_server(url, unrecognised)
-    # nothing recognised it (e.g. a stateless MCP server that answers 200 -32601 to the
-    # 2026 probe): the fallback's own handshake will say clearly if that is wrong
-    return Found(registry.fallback().name)
+    fallback = registry.fallback()
+    if any(u.confirm for u in unrecognised):
+        # a -32601 to `server/discover` and no agent card: MCP only if its handshake answers
+        # (the session it opens is the one the run goes on with)
+        confirm = importlib.import_module(fallback.impl.partition(":")[0]).confirm
+        try:
+            opened = await confirm(rpc, url)
+        except Unrecognised as exc:
+            raise not_a_task_server(url, [*unrecognised, exc]) from None
+        return Found(fallback.name, opened=opened)
+    # nothing recognised it: the fallback's own handshake will say clearly if that is wrong
+    return Found(fallback.name)
 
 
 def not_a_task_server(url: str, seen: list[Any]) -> ServerError:
-    """Neither protocol answered: say what came instead (exit 4)."""
+    """Neither protocol answered: say what came instead (exit 4), and how to insist."""
     from mcptask.text.urls import safe_url
 
     got = "; ".join(u.message for u in seen)
-    return ServerError(f"{safe_url(url)} is not an MCP server or A2A agent: {got}")
+    names = [p.name for p in registry.PROTOCOLS if p.probe_order is not None or p.fallback]
+    forced = ", ".join(f"-p {n}" for n in names if n != "agno")
+    return ServerError(f"{safe_url(url)} is not an MCP server or A2A agent (try {forced}): {got}")
+
+
+async def open_fallback(rpc: RpcClient, url: str) -> TaskProtocol | None:
+    """The fallback protocol with its session open on `rpc` (a fresh connection), or None
+    when the server refuses it there too."""
+    from mcptask.errors import McptaskError
+
+    confirm = importlib.import_module(registry.fallback().impl.partition(":")[0]).confirm
+    try:
+        opened: TaskProtocol = await confirm(rpc, url)
+    except McptaskError:
+        return None
+    return opened if opened.session is not None else None

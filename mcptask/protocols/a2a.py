@@ -111,12 +111,70 @@ def question_in_history(data: Any) -> Any:
     return None
 
 
+#: words in an artifact's name, or a data part's key, that say it holds a question for the
+#: client (graph frameworks report an interrupt so: `__interrupt__`)
+_ASKING = ("interrupt", "question", "input_request", "input-request", "elicitation")
+#: keys under which such a data part carries the question's text
+_ASKED_KEYS = ("question", "prompt", "message", "value", "text", "description")
+
+
+def question_in_artifacts(data: Any, *, with_data: bool = False) -> dict[str, Any] | None:
+    """An `input-required` task's question kept in an artifact (a data part named like an
+    interrupt) when neither its status nor its history carries one: as an agent message whose
+    text is the question found inside (else the parts as they came); `with_data`: the data
+    parts too (a structured request `answer --data` answers)."""
+    artifacts = data.get("artifacts") if isinstance(data, dict) else None
+    for artifact in reversed(artifacts if isinstance(artifacts, list) else []):
+        if not isinstance(artifact, dict) or not isinstance(artifact.get("parts"), list):
+            continue
+        parts = [p for p in artifact["parts"] if isinstance(p, dict)]
+        names = [str(artifact.get("name") or "")]
+        for part in parts:
+            value = part_view(part).get("data")
+            if isinstance(value, dict):
+                names.extend(str(k) for k in value)
+        if not any(word in n.lower() for n in names for word in _ASKING):
+            continue
+        text = next((t for t in (_asked_text(part_view(p)) for p in parts) if t), None)
+        kept = [p for p in parts if part_view(p)["kind"] == "data"] if with_data else []
+        return {"role": "agent", "parts": [{"text": text}, *kept] if text else parts}
+    return None
+
+
+def _asked_text(value: Any, depth: int = 0) -> str | None:
+    """The first question-like text in a part's data (or the part's own text)."""
+    if depth > 4:
+        return None
+    if isinstance(value, dict):
+        if value.get("kind") == "text" and isinstance(value.get("text"), str):
+            return str(value["text"]) or None
+        for key in _ASKED_KEYS:
+            if isinstance(value.get(key), str) and value[key].strip():
+                return str(value[key])
+        for inner in value.values():
+            found = _asked_text(inner, depth + 1)
+            if found:
+                return found
+    if isinstance(value, list):
+        for inner in value:
+            found = _asked_text(inner, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def asked_in(data: Any) -> Any:
+    """Where an `input-required` task without a status message asks: the agent's last
+    message in its history, else an artifact named like an interrupt."""
+    return question_in_history(data) or question_in_artifacts(data)
+
+
 def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> Task:
     wire: WireTask = parse_wire(WireTask, data, what)
     status = normalize_state(wire.status.state)
     message = wire.status.message
     if status in ("input_required", "auth_required") and not message_text(message):
-        message = question_in_history(data) or message
+        message = asked_in(data) or message
     return Task(
         taskId=wire.id,
         status=status,
@@ -286,15 +344,42 @@ def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
         "artifacts": artifacts,
         "statusMessage": status_message,
     }
-    if not artifacts and not status_message:
+    word = status.get("state") if isinstance(status, dict) else None
+    state = normalize_state(word) if isinstance(word, str) else None
+    if not artifacts and (not status_message or state == "completed"):
+        # no artifacts (Agno; agents whose GetTask drops them): the agent's last message in
+        # `history` is a completed task's answer, when it is not the status message itself
+        # (a failed task's status message says why; its history is not an answer)
         history = raw.get("history")
+        said = status.get("message") if isinstance(status, dict) else None
+        said_id = said.get("messageId") if isinstance(said, dict) else None
         for message in reversed(history if isinstance(history, list) else []):
-            if _is_agent(message) and parts_of(message):
-                parts = parts_of(message)
-                payload["text"] = "\n".join(part_text(p) for p in parts)
-                payload["message"] = {"role": message.get("role"), "parts": parts}
+            if not (_is_agent(message) and parts_of(message)):
+                continue
+            if said_id is not None and message.get("messageId") == said_id:
                 break
+            parts = parts_of(message)
+            answer = "\n".join(part_text(p) for p in parts)
+            if answer == status_message:
+                break
+            payload["text"] = "\n".join(t for t in (answer, status_message) if t)
+            payload["message"] = {"role": message.get("role"), "parts": parts}
+            if status_message:
+                payload["answerFrom"] = ANSWER_HISTORY
+            break
     return payload
+
+
+#: where a result's answer came from when not from the task's artifacts (`answerFrom`)
+ARTIFACTS_SEEN = "artifactsSeen"
+ANSWER_HISTORY = "history"
+ANSWER_SOURCES = {
+    ARTIFACTS_SEEN: "the artifacts the task was seen with earlier (the agent's GetTask answers "
+    "without them)",
+    ANSWER_HISTORY: "the agent's last message in the task's history (the task has no artifacts)",
+}
+#: the largest artifacts (as JSON) the task book keeps of what a task was seen with
+SEEN_LIMIT = 256 * 1024
 
 
 def merge_event(current: dict[str, Any] | None, kind: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -378,6 +463,8 @@ class A2ABase(TaskProtocol):
 
     default_interval: ClassVar[float] = 2.0
     can_subscribe: ClassVar[bool] = True
+    not_found_code: ClassVar[int] = TASK_NOT_FOUND
+    not_cancelable_code: ClassVar[int] = TASK_NOT_CANCELABLE
 
     def __init__(
         self,
@@ -391,6 +478,9 @@ class A2ABase(TaskProtocol):
             rpc.with_headers(self.headers), server, session=session, context_id=context_id
         )
         self._ids = 0
+        #: the artifacts each task was last seen with (a send reply, a stream's events, an
+        #: earlier run's, from the task book): the answer when GetTask drops them
+        self._artifacts: dict[str, list[Any]] = {}
 
     # -- encoding -------------------------------------------------------------------------------
 
@@ -417,7 +507,24 @@ class A2ABase(TaskProtocol):
         return message
 
     def _task(self, data: Any, what: str = "task") -> Task:
-        return normalize(data, protocol=self.name, server=self.server, what=what)
+        task = normalize(data, protocol=self.name, server=self.server, what=what)
+        artifacts = data.get("artifacts") if isinstance(data, dict) else None
+        if isinstance(artifacts, list) and artifacts:
+            self._artifacts[task.taskId] = artifacts
+        return task
+
+    def seen_fields(self, task: Task) -> dict[str, Any]:
+        """The artifacts a task was seen with, for the task book (bounded: an agent's big
+        answer is fetched again, not kept twice)."""
+        artifacts = self._artifacts.get(task.taskId)
+        if not artifacts or len(json.dumps(artifacts, default=str)) > SEEN_LIMIT:
+            return {}
+        return {"artifactsSeen": artifacts}
+
+    def recall(self, task_id: str, record: dict[str, Any]) -> None:
+        kept = record.get("artifactsSeen")
+        if isinstance(kept, list) and kept and task_id not in self._artifacts:
+            self._artifacts[task_id] = kept
 
     # -- calls and errors -----------------------------------------------------------------------
 
@@ -538,7 +645,11 @@ class A2ABase(TaskProtocol):
         status = task.raw.get("status")
         asked = status.get("message") if isinstance(status, dict) else None
         if not message_text(asked):
-            asked = question_in_history(task.raw) or asked
+            asked = (
+                question_in_history(task.raw)
+                or question_in_artifacts(task.raw, with_data=True)
+                or asked
+            )
         data = data_parts(asked)
         if data:
             params["data"] = data  # a structured request: `answer --data JSON` answers it
@@ -604,12 +715,20 @@ class A2ABase(TaskProtocol):
         return task
 
     async def result(self, ref: TaskRef, task: Task) -> TaskResult:
-        payload = result_payload(task.raw)
-        if not payload["text"] and "history" not in task.raw:
-            # read without history (`get --history 0`): the fallback needs it
+        raw = task.raw
+        if not raw.get("artifacts") and "history" not in raw:
+            # read without history (`get --history 0`): the fallbacks need it
             task = await self._get(ref, None)
-            payload = result_payload(task.raw)
-        return TaskResult(task=task, payload=payload)
+            raw = task.raw
+        seen = self._artifacts.get(ref.task_id)
+        if not raw.get("artifacts") and seen:
+            # GetTask dropped what the send reply or a stream carried
+            payload = {**result_payload({**raw, "artifacts": seen}), "answerFrom": ARTIFACTS_SEEN}
+        else:
+            payload = result_payload(raw)
+        source = payload.get("answerFrom")
+        where = ANSWER_SOURCES.get(source) if isinstance(source, str) else None
+        return TaskResult(task=task, payload=payload, source=where)
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
@@ -969,6 +1088,7 @@ def protocol_from_card(card: Any) -> str | None:
 #: an agent card is a small JSON document: more than this is not a card
 CARD_LIMIT = 256 * 1024
 _CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+_CARD_NAMES = ("agent-card.json", "agent.json")
 
 
 def card_urls(url: str) -> list[str]:
@@ -978,7 +1098,7 @@ def card_urls(url: str) -> list[str]:
     base_path = u.path.rstrip("/")
     origin = urlunsplit((u.scheme, u.netloc, "", "", ""))
     card = _CARD_PATHS[0]
-    if base_path.endswith(_CARD_PATHS):
+    if _is_card_url(url):
         return [origin + base_path]
     if not base_path:
         return [origin + card, origin + _CARD_PATHS[1]]
@@ -1043,7 +1163,10 @@ def _same_place(a: str, b: str) -> bool:
 
 
 def _is_card_url(url: str) -> bool:
-    return urlsplit(url).path.rstrip("/").endswith(_CARD_PATHS)
+    """An agent card's own URL: the well-known path, or any path whose last segment is a
+    card's file name (`/agents/echo/agent-card.json`)."""
+    path = urlsplit(url).path.rstrip("/")
+    return path.endswith(_CARD_PATHS) or path.rpartition("/")[2] in _CARD_NAMES
 
 
 async def probe(rpc: RpcClient, url: str) -> Found | None:

@@ -9,9 +9,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from mcptask.errors import NotApplicable, ProtocolError, ServerError, UsageError
+from mcptask.errors import McptaskError, NotApplicable, ProtocolError, ServerError, UsageError
 from mcptask.model import TERMINAL, Task
-from mcptask.protocols.wire import TASK_SUPPORT, task_support
+from mcptask.protocols.wire import INTERNAL_ERROR, INVALID_PARAMS, TASK_SUPPORT, task_support
+from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import RpcClient
 
 
@@ -21,11 +22,21 @@ class Unrecognised(ServerError):
     MCP altogether (the MCP probe's POST was not answered in JSON-RPC), so when no later probe
     recognises the endpoint, it is neither MCP nor A2A."""
 
-    def __init__(self, message: str, *, decisive: bool = False, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        decisive: bool = False,
+        status: int | None = None,
+        confirm: bool = False,
+    ) -> None:
         super().__init__(message)
         self.decisive = decisive
         #: the HTTP status of the answer, when it was an HTTP error
         self.status = status
+        #: the answer does not rule MCP out (a -32601 to `server/discover`): when no other
+        #: probe recognises the endpoint, MCP 2025-11-25's `initialize` must confirm it
+        self.confirm = confirm
 
 
 class CannotList(ServerError):
@@ -43,6 +54,68 @@ def refuse_finished(task: Task, task_id: str) -> None:
         )
 
 
+async def read_status(proto: TaskProtocol, ref: TaskRef) -> Task:
+    """`proto.get(ref)`, with a -32603 (internal error) where the spec has a not-found code
+    of its own told apart: the server is asked for a task that cannot exist; answered with
+    the same code, that code is how it says "not found" (`TaskNotFound`, saying that the code
+    was not the spec's); answered otherwise, the -32603 stands."""
+    from mcptask.errors import RpcError, TaskNotFound
+
+    try:
+        return await proto.get(ref)
+    except RpcError as exc:
+        if exc.code != INTERNAL_ERROR:
+            raise
+        internal = exc
+    import uuid
+
+    try:
+        await proto.get(TaskRef(task_id=f"mcptask-absent-{uuid.uuid4().hex}"))
+    except RpcError as other:
+        if other.code == INTERNAL_ERROR:
+            raise TaskNotFound(
+                f"task {ref.task_id}: not found (the server answered "
+                f"{_off_spec(internal, proto.not_found_code)}"
+                ", as it does for a task that cannot exist)"
+            ) from None
+    except McptaskError:
+        pass
+    raise internal
+
+
+async def ask_cancel(proto: TaskProtocol, ref: TaskRef) -> Task | None:
+    """`proto.cancel(ref)`, with a -32603 (internal error) read as the spec's codes would
+    have said: the task's status is read; finished, `NotApplicable`; unknown, `TaskNotFound`
+    (each saying that the server's code was not the spec's); otherwise the -32603 stands."""
+    from mcptask.errors import RpcError, TaskNotFound
+
+    try:
+        return await proto.cancel(ref)
+    except RpcError as exc:
+        if exc.code != INTERNAL_ERROR:
+            raise
+        internal = exc
+    try:
+        task = await read_status(proto, ref)
+    except TaskNotFound:
+        said = _off_spec(internal, proto.not_found_code)
+        raise TaskNotFound(
+            f"task {ref.task_id}: not found (the server answered the cancel {said})"
+        ) from None
+    if task.status in TERMINAL:
+        raise NotApplicable(
+            f"task {ref.task_id} has already ended: {task.status} (the server answered the "
+            f"cancel {_off_spec(internal, proto.not_cancelable_code)})"
+        )
+    raise internal
+
+
+def _off_spec(exc: Any, spec_code: int) -> str:
+    """How a server's -32603 is told: its message, and the code the spec has for the case."""
+    shown = one_line(str(exc.rpc_message), 80) or "Internal error"
+    return f"-32603 {shown!r}, not the spec's {spec_code}"
+
+
 @dataclass
 class Found:
     """What auto-detection concluded: the protocol, and the endpoint to post to when the
@@ -51,6 +124,11 @@ class Found:
 
     name: str
     post_to: str | None = None
+    #: the protocol object that confirmed the endpoint (its session open): used as it is
+    opened: Any = None
+    #: the connection served another version of the protocol first: over stdio, `name` is
+    #: to be tried on a fresh process (the endpoint keeps the first if that one refuses)
+    fresh: bool = False
 
 
 @dataclass
@@ -71,6 +149,8 @@ class TaskResult:
     task: Task
     payload: Any = None
     error: dict[str, Any] | None = None
+    #: where the answer came from when not where the protocol puts it, for a person
+    source: str | None = None
 
     def to_json(self) -> Any:
         if self.error is not None:
@@ -455,6 +535,10 @@ class TaskProtocol(ABC):
     history_length: int | None = None
     #: why the last list (of tasks or tools) stopped before its last page, or None
     list_cut: str | None = None
+    #: the spec's error codes for a task the server does not have, and one it cannot cancel
+    #: (told apart from servers that answer -32603 for both: `read_status`, `ask_cancel`)
+    not_found_code: ClassVar[int] = INVALID_PARAMS
+    not_cancelable_code: ClassVar[int] = INVALID_PARAMS
 
     def __init__(
         self,
@@ -533,6 +617,14 @@ class TaskProtocol(ABC):
         """Follow one task's event stream (protocols with `can_subscribe`)."""
         raise NotImplementedError
         yield  # pragma: no cover
+
+    def seen_fields(self, task: Task) -> dict[str, Any]:
+        """What the task book keeps of what a task was seen with, beyond its status (A2A: its
+        artifacts, the answer when a later GetTask drops them)."""
+        return {}
+
+    def recall(self, task_id: str, record: dict[str, Any]) -> None:  # noqa: B027 (hook)
+        """Take back what `seen_fields` kept of a task (its task book record)."""
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""

@@ -44,6 +44,7 @@ from mcptask.protocols.base import (
     TaskRef,
     TaskResult,
     Tool,
+    Unrecognised,
     lenient_int,
     lenient_str,
     paged,
@@ -54,7 +55,7 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.server_requests import ELICIT, ServerRequests
-from mcptask.protocols.wire import INVALID_PARAMS
+from mcptask.protocols.wire import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
@@ -236,8 +237,11 @@ class SessionFeed(PushFeed):
         await deliver(task)
 
     def _progress(self, params: Any) -> None:
-        """Progress of a task-augmented call: tied to its task by the `related-task` `_meta`."""
-        task_id = related_task(params)
+        """Progress of a task-augmented call: tied to its task by the `related-task` `_meta`,
+        else by the progress token mcptask gave the task's `tools/call` (servers that send it
+        on the session's stream without the `_meta`)."""
+        token = params.get("progressToken") if isinstance(params, dict) else None
+        task_id = related_task(params) or self.proto.task_of_token(token)
         if task_id is None or task_id not in self.task_ids or self.progress is None:
             return
         progress = progress_from(params, task_id=task_id)
@@ -302,6 +306,26 @@ def _initialize_refused(exc: RpcError) -> McptaskError:
     return error
 
 
+async def confirm(rpc: RpcClient, url: str) -> Mcp2025:
+    """Detection's confirmation that an endpoint which refused `server/discover` with -32601
+    speaks MCP: its `initialize`. Answered: the protocol, its session open (used as it is).
+    Refused as a JSON-RPC server refuses a method it does not have, or not in JSON-RPC at
+    all: `Unrecognised`. A server that refuses the version (-32022) is MCP all the same."""
+    proto = Mcp2025(rpc, url)
+    try:
+        await proto.open_session(need_tasks=False)
+    except OnlyNewer:
+        return proto
+    except RpcError as exc:
+        if exc.code not in (METHOD_NOT_FOUND, INVALID_REQUEST):
+            raise
+        shown = one_line(exc.rpc_message, 80) or "method not found"
+        raise Unrecognised(f"initialize: {exc.code} {shown}") from None
+    except (HttpStatusError, ProtocolError) as exc:
+        raise Unrecognised(f"initialize: {exc.message}") from None
+    return proto
+
+
 class Mcp2025(TaskProtocol):
     name: ClassVar[str] = "mcp-2025-11-25"
     default_interval: ClassVar[float] = 1.0
@@ -331,6 +355,22 @@ class Mcp2025(TaskProtocol):
         #: this object ran `initialize` (so `capabilities` is what the server announced)
         self.initialized = False
         self._tools: list[Tool] | None = None
+        #: the progress token mcptask gave each task's `tools/call` -> the task (kept in the
+        #: task book): progress that names the token but not the task is the task's
+        self._tokens: dict[str, str] = {}
+
+    def task_of_token(self, token: Any) -> str | None:
+        """The task whose `tools/call` carried this progress token."""
+        return self._tokens.get(token) if isinstance(token, str) else None
+
+    def seen_fields(self, task: Task) -> dict[str, Any]:
+        token = next((t for t, tid in self._tokens.items() if tid == task.taskId), None)
+        return {"progressToken": token} if token is not None else {}
+
+    def recall(self, task_id: str, record: dict[str, Any]) -> None:
+        token = record.get("progressToken")
+        if isinstance(token, str) and token:
+            self._tokens.setdefault(token, task_id)
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -840,12 +880,13 @@ class Mcp2025(TaskProtocol):
             )
         task_param: dict[str, Any] = {"ttl": ttl} if ttl is not None else {}
         # a progress token: a server may report the task's progress (tied to it by its
-        # `related-task` `_meta`; `watch` shows it)
+        # `related-task` `_meta`, or by this token alone; `watch` shows it)
+        token = progress_token()
         params = {
             "name": tool,
             "arguments": arguments,
             "task": task_param,
-            "_meta": {"progressToken": progress_token()},
+            "_meta": {"progressToken": token},
         }
         try:
             data = await self._call("tools/call", params, None)
@@ -854,6 +895,7 @@ class Mcp2025(TaskProtocol):
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
+            self._tokens[token] = task.taskId
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             return Created(task=task, ref=ref)
         draft = draft_task(data)
@@ -861,6 +903,7 @@ class Mcp2025(TaskProtocol):
             # an earlier draft of the tasks spec: a `CallToolResult` (empty) whose `_meta`
             # names the task; it is running, so it is followed, never reported as the result
             task = self._task(draft, "task in the result's _meta")
+            self._tokens[token] = task.taskId
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             note = (
                 f"the server answered in a draft shape of MCP tasks (a result whose _meta "

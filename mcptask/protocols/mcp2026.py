@@ -35,6 +35,7 @@ from mcptask.protocols.base import (
     CallHooks,
     Created,
     Deliver,
+    Found,
     Health,
     InputRequest,
     PushFeed,
@@ -64,6 +65,7 @@ from mcptask.protocols.wire import (
     MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
 )
+from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import (
     HasNotifications,
     HasSession,
@@ -371,16 +373,17 @@ def _listen_outcome(request: Any, *, acknowledged: bool) -> str:
 # -- the protocol ----------------------------------------------------------------------------
 
 
-#: what `server/discover` answered, per client (detection's answer, reused by the protocol)
-_DISCOVERED: weakref.WeakKeyDictionary[RpcClient, dict[str, Any]] = weakref.WeakKeyDictionary()
+#: what `server/discover` answered, per connection (detection's answer, reused by the
+#: protocol whatever headers its client adds)
+_DISCOVERED: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 async def discover(rpc: RpcClient) -> dict[str, Any] | None:
     """`server/discover` of a 2026-07-28 server: its answer (`supportedVersions`,
     `capabilities`), or None when the server does not speak 2026-07-28 (any error). Asked
     once per client (detection's answer counts)."""
-    if rpc in _DISCOVERED:
-        return _DISCOVERED[rpc]
+    if rpc.transport in _DISCOVERED:
+        return _DISCOVERED[rpc.transport]
     headers = request_headers("server/discover")
     transport = rpc.transport
     session_before = transport.session_id if isinstance(transport, HasSession) else None
@@ -395,7 +398,7 @@ async def discover(rpc: RpcClient) -> dict[str, Any] | None:
         return None
     if VERSION not in data["supportedVersions"]:
         return None
-    _DISCOVERED[rpc] = data
+    _DISCOVERED[rpc.transport] = data
     return data
 
 
@@ -613,10 +616,15 @@ class Mcp2026(TaskProtocol):
 
     async def list_tools(self) -> list[Tool]:
         """Every page of `tools/list`. Servers may say nothing of task support here (fastmcp
-        4 does not): the server decides per call, so a tool that says nothing is `optional`."""
+        4 does not): the server decides per call, so a tool that says nothing is `optional`
+        where the server offers the tasks extension, `forbidden` where it does not."""
         if self._tools is None:
+            if self._offers_tasks is None:
+                found = await discover(self.rpc)
+                self._offers_tasks = offers_tasks(found) if found is not None else None
+            default = "forbidden" if self._offers_tasks is False else "optional"
             pages = await paged(lambda p: self._request("tools/list", p), "tools/list", "tools")
-            tools = (tool_from_wire(d, default_support="optional") for d in pages)
+            tools = (tool_from_wire(d, default_support=default) for d in pages)
             self._tools = [t for t in tools if t is not None]
             self.list_cut = pages.cut
         return self._tools
@@ -719,7 +727,7 @@ class Mcp2026(TaskProtocol):
 # -- detection -------------------------------------------------------------------------------
 
 
-async def probe(rpc: RpcClient, url: str) -> str | None:
+async def probe(rpc: RpcClient, url: str) -> str | Found | None:
     """One `server/discover`: 2026-07-28 with tasks -> this protocol; an MCP-style refusal
     (a JSON-RPC error with HTTP 4xx, or any JSON-RPC error over stdio) -> 2025-11-25; a
     JSON-RPC answer that is not MCP's -> None (the next probe runs); an answer that is not
@@ -738,10 +746,15 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
             if versions and FALLBACK_VERSION not in versions:
                 raise unsupported_version_error(exc) from None
             return FALLBACK
+        if not stdio and exc.code == METHOD_NOT_FOUND:
+            # -32601 only says "not 2026-07-28": A2A JSON-RPC agents answer an unknown method
+            # so too (HTTP 200, or 400 behind some frameworks). MCP 2025-11-25 is confirmed by
+            # its `initialize` once no agent card was found (`protocols.detect`)
+            shown = one_line(exc.rpc_message, 80) or "method not found"
+            raise Unrecognised(f"server/discover: -32601 {shown}", confirm=True) from None
         if stdio or (exc.http_status is not None and 400 <= exc.http_status < 500):
             # fastmcp 3 (400 -32600), server-everything (400 -32000), stdio servers (-32601)
             return FALLBACK
-        # HTTP 200 with -32601 is how A2A JSON-RPC servers answer an unknown method
         return None
     except (HttpStatusError, ProtocolError) as exc:
         # 404 / 405 without a JSON-RPC body, HTML, not JSON-RPC at all
@@ -757,12 +770,16 @@ async def probe(rpc: RpcClient, url: str) -> str | None:
         return None
     versions = [v for v in data["supportedVersions"] if isinstance(v, str)]
     if VERSION in versions:
-        _DISCOVERED[rpc] = data
+        _DISCOVERED[rpc.transport] = data
     caps = data.get("capabilities")
     extensions = caps.get("extensions") if isinstance(caps, dict) else None
     has_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
     if VERSION in versions and has_tasks:
         return NAME
     # MCP, but no 2026-07-28 tasks: if it does tasks at all, it does them the 2025-11-25 way
-    # (whose module says clearly when the server does no tasks)
+    # (whose module says clearly when the server does no tasks). A stdio connection that
+    # served a 2026-07-28 request may refuse the 2025 handshake after it (the MCP SDK's
+    # dual-era loop: -32022): the fallback is tried on a fresh process (`Found.fresh`)
+    if stdio and VERSION in versions:
+        return Found(FALLBACK, fresh=True)
     return FALLBACK

@@ -8,6 +8,7 @@ from typing import Any
 
 # -- JSON-RPC error codes ---------------------------------------------------------------------
 
+INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603

@@ -54,6 +54,8 @@ class Endpoint:
         self._lazy_oauth: LazyOAuth | None = None
         #: the protocol detected this run, for the task book once the command succeeded
         self.detected: dict[str, Any] | None = None
+        #: the protocol the task book recorded with the tasks this run addresses (`places`)
+        self.recorded: str | None = None
 
     @property
     def key(self) -> str:
@@ -187,6 +189,13 @@ class Endpoint:
                 from mcptask.protocols.registry import fallback
 
                 name = fallback().name
+            if name is None and self.recorded in NAMES and self.target.command is None:
+                # the protocol the tasks were made in (`send -p a2a-0.3`): they are spoken
+                # to in it, wherever the endpoint's own card would lead detection
+                name = self.recorded
+                self._post_to(self._book().endpoint(self.key).get("postTo"))
+                if self.options.trace:
+                    self.trace(f"* {name}, the protocol the task book recorded with the task")
             if name is None and self.remembers:
                 endpoint = self._book().endpoint(self.key)
                 remembered = endpoint.get("protocol")
@@ -196,11 +205,18 @@ class Endpoint:
             if name is None:
                 found = await protocols.detect(self.rpc(), self.key)
                 name = found.name
+                if found.fresh and self.target.command is not None:
+                    found.opened = await self._fresh_process(found.name)
                 # the endpoint an agent card named, where every request goes
                 named = self._post_to(found.post_to, detected=True)
                 if self.remembers:
                     # kept once the command ends without an error (`keep_detected`)
                     self.detected = {"protocol": name, "postTo": named}
+                if found.opened is not None:
+                    # the protocol that confirmed the endpoint, its session already open
+                    opened: TaskProtocol = found.opened
+                    self._protocol = opened
+                    return opened
             self._protocol = protocols.create(
                 name,
                 self.rpc(),
@@ -210,12 +226,40 @@ class Endpoint:
             )
         return self._protocol
 
+    async def _fresh_process(self, name: str) -> TaskProtocol | None:
+        """`name` on a new stdio process, its session open, when the first process served
+        another version of the protocol first (a server that keeps a connection in the
+        version it opened with): the new process is kept and the first one stopped. When the
+        server refuses `name` there too, the first connection stays (and what it can do)."""
+        from mcptask import protocols
+
+        first = self.rpc()
+        self._rpc = None
+        opened = await protocols.open_fallback(self.rpc(), self.key)
+        if opened is None:
+            assert self._rpc is not None
+            await self._rpc.aclose()
+            self._rpc = first
+            self.out.redactor = first.transport.redact
+            return None
+        await first.aclose()
+        if self.options.trace:
+            self.trace(f"* {name} on a fresh process (the first one served a newer version)")
+        return opened
+
     def keep_detected(self) -> None:
         """Remember the detected protocol in the task book: a command that failed to speak to
-        a URL adds nothing there."""
-        if self.detected is not None and self.remembers:
+        a URL adds nothing there. A protocol forced with `-p` is remembered for an endpoint
+        the book knows no protocol of (`book` shows it; later runs without `-p` use it)."""
+        if not self.remembers:
+            return
+        if self.detected is not None:
             self._book().set_endpoint(self.key, **self.detected)
             self.detected = None
+        elif self._protocol is not None and self.options.protocol not in ("auto", None):
+            book = self._book()
+            if not book.endpoint(self.key).get("protocol"):
+                book.set_endpoint(self.key, protocol=self._protocol.name)
 
     def _post_to(self, url: Any, *, detected: bool = False) -> str | None:
         """Post to the endpoint the agent card named (when the protocol was detected, or as

@@ -35,6 +35,16 @@ def _ambiguous_prefix(prefix: str, hits: list[tuple[str, str]]) -> str:
     return f"{prefix!r} is the start of {len(hits)} task ids: {shown}{more}; give more of it"
 
 
+def _spoken(ctx: Context, records: list[dict[str, Any] | None]) -> None:
+    """The protocol the book recorded with these tasks (when they agree): the one their
+    endpoint is spoken to in, unless `-p` says otherwise (`Endpoint.protocol`)."""
+    names = {r.get("protocol") for r in records if r is not None}
+    if len(names) == 1:
+        [name] = names
+        if isinstance(name, str):
+            ctx.endpoint.recorded = name
+
+
 class Places:
     """The task-book side of one run's context (`ctx.places`)."""
 
@@ -80,36 +90,48 @@ class Places:
                 raise UsageError("a task id cannot be empty")
         ctx = self._ctx
         if ctx.has_target():
-            return [(ctx, [self._expand(task_id) for task_id in ids])]
+            expanded = [self._expand(task_id) for task_id in ids]
+            _spoken(ctx, [rec for _, rec in expanded])
+            return [(ctx, [full for full, _ in expanded])]
         groups: dict[str, dict[str, None]] = {}
+        records: dict[str, list[dict[str, Any] | None]] = {}
         found = self._ctx.book.find_many(ids)  # one read of the book, by index
         for task_id in ids:
-            endpoint, full = self._find(task_id, NoTarget, found.get(task_id))
+            endpoint, full, rec = self._find(task_id, NoTarget, found.get(task_id))
             groups.setdefault(endpoint, {})[full] = None
-        return [(ctx.at(endpoint), list(found)) for endpoint, found in groups.items()]
+            records.setdefault(endpoint, []).append(rec)
+        out = []
+        for endpoint, tasks in groups.items():
+            child = ctx.at(endpoint)
+            _spoken(child, records[endpoint])
+            out.append((child, list(tasks)))
+        return out
 
-    def _expand(self, task_id: str) -> str:
-        """A prefix of one of this endpoint's ids in the book, as the whole id."""
+    def _expand(self, task_id: str) -> tuple[str, dict[str, Any] | None]:
+        """A prefix of one of this endpoint's ids in the book, as the whole id (and the
+        book's record of it, when it has one)."""
         from mcptask.state.taskbook import MIN_PREFIX
 
         if not self.remembers or len(task_id) < MIN_PREFIX:
-            return task_id
+            return task_id, None
         server = self._ctx.server
         book = self._ctx.book
-        if book.lookup(server, task_id) is not None:
-            return task_id
+        rec = book.lookup(server, task_id)
+        if rec is not None:
+            return task_id, rec
         matches = book.find_prefix(server, task_id)
         if len(matches) > 1:
             raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
-        return matches[0] if matches else task_id
+        return (matches[0], None) if matches else (task_id, None)
 
     def _find(
         self,
         task_id: str,
         no_target: type[UsageError],
         hits: list[tuple[str, str, dict[str, Any]]] | None = None,
-    ) -> tuple[str, str]:
-        """(endpoint, whole id) of a task the book knows, for a run without a target."""
+    ) -> tuple[str, str, dict[str, Any]]:
+        """(endpoint, whole id, record) of a task the book knows, for a run without a
+        target."""
         if hits is None:
             hits = self._ctx.book.find(task_id)
         if not hits:
@@ -127,8 +149,7 @@ class Places:
                 f"task {task_id} is known on {len(hits)} endpoints ({where}): pick one with "
                 "--url URL or -s NAME"
             )
-        endpoint, full, _ = hits[0]
-        return endpoint, full
+        return hits[0]
 
     def require_reachable(self, command: str, task_ids: list[str]) -> None:
         """Over stdio a task dies with the server process: a task id from the command line
@@ -154,9 +175,12 @@ class Places:
         options = self._ctx.options
         ids = list(task_ids)
         book = self._ctx.book.lookup_many(self._ctx.server, ids) if self.remembers else {}
+        protocol = self._ctx.endpoint.built
         out = []
         for task_id in ids:
             rec = book.get(task_id) or {}
+            if protocol is not None and rec:
+                protocol.recall(task_id, rec)  # what earlier runs saw of it
             session = options.session or rec.get("session")
             context = options.context_id or rec.get("contextId")
             version = rec.get("protocolVersion")
@@ -197,6 +221,7 @@ class Places:
                 protocol.book_fields(ref) if self.remembers else {"protocol": protocol.name}
             )
             fields.update(observed(task))
+            fields.update(protocol.seen_fields(task))
             if via is not None:
                 fields[VIA] = via
             fields.update(**extra, **(each or {}).get(task.taskId, {}))

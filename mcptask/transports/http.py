@@ -1425,11 +1425,19 @@ def body_excerpt(parsed: Any, body: bytes, ctype: str) -> str:
         for name in _ERROR_FIELDS:
             value = parsed.get(name)
             if isinstance(value, dict):
-                value = value.get("message") or value.get("status")
+                code = value.get("code")
+                said = next(
+                    (value[k] for k in (*_ERROR_FIELDS, "status") if isinstance(value.get(k), str)),
+                    None,
+                )
+                value = f"{code}: {said}" if said and isinstance(code, str | int) else said
             if isinstance(value, str) and value.strip():
                 return value
-        return ""
-    if parsed is not None or not body.strip():
+    if parsed is not None:
+        # JSON in no shape mcptask knows (an early draft's message, a framework's own): the
+        # start of it, as curl would show it
+        return one_line(json.dumps(parsed, ensure_ascii=False, separators=(", ", ": ")), 160)
+    if not body.strip():
         return ""
     text = body[:4096].decode("utf-8", "replace")
     kind = ctype.strip().lower()

@@ -50,7 +50,8 @@ def test_error_bodies_are_shown_in_short(
 
 def test_body_excerpt_rules() -> None:
     assert body_excerpt({"detail": "nope"}, b"", "application/json") == "nope"
-    assert body_excerpt({"unrelated": 1}, b"", "application/json") == ""
+    # JSON of no known shape: its start, as curl would show it (issue 39)
+    assert body_excerpt({"unrelated": 1}, b"", "application/json") == '{"unrelated": 1}'
     assert body_excerpt(None, b"\x00\x01binary", "application/octet-stream") == ""
     long = body_excerpt(None, b"x" * 5000, "text/plain")
     assert len(long) <= 160 and long.endswith("…")

@@ -503,7 +503,10 @@ def test_probe_against_real_servers(
     assert asyncio.run(_probe_real(fastmcp4_server.url)) == V2026
     assert asyncio.run(_probe_real(everything_server.url)) == V2025  # 400 -32000
     assert asyncio.run(_probe_real(fastmcp3_server.url)) == V2025  # 400 -32600
-    assert asyncio.run(_probe_real(a2a_server.url)) is None  # 200 -32601: let A2A probe
+    # 200 -32601: not 2026-07-28, and not yet MCP: the A2A probe, then `initialize`, decide
+    with pytest.raises(Unrecognised) as caught:
+        asyncio.run(_probe_real(a2a_server.url))
+    assert caught.value.confirm and not caught.value.decisive
     with pytest.raises(TransportError, match="connection refused"):
         asyncio.run(_probe_real(f"http://127.0.0.1:{free_port()}/mcp"))
 
@@ -558,7 +561,8 @@ DISCOVER_NO_TASKS = {
         (_rpc_error(400, -32600, "Bad Request: Missing session ID"), V2025),
         (_rpc_error(400, -32000, "Bad Request: Server not initialized"), V2025),
         (_rpc_error(400, -32022, "Unsupported", {"supported": ["2025-11-25"]}), V2025),
-        (_rpc_error(200, -32601, "Method not found"), None),
+        (_rpc_error(200, -32601, "Method not found"), "confirm"),
+        (_rpc_error(400, -32601, "Unknown method 'server/discover'"), "confirm"),
         (lambda r: httpx.Response(404, json={"detail": "Not Found"}), "unrecognised"),
         (lambda r: httpx.Response(404, text="no such page"), "unrecognised"),
         (lambda r: httpx.Response(405, text=""), "unrecognised"),
@@ -573,6 +577,7 @@ DISCOVER_NO_TASKS = {
         "everything",
         "unsupported-2025-ok",
         "a2a-200-32601",
+        "a2a-400-32601",
         "agno-404",
         "404-text",
         "405",
@@ -581,12 +586,14 @@ DISCOVER_NO_TASKS = {
     ],
 )
 def test_probe_decisions(handler: Handler, expected: str | None) -> None:
-    """`unrecognised`: not JSON-RPC at all (`Unrecognised`, decisive: not MCP)."""
+    """`unrecognised`: not JSON-RPC at all (`Unrecognised`, decisive: not MCP); `confirm`:
+    -32601, which says only "not 2026-07-28" (`Unrecognised` asking for `initialize`)."""
     rpc, seen = _mocked(handler)
-    if expected == "unrecognised":
+    if expected in ("unrecognised", "confirm"):
         with pytest.raises(Unrecognised) as caught:
             asyncio.run(probe(rpc, rpc.url))
-        assert caught.value.decisive
+        assert caught.value.decisive == (expected == "unrecognised")
+        assert caught.value.confirm == (expected == "confirm")
     else:
         assert asyncio.run(probe(rpc, rpc.url)) == expected
     [request] = seen  # at most one request

@@ -128,12 +128,14 @@ def test_a_dead_keep_alive_connection_after_a_500_does_not_break_send(
 
 
 def test_a_safe_request_is_sent_once_more_when_its_pooled_connection_is_dead(
-    run_cli: RunCli, odd: OddServer
+    run_cli: RunCli, odd: OddServer, tmp_path: Path
 ) -> None:
     url = odd.agent("0.3", drop_reused=True)
     tid = _send(run_cli, url, "hello", "-p", "a2a-0.3")["taskId"]
-    # detection reads the card, then tasks/get goes out on the same (dead) connection
-    r = run_cli("get", str(tid), "-u", url, "-o", "json", "--trace")
+    # detection reads the card, then tasks/get goes out on the same (dead) connection (from
+    # a task book that does not know the endpoint: the one `send` wrote remembers 0.3)
+    fresh = {"MCPTASK_STATE_DIR": str(tmp_path)}
+    r = run_cli("get", str(tid), "-u", url, "-o", "json", "--trace", env=fresh)
     assert r.code == 0, r.stderr
     assert "sending once more" in r.stderr
     gets = [q for q in odd.seen(url) if q.method == "tasks/get"]
@@ -298,13 +300,24 @@ def test_a_2026_only_stdio_server_without_tasks_says_it_has_no_tasks(run_cli: Ru
     assert r.code == 4, r.stderr
     assert_one_line_error(r)
     assert "does not support tasks" in r.stderr
-    assert "-32022" not in r.stderr
+    assert "-32022" not in r.stderr and "speaks only" not in r.stderr
     # a plain call goes over the version the server speaks (issue 25: chosen per command)
     plain = run_cli("call", "hello", "x=1", "--stdio", command, "-o", "json")
     assert plain.code == 0, plain.stderr
     assert plain.json()["structuredContent"] == {"result": "1"}
+    # the first process served server/discover (2026-07-28) and keeps to it (the MCP SDK's
+    # dual-era loop): MCP 2025-11-25 goes to a fresh one (issue 39)
     tools = run_cli("tools", "--stdio", command, "-o", "json")
-    assert tools.code == 0 and tools.json()["protocolVersion"] == "2026-07-28"
+    assert tools.code == 0 and tools.json()["protocolVersion"] == "2025-11-25", tools.stderr
+    assert [t["taskSupport"] for t in tools.json()["tools"]] == ["forbidden"]
+    # over 2026-07-28 without the tasks extension a tool runs as no task either
+    newer = run_cli("tools", "--stdio", command, "-p", "mcp-2026-07-28", "-o", "json")
+    assert newer.code == 0 and newer.json()["protocolVersion"] == "2026-07-28", newer.stderr
+    assert [t["taskSupport"] for t in newer.json()["tools"]] == ["forbidden"]
+    check = run_cli("check", "--stdio", command, "-o", "json")
+    verdicts = {c["id"]: c["verdict"] for c in check.json()["checks"]}
+    assert verdicts["mcp2025.wire.protocol-version"] == "PASS", check.stdout
+    assert verdicts["mcp2025.capability.tasks"] == "FAIL"  # the truth: it has no tasks
 
 
 # -- 3 and 14. list falls back to the task book ---------------------------------------------------

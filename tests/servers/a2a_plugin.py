@@ -226,3 +226,50 @@ def agno_server() -> Iterator[AgnoServerProcess]:
 def agno_secure_server() -> Iterator[AgnoServerProcess]:
     """Like ``agno_server`` but with ``OS_SECURITY_KEY=test-key-123`` (bearer auth)."""
     yield from _agno(AGNO_SECURITY_KEY)
+
+
+FIELD_SERVER_SCRIPT = A2A_SERVER_SCRIPT.parent / "a2a_field_server.py"
+
+
+class FieldAgents:
+    """`a2a_field_server.py` agents (a2a-sdk 1.3.0 with habits met in the field), one per set
+    of flags, started when first asked and stopped with the session."""
+
+    def __init__(self) -> None:
+        self._running: dict[tuple[str, ...], A2AServerProcess] = {}
+
+    def __call__(self, *flags: str) -> A2AServerProcess:
+        key = tuple(sorted(flags))
+        if key not in self._running:
+            python = _python("a2a")
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            cmd = [python, str(FIELD_SERVER_SCRIPT), "--port", str(port), "--step-seconds"]
+            cmd += ["0.2", *flags]
+            proc = _start(cmd, port=port, url=base + "/")
+            card = "/.well-known/agent-card.json"
+            if "--card-path" in flags:
+                card = flags[flags.index("--card-path") + 1]
+            server: A2AServerProcess = _upgrade(
+                proc, A2AServerProcess, base_url=base, card_url=base + card
+            )
+            if "--no-card" not in flags:
+                _wait_http(server, server.card_url, {})
+            self._running[key] = server
+        return self._running[key]
+
+    def stop(self) -> None:
+        for server in self._running.values():
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def a2a_field() -> Iterator[FieldAgents]:
+    """`a2a_field(*flags)`: an `a2a_field_server.py` agent with those flags (`--discover-400`,
+    `--card-path PATH`, `--no-card`, `--drop-artifacts`, `--ask-in-artifact`,
+    `--internal-errors`, `--http500`); `.url` is its JSON-RPC endpoint (the root)."""
+    agents = FieldAgents()
+    try:
+        yield agents
+    finally:
+        agents.stop()

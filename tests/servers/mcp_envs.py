@@ -153,6 +153,18 @@ def start_fastmcp3(timeout: float = 90.0) -> ServerProcess:
     )
 
 
+MCP_PROGRESS_SCRIPT = HERE / "mcp_progress_server.py"
+
+
+def start_mcp_progress(timeout: float = 90.0) -> ServerProcess:
+    """``mcp_progress_server.py`` on the fastmcp3 venv's ``mcp`` 1.30: a task's progress on the
+    session's GET stream with the client's token and no ``related-task`` ``_meta``."""
+    python = fastmcp3_python()
+    return _start_on_free_port(
+        lambda port: [str(python), str(MCP_PROGRESS_SCRIPT), "--port", str(port)], timeout=timeout
+    )
+
+
 def start_fastmcp3_oauth(
     token_seconds: int = 3600,
     timeout: float = 90.0,

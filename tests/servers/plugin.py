@@ -20,6 +20,7 @@ from servers.mcp_envs import (
     start_fastmcp3,
     start_fastmcp3_oauth,
     start_fastmcp4,
+    start_mcp_progress,
     start_mcpsdk,
     start_ts2,
 )
@@ -51,6 +52,13 @@ def everything_stdio_cmd() -> list[str]:
 def fastmcp3_server() -> Iterator[ServerProcess]:
     """fastmcp 3.4.11 task server (MCP 2025-11-25): slow_echo, fail_tool, quick."""
     yield from _serve(start_fastmcp3)
+
+
+@pytest.fixture(scope="session")
+def mcp_progress_server() -> Iterator[ServerProcess]:
+    """`mcp_progress_server.py` (official Python SDK, mcp 1.30, MCP 2025-11-25 tasks): tool
+    `count(steps)` reports its task's progress on the GET stream without `related-task`."""
+    yield from _serve(start_mcp_progress)
 
 
 #: access-token lifetime of `fastmcp3_oauth_server`: a watch of a few seconds outlives one
