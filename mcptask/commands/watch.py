@@ -21,6 +21,7 @@ from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
     from mcptask.commands._webhook import PushReceiver
+    from mcptask.protocols.artifacts import ArtifactUpdate
     from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
     from mcptask.session.context import Context
@@ -194,6 +195,7 @@ class _Group:
                 keep_result=ctx.places.records,
                 push=opts.push,
                 until=opts.until_statuses(),
+                artifacts=proto.chunk_ends if proto.has_artifacts else None,
                 on_input=inline_answers(ctx, proto, events, lock=lock)
                 if answers and isinstance(events, LiveEvents)
                 else None,
@@ -468,6 +470,12 @@ class _Recorder:
             self.group.note(w, ev.PROGRESS, message=p.message, progress=p.progress, total=p.total)
         if isinstance(self.inner, ShowsProgress):
             self.inner.progress(w)
+
+    def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
+        from mcptask.scheduler.watcher import ShowsArtifacts
+
+        if isinstance(self.inner, ShowsArtifacts):
+            self.inner.artifact(w, update)
 
     def push_state(self, w: Watched, live: bool) -> None:
         from mcptask.state import events as ev

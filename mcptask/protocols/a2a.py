@@ -348,6 +348,7 @@ class A2ABase(TaskProtocol):
 
     default_interval: ClassVar[float] = 2.0
     can_subscribe: ClassVar[bool] = True
+    has_artifacts: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -361,6 +362,25 @@ class A2ABase(TaskProtocol):
             rpc.with_headers(self.headers), server, session=session, context_id=context_id
         )
         self._ids = 0
+        #: task id -> artifact id -> `lastChunk` of its latest chunk, as the stream said
+        self._chunk_ends: dict[str, dict[str, bool]] = {}
+
+    def chunk_ends(self, task_id: str) -> dict[str, bool] | None:
+        return self._chunk_ends.get(task_id)
+
+    def apply_event(
+        self, current: dict[str, Any] | None, kind: str, event: dict[str, Any]
+    ) -> tuple[dict[str, Any], Task]:
+        """A stream event applied to the task it follows (`merge_event`): the task's JSON and
+        the task; notes whether an artifact's chunk was its last."""
+        if kind == "artifact" and isinstance(event.get("artifact"), dict):
+            aid = event["artifact"].get("artifactId")
+            task_id = event.get("taskId") or (current or {}).get("id")
+            if isinstance(aid, str) and isinstance(task_id, str):
+                ends = self._chunk_ends.setdefault(task_id, {})
+                ends[aid] = event.get("lastChunk") is True
+        merged = merge_event(current, kind, event)
+        return merged, self._task(merged, "task in the event stream")
 
     # -- encoding -------------------------------------------------------------------------------
 
@@ -660,8 +680,7 @@ class A2ABase(TaskProtocol):
                 kind, event = classify(incoming["result"])
                 if kind == "message":
                     continue
-                current = merge_event(current, kind, event)
-                task = self._task(current, "task in the event stream")
+                current, task = self.apply_event(current, kind, event)
                 yield task
                 if task.terminal:
                     return

@@ -37,7 +37,7 @@ from mcptask.errors import (
     ServerError,
 )
 from mcptask.model import Task
-from mcptask.protocols.a2a import A2A10, REST_NAME, classify, merge_event
+from mcptask.protocols.a2a import A2A10, REST_NAME, classify
 from mcptask.protocols.base import TaskRef
 from mcptask.protocols.wire import (
     INVALID_PARAMS,
@@ -233,8 +233,7 @@ class A2ARest(A2A10):
                     kind, body = classify(data)
                     if kind == "message":
                         continue
-                    current = merge_event(current, kind, body)
-                    task = self._task(current, "task in the event stream")
+                    current, task = self.apply_event(current, kind, body)
                     yield task
                     if task.terminal:
                         return

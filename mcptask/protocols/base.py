@@ -534,6 +534,15 @@ class TaskProtocol(ABC):
         raise NotImplementedError
         yield  # pragma: no cover
 
+    #: the protocol's tasks carry artifacts that may grow while they run (A2A): `watch`
+    #: shows each update (`protocols.artifacts`)
+    has_artifacts: ClassVar[bool] = False
+
+    def chunk_ends(self, task_id: str) -> dict[str, bool] | None:
+        """What the task's event stream said of each artifact's latest chunk (artifact id ->
+        `lastChunk`); None where no stream said anything."""
+        return None
+
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""
         fields = {"protocol": self.name, "session": ref.session, "contextId": ref.context_id}
