@@ -20,6 +20,9 @@ from mcptask.cli.options import (
     PushPort,
     PushPublicUrl,
     PushReceiverFlag,
+    SaveDir,
+    SaveDownload,
+    SaveForce,
     TaskId,
     Timeout,
     WantResult,
@@ -121,6 +124,9 @@ def watch(
             help="A desktop notification when the watch ends (notify-send on Linux, osascript on macOS).",
         ),
     ] = False,
+    save: SaveDir = None,
+    force: SaveForce = False,
+    download: SaveDownload = False,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -135,8 +141,23 @@ def watch(
         receiver=_receiver(push_receiver, push_public_url, push_port),
         bell=bell,
         notify=notify,
+        save=_save_to(save, force, download),
     )
+    if save is None and (force or download):
+        execute(g, lambda ctx: _usage("--force and --download go with --save DIR"))
+        return
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
+
+
+def _save_to(directory: str | None, force: bool, download: bool) -> Any:
+    """`--save DIR` and its flags (`commands._save.SaveTo`)."""
+    if directory is None:
+        return None
+    from pathlib import Path
+
+    from mcptask.commands._save import SaveTo
+
+    return SaveTo(Path(directory), force=force, download=download)
 
 
 @app.command(**described("result"))
@@ -149,10 +170,22 @@ def result(
     ] = False,
     interval: Interval = None,
     timeout: Timeout = None,
+    save: SaveDir = None,
+    force: SaveForce = False,
+    download: SaveDownload = False,
 ) -> None:
     from mcptask.commands.result import ResultOptions, run_result
 
-    opts = ResultOptions(task_id, wait=not no_wait, interval=interval, timeout=timeout)
+    opts = ResultOptions(
+        task_id,
+        wait=not no_wait,
+        interval=interval,
+        timeout=timeout,
+        save=_save_to(save, force, download),
+    )
+    if save is None and (force or download):
+        execute(g, lambda ctx: _usage("--force and --download go with --save DIR"))
+        return
     execute(g, lambda ctx: run_result(opts, ctx), one_at_a_time=True)
 
 

@@ -86,6 +86,7 @@ COMMANDS: dict[str, CommandHelp] = {
                 "save the result as JSON",
                 f"mcptask result 8488be63 --url {URL} -o json > report.json",
             ),
+            ("write its parts as files into out/", "mcptask result 8488be63 --save out/"),
             (
                 "only the text of the first content item",
                 "mcptask result 8488be63 --jq '.content[0].text'",

@@ -379,6 +379,24 @@ WantResult = Annotated[
 NoPush = Annotated[
     bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
 ]
+SaveDir = Annotated[
+    str | None,
+    typer.Option(
+        "--save",
+        metavar="DIR",
+        help="Write the result's parts as files into DIR (made if missing) and print what was written.",
+    ),
+]
+SaveForce = Annotated[
+    bool, typer.Option("--force", help="With --save: overwrite files that are there.")
+]
+SaveDownload = Annotated[
+    bool,
+    typer.Option(
+        "--download",
+        help="With --save: also fetch parts given as URLs (credentials only to the endpoint's origin).",
+    ),
+]
 
 PushReceiverFlag = Annotated[
     bool,

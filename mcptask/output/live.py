@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcptask.model import epoch
 from mcptask.text.command_line import command_line
+from mcptask.text.sanitize import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -91,6 +92,10 @@ class NdjsonEvents:
     def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
         self.out.line(update.to_json())
 
+    def saved(self, manifest: dict[str, Any]) -> None:
+        """`watch --result --save DIR`: what was written for a task, before `done`."""
+        self.out.line({"event": "saved", **manifest})
+
     def end(self, w: Watched) -> None:
         self.out.line(end_record(w, with_result=self.with_result))
 
@@ -109,6 +114,8 @@ class JsonEvents:
     def __init__(self, out: Output, *, with_result: bool) -> None:
         self.out = out
         self.with_result = with_result
+        #: task id -> what `--save` wrote for it
+        self._saved: dict[str, dict[str, Any]] = {}
 
     def update(self, w: Watched, via: str) -> None:
         pass
@@ -119,6 +126,9 @@ class JsonEvents:
     def end(self, w: Watched) -> None:
         pass
 
+    def saved(self, manifest: dict[str, Any]) -> None:
+        self._saved[manifest["taskId"]] = manifest
+
     def finish(self, watched: list[Watched], code: int) -> None:
         tasks = []
         for w in watched:
@@ -126,6 +136,8 @@ class JsonEvents:
             rec.update({"outcome": w.outcome, "exitCode": w.exit_code})
             if self.with_result and w.result is not None:
                 rec["result"] = w.result.to_json()
+            if w.task_id in self._saved:
+                rec["saved"] = self._saved[w.task_id]
             if w.last_error and w.outcome in ("error", "unknown"):
                 rec["error"] = w.last_error
             if w.result_error:
@@ -271,6 +283,11 @@ class LiveEvents:
 
     def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
         pass  # drawn from `Watched.artifact_news` with the next frame (`artifact_lines`)
+
+    def saved(self, manifest: dict[str, Any]) -> None:
+        """`watch --result --save DIR`: a line a file, on stderr, once the view is left."""
+        for line in manifest_lines(manifest):
+            self.out.note(line)
 
     def status(self, w: Watched) -> str:
         """The word a row shows (`shown_status`), with the task book's last status for a task
@@ -437,6 +454,18 @@ def size_text(size: int) -> str:
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KiB"
     return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def manifest_lines(manifest: dict[str, Any]) -> list[str]:
+    """The manifest for a person: one line a file."""
+    lines = []
+    for f in manifest["files"]:
+        if f["path"] is None:
+            url = one_line(str(f["url"]), 300)
+            lines.append(f"listed {url} (not downloaded: --download fetches it)")
+        else:
+            lines.append(f"wrote {one_line(f['path'], 300)} ({size_text(f['bytes'])})")
+    return lines or [f"task {manifest['taskId']}: nothing to save (no artifacts or content)"]
 
 
 #: the cursor home, the screen cleared

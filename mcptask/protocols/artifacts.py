@@ -112,6 +112,8 @@ class _Shown:
     parts: list[Any]
     size: int
     name: str | None
+    #: the last update shown said the artifact was whole
+    whole: bool = False
 
 
 @dataclass
@@ -125,9 +127,8 @@ class ArtifactTracker:
     ) -> list[ArtifactUpdate]:
         """What is new in `task`'s artifacts since the last call. `last_chunk`: what the
         stream said of each artifact's latest chunk (artifact id -> `lastChunk`), when the
-        task came from a stream; a finished task's artifacts are all whole."""
-        from mcptask.protocols.a2a import part_view
-
+        task came from a stream; a finished task's artifacts are all whole (an artifact shown
+        before that was not said to be whole gets an update without parts that says so)."""
         out = []
         for artifact in artifacts_of(task):
             aid = artifact["artifactId"]
@@ -135,6 +136,10 @@ class ArtifactTracker:
             name = artifact.get("name") if isinstance(artifact.get("name"), str) else None
             old = self.shown.get(aid)
             if old is not None and parts == old.parts and name == old.name:
+                if task.terminal and not old.whole:
+                    # the task ended: the artifact, shown before, is whole (no new parts)
+                    old.whole = True
+                    out.append(self._update(task, aid, name, [], True, True, old))
                 continue
             append = (
                 old is not None
@@ -145,24 +150,36 @@ class ArtifactTracker:
                 continue  # fewer parts than shown: a read older than the stream
             chunk = parts[len(old.parts) :] if append and old is not None else parts
             size = (old.size if append and old is not None else 0) + sum(map(part_size, chunk))
-            self.shown[aid] = _Shown(list(parts), size, name)
             if task.terminal:
                 last: bool | None = True
             elif last_chunk is not None:
                 last = last_chunk.get(aid, False)
             else:
                 last = None
-            out.append(
-                ArtifactUpdate(
-                    task_id=task.taskId,
-                    artifact_id=aid,
-                    name=name,
-                    parts=[part_view(p) for p in chunk],
-                    append=append,
-                    last_chunk=last,
-                    total_parts=len(parts),
-                    size=size,
-                    tail=_tail(parts),
-                )
-            )
+            shown = self.shown[aid] = _Shown(list(parts), size, name, last is True)
+            out.append(self._update(task, aid, name, chunk, append, last, shown))
         return out
+
+    @staticmethod
+    def _update(
+        task: Task,
+        aid: str,
+        name: str | None,
+        chunk: list[Any],
+        append: bool,
+        last: bool | None,
+        shown: _Shown,
+    ) -> ArtifactUpdate:
+        from mcptask.protocols.a2a import part_view
+
+        return ArtifactUpdate(
+            task_id=task.taskId,
+            artifact_id=aid,
+            name=name,
+            parts=[part_view(p) for p in chunk],
+            append=append,
+            last_chunk=last,
+            total_parts=len(shown.parts),
+            size=shown.size,
+            tail=_tail(shown.parts),
+        )

@@ -7,7 +7,9 @@ has the artifact whole."""
 from __future__ import annotations
 
 import base64
+import hashlib
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +17,7 @@ from jsonschema.validators import Draft202012Validator
 
 from mcptask import schemas
 
-from conftest import CliResult, RunCli
+from conftest import CliResult, RunCli, assert_one_line_error
 from servers.a2a_plugin import A2AServerProcess
 from servers.a2a_report import REPORT_CHUNKS, REPORT_FILE
 
@@ -33,13 +35,18 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schemas.bundle("watch-event"))
 
 
-def _watch_report(run_cli: RunCli, url: str, *extra: str) -> tuple[str, list[dict[str, Any]]]:
-    task = _ok(run_cli("send", "report please", "-u", url, "-o", "json")).json()
-    lines = _ok(run_cli("watch", task["taskId"], "-o", "ndjson", *extra)).lines()
+@cache
+def _save_validator() -> Draft202012Validator:
+    return Draft202012Validator(schemas.bundle("save"))
+
+
+def _watch_report(run_cli: RunCli, url: str) -> tuple[str, list[dict[str, Any]]]:
+    # one process sends and watches: the report (over 4 s) is under way when the watch begins
+    lines = _ok(run_cli("send", "report please", "-u", url, "--watch", "-o", "ndjson")).lines()
     for line in lines:
         errors = list(_validator().iter_errors(line))
         assert not errors, (line, [e.message[:200] for e in errors])
-    return task["taskId"], lines
+    return lines[0]["taskId"], lines
 
 
 def _assembled(events: list[dict[str, Any]], artifact_id: str) -> list[dict[str, Any]]:
@@ -108,5 +115,54 @@ def test_watch_shows_the_artifact_grow_from_reads_alone(
     _, lines = _watch_report(run_cli, a2a_push_server.url)
     _check_report_events(lines, streamed=False)
     report = [e for e in lines if e.get("event") == "artifact" and e["artifactId"] == "report"]
-    # while the task runs, a read cannot tell whether a chunk was the last
+    # while the task runs, a read cannot tell whether a chunk was the last; once it ended,
+    # an update without parts says the artifact is whole
     assert all(e["lastChunk"] is None for e in report[:-1])
+
+
+# -- result --save --------------------------------------------------------------------------------
+
+
+def test_result_save_writes_the_file_byte_for_byte_and_the_text_whole(
+    run_cli: RunCli, a2a_server: A2AServerProcess, tmp_path: Path
+) -> None:
+    task = _ok(run_cli("send", "report to save", "-u", a2a_server.url, "-o", "json")).json()
+    out = tmp_path / "out"
+    manifest = _ok(run_cli("result", task["taskId"], "--save", str(out), "-o", "json")).json()
+    errors = list(_save_validator().iter_errors(manifest))
+    assert not errors, [e.message for e in errors]
+    assert (out / "data.bin").read_bytes() == REPORT_FILE
+    assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
+    by_name = {Path(f["path"]).name: f for f in manifest["files"]}
+    assert set(by_name) == {"report.md", "data.bin"}
+    assert by_name["data.bin"]["bytes"] == len(REPORT_FILE)
+    assert by_name["data.bin"]["sha256"] == hashlib.sha256(REPORT_FILE).hexdigest()
+    assert by_name["data.bin"]["mediaType"] == "application/octet-stream"
+    # nothing is overwritten without --force: a one-line error, exit 2, the file as it was
+    (out / "report.md").write_text("mine")
+    again = run_cli("result", task["taskId"], "--save", str(out))
+    assert again.code == 2
+    assert_one_line_error(again)
+    assert "--force" in again.stderr
+    assert (out / "report.md").read_text() == "mine"
+    _ok(run_cli("result", task["taskId"], "--save", str(out), "--force", "-o", "json"))
+    assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
+
+
+def test_watch_result_save_prints_a_saved_event(
+    run_cli: RunCli, a2a_server: A2AServerProcess, tmp_path: Path
+) -> None:
+    task = _ok(run_cli("send", "report to watch", "-u", a2a_server.url, "-o", "json")).json()
+    out = tmp_path / "w"
+    lines = _ok(
+        run_cli("watch", task["taskId"], "--result", "--save", str(out), "-o", "ndjson")
+    ).lines()
+    for line in lines:
+        assert not list(_validator().iter_errors(line)), line
+    saved = [line for line in lines if line.get("event") == "saved"]
+    assert len(saved) == 1 and saved[0]["taskId"] == task["taskId"]
+    assert (out / "data.bin").read_bytes() == REPORT_FILE
+    assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
+    bad = run_cli("watch", task["taskId"], "--save", str(out))
+    assert bad.code == 2
+    assert_one_line_error(bad)
