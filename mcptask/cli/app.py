@@ -15,6 +15,10 @@ from mcptask.cli.help_layout import GroupedHelp, HelpfulGroup, described
 from mcptask.cli.options import (
     Interval,
     Jq,
+    ListContext,
+    ListLimit,
+    ListSince,
+    ListStatus,
     NoPush,
     OutputMode,
     PushPort,
@@ -196,12 +200,15 @@ def list_(
     local: Annotated[
         bool, typer.Option("--local", help="The tasks this machine created or saw.")
     ] = False,
+    status: ListStatus = None,
+    context: ListContext = None,
+    since: ListSince = None,
+    limit: ListLimit = None,
 ) -> None:
     from mcptask.commands.list import ListOptions, run_list
 
-    execute(
-        g, lambda ctx: run_list(ListOptions(local=local), ctx), one_at_a_time=True, loop_free=True
-    )
+    opts = ListOptions(local=local, status=status, context=context, since=since, limit=limit)
+    execute(g, lambda ctx: run_list(opts, ctx), one_at_a_time=True, loop_free=True)
 
 
 @app.command(**described("cancel"))

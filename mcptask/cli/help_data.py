@@ -99,11 +99,16 @@ COMMANDS: dict[str, CommandHelp] = {
         "List the server's tasks",
         "List the server's tasks (every page, once for each session the task book knows for "
         "the endpoint), or with --local the tasks this machine created or saw. A server that "
-        "cannot list tasks is answered from the task book. `-o ndjson` prints one task per "
-        "line.",
+        "cannot list tasks is answered from the task book. --status, --context, --since and "
+        "--limit filter the list (on the server where the protocol can, as A2A's ListTasks; "
+        "the same on --local). `-o ndjson` prints one task per line.",
         (
             ("", f"mcptask list --url {URL}"),
             ("what this machine has seen, every endpoint", "mcptask list --local"),
+            (
+                "the tasks that run or wait, updated in the last hour",
+                f"mcptask list --url {URL} --status working,input_required --since 1h",
+            ),
             (
                 "the ids of the running tasks",
                 f"mcptask list --url {URL} -o ndjson --jq 'select(.status == \"working\") | .taskId'",

@@ -38,6 +38,7 @@ from mcptask.protocols.base import (
     PageWalk,
     PushConfig,
     Responder,
+    TaskFilter,
     TaskProtocol,
     TaskRef,
     TaskResult,
@@ -99,6 +100,13 @@ def normalize_state(state: str) -> Status:
     if word.upper().startswith("TASK_STATE_"):
         word = word[len("TASK_STATE_") :]
     return normalize_status(word)
+
+
+def wire_state(status: str) -> str:
+    """A normalized status as A2A 1.0 spells it (`input_required` -> `TASK_STATE_INPUT_REQUIRED`,
+    `cancelled` -> `TASK_STATE_CANCELED`)."""
+    word = "canceled" if status == "cancelled" else status
+    return "TASK_STATE_" + word.upper()
 
 
 def question_in_history(data: Any) -> Any:
@@ -626,8 +634,11 @@ class A2ABase(TaskProtocol):
         out: dict[str, Task] = {}
         token: str | None = None
         walk = PageWalk(self.m_list)
+        wanted = self.list_filter
+        limit = wanted.limit if wanted is not None else None
         while True:
-            params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
+            params: dict[str, Any] = {"pageSize": min(100, limit or 100), "historyLength": 0}
+            params.update(self._filter_params(wanted))
             if token:
                 params["pageToken"] = token
             try:
@@ -643,13 +654,34 @@ class A2ABase(TaskProtocol):
                 raise ProtocolError(f"the agent's {self.m_list} answer has no `tasks` list")
             for item in data["tasks"]:
                 task = self._task(item, f"task in {self.m_list}")
-                out.setdefault(task.taskId, task)
+                if wanted is None or wanted.matches(task):
+                    out.setdefault(task.taskId, task)
             nxt = data.get("nextPageToken")
+            if limit is not None and len(out) >= limit:
+                break
             if not walk.go_on(nxt, len(out)):
                 break
             token = nxt
         self.list_cut = walk.cut
         return list(out.values())
+
+    def _filter_params(self, wanted: TaskFilter | None) -> dict[str, Any]:
+        """ListTasks' own filters (1.0): `contextId`, `status` (one state: several are
+        filtered here), `statusTimestampAfter`."""
+        if wanted is None:
+            return {}
+        params: dict[str, Any] = {}
+        if wanted.context_id is not None:
+            params["contextId"] = wanted.context_id
+        if len(wanted.statuses) == 1:
+            (status,) = wanted.statuses
+            params["status"] = wire_state(status)
+        if wanted.since is not None:
+            from datetime import UTC, datetime
+
+            stamp = datetime.fromtimestamp(wanted.since, UTC)
+            params["statusTimestampAfter"] = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return params
 
     async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:
         """Follow a task by its event stream: yields the task after every status or artifact

@@ -186,7 +186,8 @@ class A2ARest(A2A10):
         if method == self.m_cancel:
             return "POST", self._url(f"/tasks/{task_id}:cancel"), {}
         if method == self.m_list:
-            query = {k: params.get(k) for k in ("pageSize", "pageToken", "historyLength")}
+            keys = ("pageSize", "pageToken", "historyLength", "contextId", "status")
+            query = {k: params.get(k) for k in (*keys, "statusTimestampAfter")}
             return "GET", self._url("/tasks", query), None
         push = self._PUSH_METHODS["1.0"]
         if method in push:
