@@ -924,6 +924,8 @@ _SPOKEN = (("1.0", "a2a-1.0"), ("0.3", "a2a-0.3"))
 #: A2A 1.0 over the HTTP+JSON binding (`protocols.a2a_rest`)
 REST_NAME = "a2a-1.0-rest"
 _REST_BINDINGS = ("HTTP+JSON", "REST", "HTTP")
+#: A2A 1.0 over gRPC (`protocols.a2a_grpc`, with the `grpc` extra)
+GRPC_NAME = "a2a-1.0-grpc"
 _AGNO_CARD_URL = re.compile(r"/v1/message:(stream|send)/?$")
 
 
@@ -937,6 +939,10 @@ def _version(value: Any) -> str | None:
 
 def _rest_binding(item: Any) -> bool:
     return isinstance(item, dict) and str(item.get("protocolBinding", "")).upper() in _REST_BINDINGS
+
+
+def _grpc_binding(item: Any) -> bool:
+    return isinstance(item, dict) and str(item.get("protocolBinding", "")).upper() == "GRPC"
 
 
 def protocol_from_card(card: Any) -> str | None:
@@ -958,6 +964,10 @@ def protocol_from_card(card: Any) -> str | None:
             _rest_binding(i) and _version(i.get("protocolVersion")) == "1.0" for i in interfaces
         ):
             return REST_NAME
+        if any(
+            _grpc_binding(i) and _version(i.get("protocolVersion")) == "1.0" for i in interfaces
+        ):
+            return GRPC_NAME
         bindings = sorted(
             {
                 f"{i.get('protocolBinding')} {i.get('protocolVersion')}"
@@ -967,8 +977,8 @@ def protocol_from_card(card: Any) -> str | None:
         )
         raise ServerError(
             "the agent card offers no interface mcptask speaks "
-            f"(it offers: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3 "
-            "and HTTP+JSON 1.0, not gRPC)"
+            f"(it offers: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3, "
+            "HTTP+JSON 1.0 and gRPC 1.0)"
         )
     url = card.get("url")
     if isinstance(url, str) and _AGNO_CARD_URL.search(urlsplit(url).path):
@@ -1011,10 +1021,11 @@ def card_endpoint(card: Any, protocol: str) -> str | None:
     that version, else the 0.3 card's `url` (or its JSONRPC `additionalInterfaces` entry)."""
     if not isinstance(card, dict):
         return None
-    if protocol == REST_NAME:
+    if protocol in (REST_NAME, GRPC_NAME):
+        binding = _rest_binding if protocol == REST_NAME else _grpc_binding
         for item in card.get("supportedInterfaces") or []:
             if (
-                _rest_binding(item)
+                binding(item)
                 and _version(item.get("protocolVersion")) == "1.0"
                 and isinstance(item.get("url"), str)
             ):

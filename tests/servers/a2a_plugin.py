@@ -20,8 +20,8 @@ Every fixture yields a ``ServerProcess`` subclass (so ``.url``, ``.port``, ``.pr
 * ``a2a_rest_push_server`` -> ``A2AServerProcess`` like ``a2a_rest_server`` (HTTP+JSON only),
   with push notifications on and streaming off.
 * ``a2a_grpc_server``    -> ``A2AServerProcess``: the a2a-sdk 1.3.0 agent whose card offers only
-  the gRPC binding (``a2a_server.py --grpc-port G --grpc-only``): ``.url`` is the server root
-  (the card), ``.grpc_target`` ``127.0.0.1:G``.
+  the gRPC binding (``a2a_server.py --push --grpc-port G --grpc-only``): ``.url`` is the server
+  root (the card), ``.grpc_target`` ``127.0.0.1:G``.
 * ``a2a_js_server``      -> ``A2AServerProcess``: the @a2a-js/sdk 1.3.0 agent
   (``a2a_js_server.cjs --no-streaming``); ``.url`` is ``http://127.0.0.1:P/a2a/jsonrpc``.
 
@@ -147,9 +147,10 @@ def _a2a_sdk(*flags: str, grpc: bool = False) -> Iterator[A2AServerProcess]:
 
 @pytest.fixture(scope="session")
 def a2a_grpc_server() -> Iterator[A2AServerProcess]:
-    """The a2a-sdk 1.3.0 agent serving A2A 1.0 over gRPC only: its card (at ``.url``, the
-    HTTP server's root) lists one interface, GRPC 1.0 at ``.grpc_target``."""
-    yield from _a2a_sdk(grpc=True)
+    """The a2a-sdk 1.3.0 agent serving A2A 1.0 over gRPC only, push notification configs on:
+    its card (at ``.url``, the HTTP server's root) lists one interface, GRPC 1.0 at
+    ``.grpc_target``."""
+    yield from _a2a_sdk("--push", grpc=True)
 
 
 @pytest.fixture(scope="session")
