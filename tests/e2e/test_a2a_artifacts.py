@@ -166,3 +166,15 @@ def test_watch_result_save_prints_a_saved_event(
     bad = run_cli("watch", task["taskId"], "--save", str(out))
     assert bad.code == 2
     assert_one_line_error(bad)
+
+
+def test_the_a2a_js_agent_s_artifacts_grow_and_save(
+    run_cli: RunCli, a2a_js_server: A2AServerProcess, tmp_path: Path
+) -> None:
+    """@a2a-js/sdk 1.3.0 (no streaming: what each read adds), the same report and file."""
+    task_id, lines = _watch_report(run_cli, a2a_js_server.url)
+    _check_report_events(lines, streamed=False)
+    out = tmp_path / "js"
+    _ok(run_cli("result", task_id, "--save", str(out), "-o", "json"))
+    assert (out / "data.bin").read_bytes() == REPORT_FILE
+    assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
