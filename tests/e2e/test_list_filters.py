@@ -1,10 +1,12 @@
 """`list --status/--context/--since/--limit`, against real servers: the a2a-sdk 1.3.0 agent over
 JSON-RPC and HTTP+JSON (ListTasks filters on the server: `status`, `contextId`,
 `statusTimestampAfter`, `pageSize`), server-everything (MCP `tasks/list` has no filters: they
-are applied to what it lists) and the task book (`list --local`)."""
+are applied to what it lists) and the task book (`list --local`); and `result --save` of an MCP
+result."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,20 +76,30 @@ def test_a2a_list_filters(
 
 
 def test_mcp_list_filters_apply_to_what_the_server_lists(
-    run_cli: RunCli, everything_server: ServerProcess
+    run_cli: RunCli, everything_server: ServerProcess, tmp_path: Path
 ) -> None:
     url = ("-u", everything_server.url)
     created = _ok(
         run_cli("call", "simulate-research-query", "topic=filters", *url, "-o", "json")
     ).json()
     task_id = created["taskId"]
-    working = {t["taskId"] for t in _listed(run_cli, *url, "--status", "working")}
-    completed = {t["taskId"] for t in _listed(run_cli, *url, "--status", "completed")}
-    assert (task_id in working) != (task_id in completed)
+    either = _listed(run_cli, *url, "--status", "working,completed")
+    assert task_id in {t["taskId"] for t in either}
+    assert {t["status"] for t in either} <= {"working", "completed"}
+    assert task_id not in {t["taskId"] for t in _listed(run_cli, *url, "--status", "failed")}
     _ok(run_cli("watch", task_id, *url, "-o", "json"))
     assert task_id in {t["taskId"] for t in _listed(run_cli, *url, "--status", "completed")}
     assert task_id not in {t["taskId"] for t in _listed(run_cli, *url, "--status", "working")}
     assert task_id in {t["taskId"] for t in _listed(run_cli, *url, "--since", "10m")}
+
+    # `result --save` of an MCP result: its content items as files
+    result = _ok(run_cli("result", task_id, *url, "-o", "json")).json()
+    texts = [c["text"] for c in result["content"] if c.get("type") == "text"]
+    out = tmp_path / "mcp"
+    manifest = _ok(run_cli("result", task_id, *url, "--save", str(out), "-o", "json")).json()
+    written = [Path(f["path"]) for f in manifest["files"] if f["kind"] == "text"]
+    assert [p.read_text() for p in written][: len(texts)] == texts
+    assert texts and written[0].name == "content-1.txt"
 
 
 def test_bad_filters_are_one_line_usage_errors(run_cli: RunCli) -> None:
