@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,21 @@ def test_the_a2a_js_agent_s_artifacts_grow_and_save(
     _ok(run_cli("result", task_id, "--save", str(out), "-o", "json"))
     assert (out / "data.bin").read_bytes() == REPORT_FILE
     assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
+
+
+def test_url_parts_are_listed_and_fetched_only_with_download(
+    run_cli: RunCli, a2a_server: A2AServerProcess, tmp_path: Path
+) -> None:
+    task = _ok(run_cli("send", "link please", "-u", a2a_server.url, "--watch", "-o", "json"))
+    task_id = task.json()["tasks"][0]["taskId"]
+    out = tmp_path / "links"
+    listed = _ok(run_cli("result", task_id, "--save", str(out), "-o", "json")).json()
+    (entry,) = listed["files"]
+    assert entry["kind"] == "url" and entry["path"] is None and entry["bytes"] is None
+    assert entry["url"] == a2a_server.card_url
+    assert not (out / "card.json").exists()
+    fetched = _ok(run_cli("result", task_id, "--save", str(out), "--download", "-o", "json"))
+    (entry,) = fetched.json()["files"]
+    assert Path(entry["path"]).name == "card.json" and entry["bytes"] > 0
+    card = json.loads((out / "card.json").read_text())
+    assert card["name"] == "mcptask test agent"

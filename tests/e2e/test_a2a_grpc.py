@@ -63,6 +63,10 @@ def test_a_grpc_only_agent_end_to_end(
     missing = run_cli("get", "no-such-task", *url)
     assert missing.code == 9
     assert_one_line_error(missing)
+    # `check` does not test this binding yet, and says so
+    check = run_cli("check", *url)
+    assert check.code == 11
+    assert_one_line_error(check)
 
 
 def test_answer_cancel_and_push_configs_over_grpc(

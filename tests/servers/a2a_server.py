@@ -26,7 +26,9 @@ Tasks live in memory. The agent's behaviour depends on the user's text:
 * ``report...``:     a text artifact ``report.md`` (id ``report``) streamed in four appended
                      chunks one step apart (``REPORT_CHUNKS``; the last with ``lastChunk``), then
                      a file artifact ``data.bin`` (``REPORT_FILE``: 4 KiB of bytes,
-                     ``application/octet-stream``, as a ``raw`` part) and ``completed``.
+                     ``application/octet-stream``, as a ``raw`` part) and ``completed``;
+* ``link...``:       at once, an artifact with one ``url`` part: this server's agent card
+                     (``card.json``, ``application/json``), and ``completed``.
 
 ``--step-seconds`` changes the 1 s step duration.
 
@@ -87,8 +89,10 @@ log = logging.getLogger("a2a_test_server")
 class EchoExecutor(AgentExecutor):
     """Emits working steps, then an echo artifact; see the module docstring for special inputs."""
 
-    def __init__(self, step_seconds: float = 1.0) -> None:
+    def __init__(self, step_seconds: float = 1.0, base: str = "") -> None:
         self.step = step_seconds
+        #: the server's own root URL (`link...` points there)
+        self.base = base
         # task id -> the question we asked, for tasks waiting for an answer
         self.waiting: dict[str, str] = {}
 
@@ -126,6 +130,15 @@ class EchoExecutor(AgentExecutor):
             await updater.requires_input(msg(question))
             return
 
+        if lowered.startswith("link"):
+            card = Part(
+                url=self.base + "/.well-known/agent-card.json",
+                media_type="application/json",
+                filename="card.json",
+            )
+            await updater.add_artifact([card], artifact_id="link", name="link")
+            await updater.complete()
+            return
         if lowered.startswith("report"):
             await updater.start_work(msg("writing the report"))
             for i, chunk in enumerate(REPORT_CHUNKS):
@@ -244,7 +257,7 @@ def build_app(
             "push_url_validator": screen_push_url,
         }
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(step_seconds),
+        agent_executor=EchoExecutor(step_seconds, base),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         **extra,  # type: ignore[arg-type]
