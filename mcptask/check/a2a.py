@@ -35,8 +35,16 @@ from mcptask.check.suite import (
     short,
     squash,
 )
-from mcptask.errors import ProtocolError, RpcError
-from mcptask.protocols.a2a import A2A03, A2A10, CARD_LIMIT, A2ABase, card_urls, classify
+from mcptask.errors import NotApplicable, ProtocolError, RpcError
+from mcptask.protocols.a2a import (
+    A2A03,
+    A2A10,
+    CARD_LIMIT,
+    GRPC_NAME,
+    A2ABase,
+    card_urls,
+    classify,
+)
 from mcptask.protocols.a2a_rest import A2ARest, rest_error
 from mcptask.protocols.base import TaskProtocol
 from mcptask.text import jsonsafe
@@ -557,6 +565,10 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
     protocol = "a2a"
 
     def __init__(self, *args: Any, proto: TaskProtocol, **kwargs: Any) -> None:
+        if proto.name == GRPC_NAME:
+            raise NotApplicable(
+                "check tests A2A over JSON-RPC and HTTP+JSON; it does not test the gRPC binding yet"
+            )
         super().__init__(*args, **kwargs)
         self.protocol = proto.name
         self.agno = not isinstance(proto, A2ABase)

@@ -15,11 +15,18 @@ from mcptask.cli.help_layout import GroupedHelp, HelpfulGroup, described
 from mcptask.cli.options import (
     Interval,
     Jq,
+    ListContext,
+    ListLimit,
+    ListSince,
+    ListStatus,
     NoPush,
     OutputMode,
     PushPort,
     PushPublicUrl,
     PushReceiverFlag,
+    SaveDir,
+    SaveDownload,
+    SaveForce,
     TaskId,
     Timeout,
     WantResult,
@@ -121,6 +128,9 @@ def watch(
             help="A desktop notification when the watch ends (notify-send on Linux, osascript on macOS).",
         ),
     ] = False,
+    save: SaveDir = None,
+    force: SaveForce = False,
+    download: SaveDownload = False,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -135,8 +145,23 @@ def watch(
         receiver=_receiver(push_receiver, push_public_url, push_port),
         bell=bell,
         notify=notify,
+        save=_save_to(save, force, download),
     )
+    if save is None and (force or download):
+        execute(g, lambda ctx: _usage("--force and --download go with --save DIR"))
+        return
     execute(g, lambda ctx: run_watch(opts, ctx), streaming=True)
+
+
+def _save_to(directory: str | None, force: bool, download: bool) -> Any:
+    """`--save DIR` and its flags (`commands._save.SaveTo`)."""
+    if directory is None:
+        return None
+    from pathlib import Path
+
+    from mcptask.commands._save import SaveTo
+
+    return SaveTo(Path(directory), force=force, download=download)
 
 
 @app.command(**described("result"))
@@ -149,10 +174,22 @@ def result(
     ] = False,
     interval: Interval = None,
     timeout: Timeout = None,
+    save: SaveDir = None,
+    force: SaveForce = False,
+    download: SaveDownload = False,
 ) -> None:
     from mcptask.commands.result import ResultOptions, run_result
 
-    opts = ResultOptions(task_id, wait=not no_wait, interval=interval, timeout=timeout)
+    opts = ResultOptions(
+        task_id,
+        wait=not no_wait,
+        interval=interval,
+        timeout=timeout,
+        save=_save_to(save, force, download),
+    )
+    if save is None and (force or download):
+        execute(g, lambda ctx: _usage("--force and --download go with --save DIR"))
+        return
     execute(g, lambda ctx: run_result(opts, ctx), one_at_a_time=True)
 
 
@@ -163,12 +200,15 @@ def list_(
     local: Annotated[
         bool, typer.Option("--local", help="The tasks this machine created or saw.")
     ] = False,
+    status: ListStatus = None,
+    context: ListContext = None,
+    since: ListSince = None,
+    limit: ListLimit = None,
 ) -> None:
     from mcptask.commands.list import ListOptions, run_list
 
-    execute(
-        g, lambda ctx: run_list(ListOptions(local=local), ctx), one_at_a_time=True, loop_free=True
-    )
+    opts = ListOptions(local=local, status=status, context=context, since=since, limit=limit)
+    execute(g, lambda ctx: run_list(opts, ctx), one_at_a_time=True, loop_free=True)
 
 
 @app.command(**described("cancel"))

@@ -88,6 +88,7 @@ COMMANDS: dict[str, CommandHelp] = {
                 "save the result as JSON",
                 f"mcptask result 8488be63 --url {URL} -o json > report.json",
             ),
+            ("write its parts as files into out/", "mcptask result 8488be63 --save out/"),
             (
                 "only the text of the first content item",
                 "mcptask result 8488be63 --jq '.content[0].text'",
@@ -100,11 +101,16 @@ COMMANDS: dict[str, CommandHelp] = {
         "List the server's tasks",
         "List the server's tasks (every page, once for each session the task book knows for "
         "the endpoint), or with --local the tasks this machine created or saw. A server that "
-        "cannot list tasks is answered from the task book. `-o ndjson` prints one task per "
-        "line.",
+        "cannot list tasks is answered from the task book. --status, --context, --since and "
+        "--limit filter the list (on the server where the protocol can, as A2A's ListTasks; "
+        "the same on --local). `-o ndjson` prints one task per line.",
         (
             ("", f"mcptask list --url {URL}"),
             ("what this machine has seen, every endpoint", "mcptask list --local"),
+            (
+                "the tasks that run or wait, updated in the last hour",
+                f"mcptask list --url {URL} --status working,input_required --since 1h",
+            ),
             (
                 "the ids of the running tasks",
                 f"mcptask list --url {URL} -o ndjson --jq 'select(.status == \"working\") | .taskId'",

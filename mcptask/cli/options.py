@@ -380,6 +380,55 @@ NoPush = Annotated[
     bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
 ]
 
+
+def _limit(text: str) -> int:
+    from mcptask.text.numbers import whole
+
+    return whole(text, "--limit", high=100_000)
+
+
+ListStatus = Annotated[
+    str | None,
+    typer.Option(
+        "--status",
+        metavar="STATUS[,...]",
+        help="Only tasks in these statuses, e.g. working,input_required.",
+        autocompletion=complete.statuses,
+    ),
+]
+ListContext = Annotated[
+    str | None,
+    typer.Option("--context", metavar="ID", help="Only tasks of this context (A2A contextId)."),
+]
+ListSince = Annotated[
+    str | None,
+    typer.Option(
+        "--since", metavar="SPAN", help="Only tasks updated within this span: 90s, 30m, 1h, 2d."
+    ),
+]
+ListLimit = Annotated[
+    int | None,
+    typer.Option("--limit", metavar="N", help="At most N tasks.", parser=_bounded(_limit)),
+]
+SaveDir = Annotated[
+    str | None,
+    typer.Option(
+        "--save",
+        metavar="DIR",
+        help="Write the result's parts as files into DIR (made if missing) and print what was written.",
+    ),
+]
+SaveForce = Annotated[
+    bool, typer.Option("--force", help="With --save: overwrite files that are there.")
+]
+SaveDownload = Annotated[
+    bool,
+    typer.Option(
+        "--download",
+        help="With --save: also fetch parts given as URLs (credentials only to the endpoint's origin).",
+    ),
+]
+
 PushReceiverFlag = Annotated[
     bool,
     typer.Option(

@@ -2,35 +2,81 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcptask.errors import ExitCode
+from mcptask.errors import ExitCode, UsageError
 from mcptask.model import Task
 
 if TYPE_CHECKING:
+    from mcptask.protocols.base import TaskFilter
     from mcptask.session.context import Context
 
 
 @dataclass
 class ListOptions:
     local: bool = False
+    #: `--status working,input_required`
+    status: str | None = None
+    #: `--context ID`
+    context: str | None = None
+    #: `--since 1h`
+    since: str | None = None
+    #: `--limit N`
+    limit: int | None = None
+
+    def task_filter(self, now: float) -> TaskFilter | None:
+        """The filters as one `TaskFilter` (None: none given); bad words are usage errors."""
+        from mcptask.protocols.base import TaskFilter
+
+        given = (self.status, self.context, self.since, self.limit)
+        if all(v is None for v in given):
+            return None
+        statuses: frozenset[str] = frozenset()
+        if self.status is not None:
+            from mcptask.scheduler.watcher import parse_until
+
+            try:
+                statuses = parse_until(self.status)
+            except UsageError as exc:
+                raise UsageError(exc.message.replace("--until", "--status", 1)) from None
+        since = now - parse_since(self.since) if self.since is not None else None
+        return TaskFilter(statuses, self.context, since, self.limit)
+
+
+def parse_since(text: str) -> float:
+    """`--since`: `90s`, `30m`, `1h`, `2d`, `1w` (a bare number: seconds) -> seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text.lower())
+    if m is None:
+        raise UsageError(f"--since {text!r}: give a time span like 90s, 30m, 1h, 2d or 1w")
+    value = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if not 0 < value <= 100 * 365 * 86400:
+        raise UsageError(f"--since {text!r}: give a span more than 0 and at most 100 years")
+    return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 async def run_list(opts: ListOptions, ctx: Context) -> int:
+    import time
+
+    wanted = opts.task_filter(time.time())
     if opts.local and not ctx.has_target():
-        _whole_book(ctx)
+        _whole_book(ctx, wanted)
         return ExitCode.OK
     if opts.local:
-        ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
+        ctx.out.tasks(_kept(local_tasks(ctx), wanted), title="tasks in the task book")
         return ExitCode.OK
     from mcptask.protocols.base import CannotList
 
     proto = await ctx.endpoint.protocol()
     if not proto.can_list:
         ctx.out.note(f"{proto.name} has no method to list tasks; showing the task book's tasks")
-        ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
+        ctx.out.tasks(_kept(local_tasks(ctx), wanted), title="tasks in the task book")
         return ExitCode.OK
+    proto.list_filter = wanted
     from mcptask.protocols.base import TaskRef
 
     refs = ctx.places.refs(ctx.book.tasks(ctx.server)) if ctx.places.remembers else []
@@ -40,8 +86,9 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         tasks = await proto.list_tasks(refs)
     except CannotList as exc:  # the server turned out not to list after all
         ctx.out.note(f"{exc.message}; showing the task book's tasks")
-        ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
+        ctx.out.tasks(_kept(local_tasks(ctx), wanted), title="tasks in the task book")
         return ExitCode.OK
+    tasks = _kept(tasks, wanted)
     ctx.places.remember_many(
         list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True)), via="listed"
     )
@@ -51,12 +98,22 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     return ExitCode.OK
 
 
-def _whole_book(ctx: Context) -> None:
-    """`list --local` without a target: every endpoint's tasks, grouped by server."""
+def _kept(tasks: list[Task], wanted: TaskFilter | None) -> list[Task]:
+    return wanted.apply(tasks) if wanted is not None else tasks
+
+
+def _whole_book(ctx: Context, wanted: TaskFilter | None = None) -> None:
+    """`list --local` without a target: every endpoint's tasks, grouped by server (the
+    filters' `--limit` counts them all)."""
     by_server = {
-        server: book_tasks(ep.get("tasks") or {}, server)
+        server: _kept(book_tasks(ep.get("tasks") or {}, server), wanted)
         for server, ep in ctx.book.all_endpoints().items()
     }
+    if wanted is not None and wanted.limit is not None:
+        left = wanted.limit
+        for server, tasks in by_server.items():
+            by_server[server] = tasks[:left]
+            left -= len(by_server[server])
     if not ctx.out.pretty:
         ctx.out.tasks([t for tasks in by_server.values() for t in tasks])
         return

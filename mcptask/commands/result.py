@@ -21,6 +21,7 @@ from mcptask.model import INTERRUPTED, TERMINAL, Task
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
+    from mcptask.commands._save import SaveTo
     from mcptask.protocols.base import TaskProtocol, TaskRef, TaskResult
     from mcptask.session.context import Context
 
@@ -31,6 +32,8 @@ class ResultOptions:
     wait: bool = True
     interval: float | None = None
     timeout: float | None = None
+    #: `--save DIR`: the result's parts as files, and the manifest instead of the result
+    save: SaveTo | None = None
 
 
 async def run_result(opts: ResultOptions, ctx: Context) -> int:
@@ -41,7 +44,9 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
         # a stdio server's task died with its process: its result, if the book kept it
         rec = ctx.book.lookup(ctx.server, task_id)
         if rec is not None and "result" in rec:
-            return _kept_result(ctx, task_id, TaskNotFound(task_id), gone_from="its server")
+            return await _kept_result(
+                ctx, task_id, TaskNotFound(task_id), gone_from="its server", save=opts.save
+            )
     ctx.places.require_reachable("result", [task_id])
     if opts.timeout is None:
         return await _result(opts, ctx, task_id, None)
@@ -71,7 +76,7 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
     try:
         task = await read_status(proto, ref)
     except TaskNotFound as exc:
-        return _kept_result(ctx, task_id, exc)
+        return await _kept_result(ctx, task_id, exc, save=opts.save)
     ctx.places.remember(task, ref, via="poll")
     if task.status not in TERMINAL:
         if task.status in INTERRUPTED:
@@ -108,7 +113,9 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
         if w.outcome == "interrupted":
             raise TaskEnded("interrupted", w.exit_code or ExitCode.INTERRUPTED)
         if w.outcome == "expired":
-            return _kept_result(ctx, task_id, TaskNotFound(f"task {task_id} expired"))
+            return await _kept_result(
+                ctx, task_id, TaskNotFound(f"task {task_id} expired"), save=opts.save
+            )
         if w.outcome == "error":
             raise TaskEnded(
                 w.last_error or "the server stopped answering", w.exit_code or ExitCode.SERVER
@@ -120,17 +127,20 @@ async def _result(opts: ResultOptions, ctx: Context, task_id: str, deadline: flo
                 OUTCOME_EXIT[task.status],
             )
         if w.result is not None:
-            return _print_result(ctx, ref, w.result)
-    return await finished_result(ctx, proto, ref, task)
+            return await _print_result(ctx, ref, w.result, opts.save)
+    return await finished_result(ctx, proto, ref, task, save=opts.save)
 
 
-async def finished_result(ctx: Context, proto: TaskProtocol, ref: TaskRef, task: Task) -> int:
-    """Print the result of a task seen in a terminal state (exit code by its outcome)."""
+async def finished_result(
+    ctx: Context, proto: TaskProtocol, ref: TaskRef, task: Task, *, save: SaveTo | None = None
+) -> int:
+    """Print the result of a task seen in a terminal state (exit code by its outcome); with
+    `save`, write its files and print what was written."""
     if task.status in ("cancelled", "rejected"):
         raise TaskEnded(
             f"task {task.taskId} was {task.status}; it has no result", ExitCode.CANCELLED
         )
-    return _print_result(ctx, ref, await proto.result(ref, task))
+    return await _print_result(ctx, ref, await proto.result(ref, task), save)
 
 
 class _Quiet:
@@ -144,7 +154,9 @@ class _Quiet:
         pass
 
 
-def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
+async def _print_result(
+    ctx: Context, ref: TaskRef, result: TaskResult, save: SaveTo | None = None
+) -> int:
     import json
 
     from mcptask.state.events import RESULT, event
@@ -161,7 +173,12 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
     ctx.places.remember(result.task, ref, **result.kept(), events=[fetched])
     if result.source is not None:
         ctx.out.note(f"task {result.task.taskId}: the answer is {result.source}")
-    ctx.out.result(result)
+    if save is not None and result.error is None:
+        from mcptask.commands import _save
+
+        _save.show(ctx, await _save.save(ctx, result.task.taskId, result.payload, save))
+    else:
+        ctx.out.result(result)
     if result.broken:
         ctx.out.note(
             f"task {result.task.taskId} says completed, but the server answered its result "
@@ -170,8 +187,13 @@ def _print_result(ctx: Context, ref: TaskRef, result: TaskResult) -> int:
     return result.exit_code
 
 
-def _kept_result(
-    ctx: Context, task_id: str, exc: TaskNotFound, *, gone_from: str = "the server"
+async def _kept_result(
+    ctx: Context,
+    task_id: str,
+    exc: TaskNotFound,
+    *,
+    gone_from: str = "the server",
+    save: SaveTo | None = None,
 ) -> int:
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.records else None
     if rec is None:
@@ -189,7 +211,11 @@ def _kept_result(
         f"task {task_id} is gone from {gone_from}; showing the result kept at "
         f"{rec.get('resultKeptAt', '?')}"
     )
-    if ctx.out.pretty:
+    if save is not None and error is None:
+        from mcptask.commands import _save
+
+        _save.show(ctx, await _save.save(ctx, task_id, kept, save))
+    elif ctx.out.pretty:
         from mcptask.protocols.base import TaskResult
 
         placeholder = Task(

@@ -20,7 +20,9 @@ from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
+    from mcptask.commands._save import SaveTo
     from mcptask.commands._webhook import PushReceiver
+    from mcptask.protocols.artifacts import ArtifactUpdate
     from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
     from mcptask.session.context import Context
@@ -51,6 +53,8 @@ class WatchOptions:
     book_flush: float | None = None
     #: a task that asks for input ends the watch (False: it is followed until it ends)
     stop_on_input: bool = True
+    #: `--save DIR` (with `--result`): each task's result as files (`commands._save`)
+    save: SaveTo | None = None
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -64,6 +68,8 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     if not opts.task_ids and not opts.all_tasks:
         raise UsageError("watch needs task ids (or --all)")
     opts.until_statuses()  # a bad --until is a usage error before any request
+    if opts.save is not None and not opts.want_result:
+        raise UsageError("--save writes the result: it goes with --result")
     if opts.receiver is not None:
         if not opts.push:
             raise UsageError("--push-receiver is a push channel: drop --no-push")
@@ -131,11 +137,36 @@ async def _watch(
                         g.flush()
                         g.contact()
     code = max(codes, default=ExitCode.OK)
+    if opts.save is not None:
+        await _save_results(opts.save, groups, events)
     events.finish(watched, code)
     _alert(opts, ctx, watched)
     if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server
         _resume_hint(ctx, watched)
     return code
+
+
+async def _save_results(
+    save: SaveTo, groups: list[_Group], events: NdjsonEvents | JsonEvents | LiveEvents
+) -> None:
+    """`--save DIR`: each task's result as files, in DIR (a folder per task when there are
+    several); the manifest goes with the task's end (ndjson, JSON) or as lines on stderr."""
+    from dataclasses import replace
+
+    from mcptask.commands import _save
+
+    several = sum(len(g.watcher.watched) for g in groups) > 1
+    if isinstance(events, LiveEvents):
+        events.__exit__()  # the lines go below the final frame
+    for g in groups:
+        for w in g.watcher.watched:
+            if w.result is None or w.result.error is not None:
+                continue
+            to = save
+            if several:
+                to = replace(save, directory=save.directory / _save.safe_name(w.task_id, "task"))
+            manifest = await _save.save(g.ctx, w.task_id, w.result.payload, to)
+            events.saved(manifest)
 
 
 def _events(opts: WatchOptions, ctx: Context) -> NdjsonEvents | JsonEvents | LiveEvents:
@@ -205,6 +236,7 @@ class _Group:
                 push=opts.push,
                 until=opts.until_statuses(),
                 stop_on_input=opts.stop_on_input,
+                artifacts=proto.chunk_ends if proto.has_artifacts else None,
                 on_input=inline_answers(ctx, proto, events, lock=lock)
                 if answers and isinstance(events, LiveEvents)
                 else None,
@@ -489,6 +521,12 @@ class _Recorder:
             self.group.note(w, ev.PROGRESS, message=p.message, progress=p.progress, total=p.total)
         if isinstance(self.inner, ShowsProgress):
             self.inner.progress(w)
+
+    def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
+        from mcptask.scheduler.watcher import ShowsArtifacts
+
+        if isinstance(self.inner, ShowsArtifacts):
+            self.inner.artifact(w, update)
 
     def push_state(self, w: Watched, live: bool) -> None:
         from mcptask.state import events as ev

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcptask.model import epoch
 from mcptask.text.command_line import command_line
+from mcptask.text.sanitize import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
+    from mcptask.protocols.artifacts import ArtifactUpdate
     from mcptask.scheduler.watcher import Watched
 
 
@@ -87,6 +89,13 @@ class NdjsonEvents:
         if w.progress is not None:
             self.out.line({**w.progress.to_json(), "taskId": w.task_id})
 
+    def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
+        self.out.line(update.to_json())
+
+    def saved(self, manifest: dict[str, Any]) -> None:
+        """`watch --result --save DIR`: what was written for a task, before `done`."""
+        self.out.line({"event": "saved", **manifest})
+
     def end(self, w: Watched) -> None:
         self.out.line(end_record(w, with_result=self.with_result))
 
@@ -105,6 +114,8 @@ class JsonEvents:
     def __init__(self, out: Output, *, with_result: bool) -> None:
         self.out = out
         self.with_result = with_result
+        #: task id -> what `--save` wrote for it
+        self._saved: dict[str, dict[str, Any]] = {}
 
     def update(self, w: Watched, via: str) -> None:
         pass
@@ -115,6 +126,9 @@ class JsonEvents:
     def end(self, w: Watched) -> None:
         pass
 
+    def saved(self, manifest: dict[str, Any]) -> None:
+        self._saved[manifest["taskId"]] = manifest
+
     def finish(self, watched: list[Watched], code: int) -> None:
         tasks = []
         for w in watched:
@@ -122,6 +136,8 @@ class JsonEvents:
             rec.update({"outcome": w.outcome, "exitCode": w.exit_code})
             if self.with_result and w.result is not None:
                 rec["result"] = w.result.to_json()
+            if w.task_id in self._saved:
+                rec["saved"] = self._saved[w.task_id]
             if w.last_error and w.outcome in ("error", "unknown"):
                 rec["error"] = w.last_error
             if w.result_error:
@@ -265,6 +281,14 @@ class LiveEvents:
     def end(self, w: Watched) -> None:
         self.retrying.pop(w.task_id, None)
 
+    def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
+        pass  # drawn from `Watched.artifact_news` with the next frame (`artifact_lines`)
+
+    def saved(self, manifest: dict[str, Any]) -> None:
+        """`watch --result --save DIR`: a line a file, on stderr, once the view is left."""
+        for line in manifest_lines(manifest):
+            self.out.note(line)
+
     def status(self, w: Watched) -> str:
         """The word a row shows (`shown_status`), with the task book's last status for a task
         this watch has not heard of yet while its polls fail."""
@@ -333,7 +357,7 @@ class LiveEvents:
             + (f"  (+{hidden} more rows; -o ndjson shows every task)" if hidden else ""),
             style="dim",
         )
-        return Group(table, summary)
+        return Group(table, summary, *artifact_lines(rows, width or self.out.console.width))
 
     def _layout(self, width: int, cells: list[list[Any]]) -> list[tuple[int, int]]:
         """Which columns to draw and how wide. The columns are chosen once per terminal width
@@ -395,6 +419,53 @@ class LiveEvents:
         running = [w for w in self.watched if not w.done]
         ended = sorted((w for w in self.watched if w.done), key=lambda w: -(w.ended or 0.0))
         return (running + ended)[:room]
+
+
+#: the live view shows the artifacts of at most this many tasks, and this many of each
+ARTIFACT_TASKS = 3
+ARTIFACTS_EACH = 2
+
+
+def artifact_lines(rows: list[Watched], width: int) -> list[Any]:
+    """A line under the table for each artifact that grew while the watch ran (the latest
+    two of the first three tasks that have some): its name, parts so far, size, and the last
+    line of its text."""
+    lines: list[Any] = []
+    with_news = [w for w in rows if w.artifact_news][:ARTIFACT_TASKS]
+    for w in with_news:
+        for update in list(w.artifact_news.values())[-ARTIFACTS_EACH:]:
+            name = update.name or update.artifact_id
+            parts = f"{update.total_parts} part{'s' if update.total_parts != 1 else ''}"
+            done = " ✔" if update.last_chunk else ""
+            who = f"{w.task_id[:8]} " if len(rows) > 1 else ""
+            head = f"↳ {who}{name}: {parts}, {size_text(update.size)}{done}"
+            tail = f"  {update.tail}" if update.tail else ""
+            line = safe_line(head + tail, max(width - 1, 20))
+            line.stylize("cyan")
+            line.no_wrap = True
+            lines.append(line)
+    return lines
+
+
+def size_text(size: int) -> str:
+    """`812 B`, `4.0 KiB`, `1.5 MiB`."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def manifest_lines(manifest: dict[str, Any]) -> list[str]:
+    """The manifest for a person: one line a file."""
+    lines = []
+    for f in manifest["files"]:
+        if f["path"] is None:
+            url = one_line(str(f["url"]), 300)
+            lines.append(f"listed {url} (not downloaded: --download fetches it)")
+        else:
+            lines.append(f"wrote {one_line(f['path'], 300)} ({size_text(f['bytes'])})")
+    return lines or [f"task {manifest['taskId']}: nothing to save (no artifacts or content)"]
 
 
 #: the cursor home, the screen cleared

@@ -38,6 +38,7 @@ from mcptask.protocols.base import (
     PageWalk,
     PushConfig,
     Responder,
+    TaskFilter,
     TaskProtocol,
     TaskRef,
     TaskResult,
@@ -99,6 +100,13 @@ def normalize_state(state: str) -> Status:
     if word.upper().startswith("TASK_STATE_"):
         word = word[len("TASK_STATE_") :]
     return normalize_status(word)
+
+
+def wire_state(status: str) -> str:
+    """A normalized status as A2A 1.0 spells it (`input_required` -> `TASK_STATE_INPUT_REQUIRED`,
+    `cancelled` -> `TASK_STATE_CANCELED`)."""
+    word = "canceled" if status == "cancelled" else status
+    return "TASK_STATE_" + word.upper()
 
 
 def question_in_history(data: Any) -> Any:
@@ -465,6 +473,7 @@ class A2ABase(TaskProtocol):
     can_subscribe: ClassVar[bool] = True
     not_found_code: ClassVar[int] = TASK_NOT_FOUND
     not_cancelable_code: ClassVar[int] = TASK_NOT_CANCELABLE
+    has_artifacts: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -481,6 +490,25 @@ class A2ABase(TaskProtocol):
         #: the artifacts each task was last seen with (a send reply, a stream's events, an
         #: earlier run's, from the task book): the answer when GetTask drops them
         self._artifacts: dict[str, list[Any]] = {}
+        #: task id -> artifact id -> `lastChunk` of its latest chunk, as the stream said
+        self._chunk_ends: dict[str, dict[str, bool]] = {}
+
+    def chunk_ends(self, task_id: str) -> dict[str, bool] | None:
+        return self._chunk_ends.get(task_id)
+
+    def apply_event(
+        self, current: dict[str, Any] | None, kind: str, event: dict[str, Any]
+    ) -> tuple[dict[str, Any], Task]:
+        """A stream event applied to the task it follows (`merge_event`): the task's JSON and
+        the task; notes whether an artifact's chunk was its last."""
+        if kind == "artifact" and isinstance(event.get("artifact"), dict):
+            aid = event["artifact"].get("artifactId")
+            task_id = event.get("taskId") or (current or {}).get("id")
+            if isinstance(aid, str) and isinstance(task_id, str):
+                ends = self._chunk_ends.setdefault(task_id, {})
+                ends[aid] = event.get("lastChunk") is True
+        merged = merge_event(current, kind, event)
+        return merged, self._task(merged, "task in the event stream")
 
     # -- encoding -------------------------------------------------------------------------------
 
@@ -755,8 +783,11 @@ class A2ABase(TaskProtocol):
         out: dict[str, Task] = {}
         token: str | None = None
         walk = PageWalk(self.m_list)
+        wanted = self.list_filter
+        limit = wanted.limit if wanted is not None else None
         while True:
-            params: dict[str, Any] = {"pageSize": 100, "historyLength": 0}
+            params: dict[str, Any] = {"pageSize": min(100, limit or 100), "historyLength": 0}
+            params.update(self._filter_params(wanted))
             if token:
                 params["pageToken"] = token
             try:
@@ -772,13 +803,34 @@ class A2ABase(TaskProtocol):
                 raise ProtocolError(f"the agent's {self.m_list} answer has no `tasks` list")
             for item in data["tasks"]:
                 task = self._task(item, f"task in {self.m_list}")
-                out.setdefault(task.taskId, task)
+                if wanted is None or wanted.matches(task):
+                    out.setdefault(task.taskId, task)
             nxt = data.get("nextPageToken")
+            if limit is not None and len(out) >= limit:
+                break
             if not walk.go_on(nxt, len(out)):
                 break
             token = nxt
         self.list_cut = walk.cut
         return list(out.values())
+
+    def _filter_params(self, wanted: TaskFilter | None) -> dict[str, Any]:
+        """ListTasks' own filters (1.0): `contextId`, `status` (one state: several are
+        filtered here), `statusTimestampAfter`."""
+        if wanted is None:
+            return {}
+        params: dict[str, Any] = {}
+        if wanted.context_id is not None:
+            params["contextId"] = wanted.context_id
+        if len(wanted.statuses) == 1:
+            (status,) = wanted.statuses
+            params["status"] = wire_state(status)
+        if wanted.since is not None:
+            from datetime import UTC, datetime
+
+            stamp = datetime.fromtimestamp(wanted.since, UTC)
+            params["statusTimestampAfter"] = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return params
 
     async def subscribe(self, ref: TaskRef) -> AsyncIterator[Task]:
         """Follow a task by its event stream: yields the task after every status or artifact
@@ -809,8 +861,7 @@ class A2ABase(TaskProtocol):
                 kind, event = classify(incoming["result"])
                 if kind == "message":
                     continue
-                current = merge_event(current, kind, event)
-                task = self._task(current, "task in the event stream")
+                current, task = self.apply_event(current, kind, event)
                 yield task
                 if task.terminal:
                     return
@@ -1022,6 +1073,8 @@ _SPOKEN = (("1.0", "a2a-1.0"), ("0.3", "a2a-0.3"))
 #: A2A 1.0 over the HTTP+JSON binding (`protocols.a2a_rest`)
 REST_NAME = "a2a-1.0-rest"
 _REST_BINDINGS = ("HTTP+JSON", "REST", "HTTP")
+#: A2A 1.0 over gRPC (`protocols.a2a_grpc`, with the `grpc` extra)
+GRPC_NAME = "a2a-1.0-grpc"
 _AGNO_CARD_URL = re.compile(r"/v1/message:(stream|send)/?$")
 
 
@@ -1035,6 +1088,10 @@ def _version(value: Any) -> str | None:
 
 def _rest_binding(item: Any) -> bool:
     return isinstance(item, dict) and str(item.get("protocolBinding", "")).upper() in _REST_BINDINGS
+
+
+def _grpc_binding(item: Any) -> bool:
+    return isinstance(item, dict) and str(item.get("protocolBinding", "")).upper() == "GRPC"
 
 
 def protocol_from_card(card: Any) -> str | None:
@@ -1056,6 +1113,10 @@ def protocol_from_card(card: Any) -> str | None:
             _rest_binding(i) and _version(i.get("protocolVersion")) == "1.0" for i in interfaces
         ):
             return REST_NAME
+        if any(
+            _grpc_binding(i) and _version(i.get("protocolVersion")) == "1.0" for i in interfaces
+        ):
+            return GRPC_NAME
         bindings = sorted(
             {
                 f"{i.get('protocolBinding')} {i.get('protocolVersion')}"
@@ -1065,8 +1126,8 @@ def protocol_from_card(card: Any) -> str | None:
         )
         raise ServerError(
             "the agent card offers no interface mcptask speaks "
-            f"(it offers: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3 "
-            "and HTTP+JSON 1.0, not gRPC)"
+            f"(it offers: {', '.join(bindings) or 'none'}; mcptask speaks JSON-RPC 1.0 and 0.3, "
+            "HTTP+JSON 1.0 and gRPC 1.0)"
         )
     url = card.get("url")
     if isinstance(url, str) and _AGNO_CARD_URL.search(urlsplit(url).path):
@@ -1110,10 +1171,11 @@ def card_endpoint(card: Any, protocol: str) -> str | None:
     that version, else the 0.3 card's `url` (or its JSONRPC `additionalInterfaces` entry)."""
     if not isinstance(card, dict):
         return None
-    if protocol == REST_NAME:
+    if protocol in (REST_NAME, GRPC_NAME):
+        binding = _rest_binding if protocol == REST_NAME else _grpc_binding
         for item in card.get("supportedInterfaces") or []:
             if (
-                _rest_binding(item)
+                binding(item)
                 and _version(item.get("protocolVersion")) == "1.0"
                 and isinstance(item.get("url"), str)
             ):

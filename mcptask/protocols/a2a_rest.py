@@ -37,7 +37,7 @@ from mcptask.errors import (
     ServerError,
 )
 from mcptask.model import Task
-from mcptask.protocols.a2a import A2A10, REST_NAME, classify, merge_event
+from mcptask.protocols.a2a import A2A10, REST_NAME, classify
 from mcptask.protocols.base import TaskRef
 from mcptask.protocols.wire import (
     INVALID_PARAMS,
@@ -186,7 +186,8 @@ class A2ARest(A2A10):
         if method == self.m_cancel:
             return "POST", self._url(f"/tasks/{task_id}:cancel"), {}
         if method == self.m_list:
-            query = {k: params.get(k) for k in ("pageSize", "pageToken", "historyLength")}
+            keys = ("pageSize", "pageToken", "historyLength", "contextId", "status")
+            query = {k: params.get(k) for k in (*keys, "statusTimestampAfter")}
             return "GET", self._url("/tasks", query), None
         push = self._PUSH_METHODS["1.0"]
         if method in push:
@@ -233,8 +234,7 @@ class A2ARest(A2A10):
                     kind, body = classify(data)
                     if kind == "message":
                         continue
-                    current = merge_event(current, kind, body)
-                    task = self._task(current, "task in the event stream")
+                    current, task = self.apply_event(current, kind, body)
                     yield task
                     if task.terminal:
                         return

@@ -523,6 +523,41 @@ class PushConfig:
         }
 
 
+@dataclass(frozen=True)
+class TaskFilter:
+    """`list --status/--context/--since/--limit`: which tasks a list shows. A protocol that
+    can filter on the server does (`TaskProtocol.list_filter`); the command checks every task
+    again (`matches`), so a server that ignores a filter shows no more than was asked."""
+
+    #: normalized status words (`working`, `input_required`); empty: every status
+    statuses: frozenset[str] = frozenset()
+    context_id: str | None = None
+    #: seconds since the epoch: tasks updated at or after it (a task without a time is left
+    #: out: it cannot be said to be recent)
+    since: float | None = None
+    #: at most this many tasks
+    limit: int | None = None
+
+    def matches(self, task: Task) -> bool:
+        from mcptask.model import epoch
+
+        if self.statuses and task.status not in self.statuses:
+            return False
+        if self.context_id is not None and task.contextId != self.context_id:
+            return False
+        if self.since is not None:
+            when = epoch(task.lastUpdatedAt, naive_utc=True) or epoch(
+                task.createdAt, naive_utc=True
+            )
+            if when is None or when < self.since:
+                return False
+        return True
+
+    def apply(self, tasks: list[Task]) -> list[Task]:
+        kept = [t for t in tasks if self.matches(t)]
+        return kept[: self.limit] if self.limit is not None else kept
+
+
 class TaskProtocol(ABC):
     name: ClassVar[str]
     #: seconds between polls when the server gives no hint
@@ -533,6 +568,9 @@ class TaskProtocol(ABC):
     can_subscribe: ClassVar[bool] = False
     #: `get --history N` (A2A `historyLength`); protocols without history ignore it
     history_length: int | None = None
+    #: `list`'s filters, for a protocol that can ask the server for only those tasks (A2A
+    #: ListTasks); the command filters what comes back either way
+    list_filter: TaskFilter | None = None
     #: why the last list (of tasks or tools) stopped before its last page, or None
     list_cut: str | None = None
     #: the spec's error codes for a task the server does not have, and one it cannot cancel
@@ -625,6 +663,15 @@ class TaskProtocol(ABC):
 
     def recall(self, task_id: str, record: dict[str, Any]) -> None:  # noqa: B027 (hook)
         """Take back what `seen_fields` kept of a task (its task book record)."""
+
+    #: the protocol's tasks carry artifacts that may grow while they run (A2A): `watch`
+    #: shows each update (`protocols.artifacts`)
+    has_artifacts: ClassVar[bool] = False
+
+    def chunk_ends(self, task_id: str) -> dict[str, bool] | None:
+        """What the task's event stream said of each artifact's latest chunk (artifact id ->
+        `lastChunk`); None where no stream said anything."""
+        return None
 
     def book_fields(self, ref: TaskRef) -> dict[str, Any]:
         """What the task book keeps to reach this task again."""

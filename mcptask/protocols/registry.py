@@ -62,6 +62,13 @@ PROTOCOLS: tuple[ProtocolInfo, ...] = (
         # found by the A2A probe, from a card that offers HTTP+JSON and no JSON-RPC
     ),
     ProtocolInfo(
+        "a2a-1.0-grpc",
+        "mcptask.protocols.a2a_grpc:A2AGrpc",
+        "mcptask.check.a2a:A2ASuite",
+        "a2a",
+        # found by the A2A probe, from a card that offers gRPC alone (the grpc extra)
+    ),
+    ProtocolInfo(
         "agno",
         "mcptask.protocols.agno:Agno",
         "mcptask.check.a2a:A2ASuite",

@@ -49,6 +49,7 @@ from mcptask.errors import (
 )
 from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task, epoch, ms_seconds
 from mcptask.pacing import poll_seconds
+from mcptask.protocols.artifacts import ArtifactTracker, ArtifactUpdate
 from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult
 
 MAX_BACKOFF = 60.0
@@ -85,6 +86,9 @@ class WatchConfig:
     #: statuses that end a task with exit 0 (`--until`): the watch waits for the moment, e.g.
     #: `input_required` to answer from a script; see `parse_until`
     until: frozenset[str] = frozenset()
+    #: follow the tasks' artifacts as they grow (A2A): for a task, what its stream said of
+    #: each artifact's latest chunk (`TaskProtocol.chunk_ends`); None: no artifacts to follow
+    artifacts: Callable[[str], dict[str, bool] | None] | None = None
 
 
 @dataclass
@@ -120,6 +124,10 @@ class Watched:
     ended: float | None = None
     #: the last progress notification the server pushed for it (task-augmented calls)
     progress: Progress | None = None
+    #: what the watch has shown of its artifacts (`WatchConfig.artifacts`)
+    artifacts: ArtifactTracker = field(default_factory=ArtifactTracker)
+    #: the latest update of each of its artifacts, by artifact id, in the order they came
+    artifact_news: dict[str, ArtifactUpdate] = field(default_factory=dict)
 
     @property
     def task_id(self) -> str:
@@ -146,6 +154,13 @@ class ShowsProgress(Protocol):
     """Events that also show the progress a server pushes for a task (`Watched.progress`)."""
 
     def progress(self, w: Watched) -> None: ...
+
+
+@runtime_checkable
+class ShowsArtifacts(Protocol):
+    """Events that also show a task's artifacts as they grow (`WatchConfig.artifacts`)."""
+
+    def artifact(self, w: Watched, update: ArtifactUpdate) -> None: ...
 
 
 @runtime_checkable
@@ -206,6 +221,7 @@ class Watcher:
         if initial is not None:
             self._spoke = True  # the caller heard the endpoint speak (it created the task)
             self.events.update(w, "poll")
+            self._grown(w, initial, pushed=False)
         return w
 
     def interrupt(self, code: int = ExitCode.INTERRUPTED) -> None:
@@ -258,12 +274,17 @@ class Watcher:
         if _stale(task, w.task):
             return  # a replayed or late event: the task has moved on since
         changed = not task.same_state(w.task)
+        first = w.task is None
         w.task = task
         w.via = via
         w.pushed = now = self.clock()
         w.pushes += 1
+        if not first:
+            self._grown(w, task, pushed=True)
         if changed:
             self.events.update(w, via)
+        if first:
+            self._grown(w, task, pushed=True)
         if self._confirmed_by_poll(task.status):
             w.due = now
             self._schedule(w)
@@ -480,11 +501,28 @@ class Watcher:
         if w.via != "poll" and w.task is not None and w.task.status == task.status:
             via = w.via  # the poll confirms what the push (or webhook) said
         changed = not task.same_state(w.task)
+        first = w.task is None
         w.task = task
         w.via = via
+        if not first:  # what grew comes before the status it grew under changes
+            self._grown(w, task, pushed=False)
         if changed:
             self.events.update(w, via)
+        if first:
+            self._grown(w, task, pushed=False)
         await self._maybe_finish(w, task)
+
+    def _grown(self, w: Watched, task: Task, *, pushed: bool) -> None:
+        """Report what is new in the task's artifacts (where the watch follows them); a pushed
+        task says, from its stream, whether each artifact's latest chunk was its last."""
+        ends = self.config.artifacts
+        if ends is None:
+            return
+        for update in w.artifacts.updates(task, (ends(task.taskId) or {}) if pushed else None):
+            w.artifact_news.pop(update.artifact_id, None)
+            w.artifact_news[update.artifact_id] = update
+            if isinstance(self.events, ShowsArtifacts):
+                self.events.artifact(w, update)
 
     async def _maybe_finish(self, w: Watched, task: Task) -> None:
         reached = task.status in self.config.until

@@ -20,6 +20,7 @@ NAMES = (
     "watch-event",
     "watch-summary",
     "result",
+    "save",
     "cancel",
     "check",
     "tools",

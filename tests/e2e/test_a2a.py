@@ -393,7 +393,10 @@ def test_cards_offering_http_json_or_grpc_only() -> None:
             {"url": "h:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
         ]
     }
-    with pytest.raises(Exception, match=r"it offers: GRPC 1.0;.*not gRPC"):
+    assert a2a_mod.protocol_from_card(grpc) == "a2a-1.0-grpc"
+    assert a2a_mod.card_endpoint(grpc, "a2a-1.0-grpc") == "h:443"
+    grpc["supportedInterfaces"][0]["protocolVersion"] = "0.3"
+    with pytest.raises(Exception, match=r"it offers: GRPC 0.3;.*gRPC 1.0"):
         a2a_mod.protocol_from_card(grpc)
 
 

@@ -16,7 +16,7 @@ A2A_SERVER_SCRIPT = HERE / "a2a_server.py"
 AGNO_SERVER_SCRIPT = HERE / "agno_server.py"
 A2A_JS_SERVER_SCRIPT = HERE / "a2a_js_server.cjs"
 
-A2A_REQUIREMENTS = ["a2a-sdk[http-server]==1.3.0", "uvicorn"]
+A2A_REQUIREMENTS = ["a2a-sdk[http-server,grpc]==1.3.0", "uvicorn"]
 AGNO_REQUIREMENTS = ["agno[os,a2a]==3.1.10", "uvicorn", "sqlalchemy"]
 #: the A2A project's TypeScript SDK (A2A 1.0, 0.3 through its compat layer, push notifications)
 A2A_JS_PACKAGES = ["@a2a-js/sdk@1.3.0", "express@4.22.3"]

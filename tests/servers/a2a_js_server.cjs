@@ -8,7 +8,8 @@
 // /a2a/jsonrpc: A2A 1.0 (`A2A-Version: 1.0`), and 0.3 through the SDK's compat layer (no
 // header), push included (a 0.3 webhook gets 0.3 bodies). Every message starts a task:
 // "step i/3" working updates `--step-ms` apart (default 1000), an artifact `echo: <text>`, then
-// completed; `slow...` takes 20 steps. `--no-streaming` says `streaming: false` in the card.
+// completed; `slow...` takes 20 steps; `report...` streams a text artifact in four appended
+// chunks a step apart and ends with a 4 KiB file artifact (as `a2a_report.py` says). `--no-streaming` says `streaming: false` in the card.
 'use strict';
 
 const path = require('node:path');
@@ -77,6 +78,54 @@ class EchoExecutor {
           history: [ctx.userMessage],
           metadata: {},
         }));
+      }
+      if (text.toLowerCase().startsWith('report')) {
+        // the chunks and the file of `a2a_report.py`: a text artifact appended in four chunks
+        // a step apart, then 4 KiB of bytes as a `raw` part
+        const chunks = ['# Report\n', 'first finding\n', 'second finding\n', 'the end\n'];
+        bus.publish(server.AgentEvent.statusUpdate(status(TaskState.TASK_STATE_WORKING, undefined)));
+        for (let i = 0; i < chunks.length; i++) {
+          bus.publish(server.AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            artifact: {
+              artifactId: 'report',
+              name: 'report.md',
+              description: '',
+              parts: [textPart(chunks[i])],
+              metadata: undefined,
+              extensions: [],
+            },
+            append: i > 0,
+            lastChunk: i === chunks.length - 1,
+            metadata: undefined,
+          }));
+          await new Promise((resolve) => setTimeout(resolve, STEP_MS));
+        }
+        const bytes = new Uint8Array(4096);
+        for (let i = 0; i < bytes.length; i++) bytes[i] = i % 256;
+        bus.publish(server.AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: {
+            artifactId: 'data',
+            name: 'data',
+            description: '',
+            parts: [{
+              content: { $case: 'raw', value: Buffer.from(bytes) },
+              metadata: undefined,
+              filename: 'data.bin',
+              mediaType: 'application/octet-stream',
+            }],
+            metadata: undefined,
+            extensions: [],
+          },
+          append: false,
+          lastChunk: true,
+          metadata: undefined,
+        }));
+        bus.publish(server.AgentEvent.statusUpdate(status(TaskState.TASK_STATE_COMPLETED, undefined)));
+        return;
       }
       const steps = text.toLowerCase().startsWith('slow') ? 20 : 3;
       for (let i = 1; i <= steps; i++) {

@@ -19,6 +19,9 @@ Every fixture yields a ``ServerProcess`` subclass (so ``.url``, ``.port``, ``.pr
   and streaming off (``a2a_server.py --push --no-streaming``).
 * ``a2a_rest_push_server`` -> ``A2AServerProcess`` like ``a2a_rest_server`` (HTTP+JSON only),
   with push notifications on and streaming off.
+* ``a2a_grpc_server``    -> ``A2AServerProcess``: the a2a-sdk 1.3.0 agent whose card offers only
+  the gRPC binding (``a2a_server.py --push --grpc-port G --grpc-only``): ``.url`` is the server
+  root (the card), ``.grpc_target`` ``127.0.0.1:G``.
 * ``a2a_js_server``      -> ``A2AServerProcess``: the @a2a-js/sdk 1.3.0 agent
   (``a2a_js_server.cjs --no-streaming``); ``.url`` is ``http://127.0.0.1:P/a2a/jsonrpc``.
 
@@ -54,6 +57,7 @@ class A2AServerProcess(ServerProcess):
     base_url: str = ""
     rest_url: str = ""
     card_url: str = ""
+    grpc_target: str = ""
 
 
 @dataclass
@@ -113,12 +117,18 @@ def _python(env_name: str) -> str:
         pytest.fail(f"cannot build the {env_name!r} server venv: {e}", pytrace=False)
 
 
-def _a2a_sdk(*flags: str) -> Iterator[A2AServerProcess]:
-    """The a2a-sdk 1.3.0 test agent (`a2a_server.py`) with `flags`, on a free port."""
+def _a2a_sdk(*flags: str, grpc: bool = False) -> Iterator[A2AServerProcess]:
+    """The a2a-sdk 1.3.0 test agent (`a2a_server.py`) with `flags`, on a free port (`grpc`:
+    the gRPC binding alone, on a second free port)."""
     python = _python("a2a")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), *flags]
+    grpc_target = ""
+    if grpc:
+        grpc_port = free_port()
+        grpc_target = f"127.0.0.1:{grpc_port}"
+        cmd += ["--grpc-port", str(grpc_port), "--grpc-only"]
     proc = _start(cmd, port=port, url=base + "/")
     server: A2AServerProcess = _upgrade(
         proc,
@@ -126,12 +136,21 @@ def _a2a_sdk(*flags: str) -> Iterator[A2AServerProcess]:
         base_url=base,
         rest_url=base + "/rest",
         card_url=base + "/.well-known/agent-card.json",
+        grpc_target=grpc_target,
     )
     try:
         _wait_http(server, server.card_url, {})
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def a2a_grpc_server() -> Iterator[A2AServerProcess]:
+    """The a2a-sdk 1.3.0 agent serving A2A 1.0 over gRPC only, push notification configs on:
+    its card (at ``.url``, the HTTP server's root) lists one interface, GRPC 1.0 at
+    ``.grpc_target``."""
+    yield from _a2a_sdk("--push", grpc=True)
 
 
 @pytest.fixture(scope="session")

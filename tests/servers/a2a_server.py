@@ -22,7 +22,13 @@ Tasks live in memory. The agent's behaviour depends on the user's text:
                      sent to the same task (its ``taskId``) is the answer: artifact
                      ``answer: <answer>`` and ``completed``;
 * ``slow...``:       20 working steps of 1 s ("step i/20"), then the echo artifact
-                     (for cancel tests).
+                     (for cancel tests);
+* ``report...``:     a text artifact ``report.md`` (id ``report``) streamed in four appended
+                     chunks one step apart (``REPORT_CHUNKS``; the last with ``lastChunk``), then
+                     a file artifact ``data.bin`` (``REPORT_FILE``: 4 KiB of bytes,
+                     ``application/octet-stream``, as a ``raw`` part) and ``completed``;
+* ``link...``:       at once, an artifact with one ``url`` part: this server's agent card
+                     (``card.json``, ``application/json``), and ``completed``.
 
 ``--step-seconds`` changes the 1 s step duration.
 
@@ -33,7 +39,10 @@ refuses ``SubscribeToTask``: updates reach a client only by webhook or by pollin
 the agent screens push URLs as the spec asks (SHOULD refuse private addresses), except
 ``127.0.0.1``, where the tests' receivers listen: ``http://10.1.2.3/...`` is refused (-32602).
 ``--step-seconds`` changes the 1 s step duration. ``--rest-only`` serves the agent card and the
-HTTP+JSON binding only (base ``/rest``; the card lists no JSON-RPC interface).
+HTTP+JSON binding only (base ``/rest``; the card lists no JSON-RPC interface). ``--grpc-port G``
+also serves the gRPC binding on ``127.0.0.1:G`` (a2a-sdk's ``GrpcHandler``; needs the ``grpc``
+extra), listed in the card; with ``--grpc-only`` the card lists only that interface (the HTTP
+server then serves the card alone).
 """
 
 from __future__ import annotations
@@ -66,7 +75,9 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    Part,
 )
+from a2a_report import REPORT_CHUNKS, REPORT_FILE
 from starlette.applications import Starlette
 
 JSONRPC_PATH = "/"
@@ -78,8 +89,10 @@ log = logging.getLogger("a2a_test_server")
 class EchoExecutor(AgentExecutor):
     """Emits working steps, then an echo artifact; see the module docstring for special inputs."""
 
-    def __init__(self, step_seconds: float = 1.0) -> None:
+    def __init__(self, step_seconds: float = 1.0, base: str = "") -> None:
         self.step = step_seconds
+        #: the server's own root URL (`link...` points there)
+        self.base = base
         # task id -> the question we asked, for tasks waiting for an answer
         self.waiting: dict[str, str] = {}
 
@@ -117,6 +130,31 @@ class EchoExecutor(AgentExecutor):
             await updater.requires_input(msg(question))
             return
 
+        if lowered.startswith("link"):
+            card = Part(
+                url=self.base + "/.well-known/agent-card.json",
+                media_type="application/json",
+                filename="card.json",
+            )
+            await updater.add_artifact([card], artifact_id="link", name="link")
+            await updater.complete()
+            return
+        if lowered.startswith("report"):
+            await updater.start_work(msg("writing the report"))
+            for i, chunk in enumerate(REPORT_CHUNKS):
+                await updater.add_artifact(
+                    [new_text_part(chunk)],
+                    artifact_id="report",
+                    name="report.md",
+                    append=i > 0,
+                    last_chunk=i == len(REPORT_CHUNKS) - 1,
+                )
+                await asyncio.sleep(self.step)
+            data = Part(raw=REPORT_FILE, media_type="application/octet-stream", filename="data.bin")
+            await updater.add_artifact([data], artifact_id="data", name="data")
+            await updater.complete()
+            return
+
         steps = 20 if lowered.startswith("slow") else 3
         for i in range(1, steps + 1):
             await updater.start_work(msg(f"step {i}/{steps}"))
@@ -134,7 +172,13 @@ class EchoExecutor(AgentExecutor):
 
 
 def build_card(
-    base: str, *, push: bool = False, streaming: bool = True, rest_only: bool = False
+    base: str,
+    *,
+    push: bool = False,
+    streaming: bool = True,
+    rest_only: bool = False,
+    grpc_port: int | None = None,
+    grpc_only: bool = False,
 ) -> AgentCard:
     rpc_url = base + JSONRPC_PATH
     rest_url = base + REST_PREFIX
@@ -145,6 +189,11 @@ def build_card(
     ]
     if rest_only:
         interfaces = [interfaces[1]]
+    if grpc_port is not None:
+        grpc = AgentInterface(
+            url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
+        )
+        interfaces = [grpc] if grpc_only else [*interfaces, grpc]
     return AgentCard(
         name="mcptask test agent",
         description="Echoes its input after a few working steps (a2a-sdk 1.3.0 test server).",
@@ -185,9 +234,18 @@ def build_app(
     push: bool = False,
     streaming: bool = True,
     rest_only: bool = False,
-) -> Starlette:
+    grpc_port: int | None = None,
+    grpc_only: bool = False,
+) -> tuple[Starlette, DefaultRequestHandler]:
     base = f"http://127.0.0.1:{port}"
-    card = build_card(base, push=push, streaming=streaming, rest_only=rest_only)
+    card = build_card(
+        base,
+        push=push,
+        streaming=streaming,
+        rest_only=rest_only,
+        grpc_port=grpc_port,
+        grpc_only=grpc_only,
+    )
     extra: dict[str, object] = {}
     if push:
         store = InMemoryPushNotificationConfigStore()
@@ -199,17 +257,39 @@ def build_app(
             "push_url_validator": screen_push_url,
         }
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(step_seconds),
+        agent_executor=EchoExecutor(step_seconds, base),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         **extra,  # type: ignore[arg-type]
     )
     routes = [*create_agent_card_routes(card)]
+    if grpc_only:
+        return Starlette(routes=routes), handler
     if not rest_only:
         routes += create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=True)
     # last: the REST routes end with a catch-all `/{tenant}` mount that shadows what follows
     routes += create_rest_routes(handler, path_prefix=REST_PREFIX)
-    return Starlette(routes=routes)
+    return Starlette(routes=routes), handler
+
+
+async def serve(app: Starlette, handler: DefaultRequestHandler, port: int, grpc_port: int | None):
+    """The HTTP app and, with `grpc_port`, the gRPC binding beside it on one event loop."""
+    grpc_server = None
+    if grpc_port is not None:
+        import grpc.aio
+        from a2a.server.request_handlers.grpc_handler import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        grpc_server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        grpc_server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+        await grpc_server.start()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="info")
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        if grpc_server is not None:
+            await grpc_server.stop(0)
 
 
 def main() -> None:
@@ -219,16 +299,20 @@ def main() -> None:
     parser.add_argument("--push", action="store_true", help="push notifications on")
     parser.add_argument("--no-streaming", action="store_true", help="streaming off in the card")
     parser.add_argument("--rest-only", action="store_true")
+    parser.add_argument("--grpc-port", type=int, default=None)
+    parser.add_argument("--grpc-only", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
-    app = build_app(
+    app, handler = build_app(
         args.port,
         args.step_seconds,
         push=args.push,
         streaming=not args.no_streaming,
         rest_only=args.rest_only,
+        grpc_port=args.grpc_port,
+        grpc_only=args.grpc_only,
     )
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info")
+    asyncio.run(serve(app, handler, args.port, args.grpc_port))
 
 
 if __name__ == "__main__":

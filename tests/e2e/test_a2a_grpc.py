@@ -1,0 +1,134 @@
+"""A2A 1.0 over gRPC, end to end against the real a2a-sdk 1.3.0 agent whose card offers only the
+gRPC binding (`a2a_grpc_server`, served by the SDK's `GrpcHandler`): detection picks the binding
+from the card, and send, get, watch (the stream, artifacts as they grow), result (and --save),
+list with filters, cancel, answer and push configs all go over gRPC. The grpc extra is part of
+mcptask's test environment (`mcptask[grpc]` in the `test` extra): nothing here is skipped."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcptask.errors import UsageError
+from mcptask.protocols import a2a_grpc
+
+from conftest import CliResult, RunCli, assert_one_line_error
+from servers.a2a_plugin import A2AServerProcess
+from servers.a2a_report import REPORT_CHUNKS, REPORT_FILE
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _ok(r: CliResult, code: int = 0) -> CliResult:
+    assert r.code == code, f"exit {r.code}\nstdout: {r.stdout[-3000:]}\nstderr: {r.stderr}"
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def test_a_grpc_only_agent_end_to_end(
+    run_cli: RunCli, a2a_grpc_server: A2AServerProcess, tmp_path: Path
+) -> None:
+    url = ("-u", a2a_grpc_server.url)
+    # detection: the card offers gRPC alone; the protocol is remembered for the endpoint
+    r = _ok(run_cli("send", "report over grpc", *url, "--watch", "-o", "ndjson", "--trace"))
+    assert f"gRPC interface {a2a_grpc_server.grpc_target}" in r.stderr
+    lines = r.lines()
+    task_id = lines[0]["taskId"]
+    assert lines[0]["protocol"] == "a2a-1.0-grpc"
+    kinds = [line.get("event") for line in lines]
+    completed = next(i for i, line in enumerate(lines) if line.get("status") == "completed")
+    report = [
+        i for i, k in enumerate(kinds) if k == "artifact" and lines[i]["artifactId"] == "report"
+    ]
+    assert report and report[0] < completed  # the artifact grew while the task ran
+    assert kinds[-1] == "end" and lines[-1]["outcome"] == "completed"
+
+    got = _ok(run_cli("get", task_id, "-o", "json")).json()  # the book knows the endpoint
+    assert got["status"] == "completed" and got["protocol"] == "a2a-1.0-grpc"
+    out = tmp_path / "out"
+    _ok(run_cli("result", task_id, "--save", str(out), "-o", "json"))
+    assert (out / "data.bin").read_bytes() == REPORT_FILE
+    assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
+
+    # -p forces the binding; list filters go to ListTasks over gRPC
+    forced = ("-p", "a2a-1.0-grpc", *url)
+    listed = _ok(run_cli("list", *forced, "--status", "completed", "-o", "json")).json()["tasks"]
+    assert task_id in {t["taskId"] for t in listed}
+    assert {t["status"] for t in listed} == {"completed"}
+    one = _ok(run_cli("list", *forced, "--context", got["contextId"], "-o", "json")).json()
+    assert [t["taskId"] for t in one["tasks"]] == [task_id]
+
+    missing = run_cli("get", "no-such-task", *url)
+    assert missing.code == 9
+    assert_one_line_error(missing)
+    # `check` does not test this binding yet, and says so
+    check = run_cli("check", *url)
+    assert check.code == 11
+    assert_one_line_error(check)
+
+
+def test_answer_cancel_and_push_configs_over_grpc(
+    run_cli: RunCli, a2a_grpc_server: A2AServerProcess
+) -> None:
+    url = ("-u", a2a_grpc_server.url)
+    ask = _ok(run_cli("send", "ask over grpc", *url, "-o", "json")).json()
+    _ok(run_cli("watch", ask["taskId"], "--until", "input_required", "-o", "json"))
+    _ok(run_cli("answer", ask["taskId"], "--text", "forty-two", "-o", "json"))
+    result = _ok(run_cli("result", ask["taskId"], "-o", "json")).json()
+    assert result["text"] == "answer: forty-two"
+
+    slow = _ok(run_cli("send", "slow over grpc", *url, "-o", "json")).json()["taskId"]
+    made = _ok(
+        run_cli(
+            "push",
+            "set",
+            slow,
+            "--webhook",
+            "http://127.0.0.1:9/hook",
+            "--id",
+            "c1",
+            "--token",
+            "secret",
+            "-o",
+            "json",
+        )
+    ).json()
+    assert made["id"] == "c1" and made["tokenSet"] is True
+    configs = _ok(run_cli("push", "list", slow, "-o", "json")).json()["configs"]
+    assert [c["id"] for c in configs] == ["c1"]
+    assert _ok(run_cli("push", "get", slow, "--id", "c1", "-o", "json")).json()["url"] == (
+        "http://127.0.0.1:9/hook"
+    )
+    _ok(run_cli("push", "delete", slow, "--id", "c1", "-o", "json"))
+    assert _ok(run_cli("push", "list", slow, "-o", "json")).json()["configs"] == []
+    refused = run_cli("push", "set", slow, "--webhook", "http://10.1.2.3/hook")
+    assert refused.code == 4
+    assert_one_line_error(refused)
+
+    cancelled = _ok(run_cli("cancel", slow, "-o", "json")).json()
+    assert cancelled["status"] == "cancelled"
+    again = run_cli("cancel", slow)
+    assert again.code == 11
+    assert_one_line_error(again)
+
+
+def test_without_the_extra_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "grpc", None)  # `import grpc` fails as if not installed
+    with pytest.raises(UsageError, match=r"pip install 'mcptask\[grpc\]'"):
+        a2a_grpc._sdk()
+
+
+@pytest.mark.parametrize(
+    ("typed", "named", "expected"),
+    [
+        ("http://127.0.0.1:8000/", "127.0.0.1:50051", ("127.0.0.1:50051", False)),
+        ("http://agent.example/", "localhost:50051", ("agent.example:50051", False)),
+        ("https://agent.example/", "agent:8443", ("agent.example:8443", True)),
+        ("http://h/", "grpcs://inner:9000", ("h:9000", True)),
+        ("http://[::1]:80/", "[::1]:7000", ("[::1]:7000", False)),
+    ],
+)
+def test_the_grpc_target(typed: str, named: str, expected: tuple[str, bool]) -> None:
+    assert a2a_grpc.grpc_target(typed, named) == expected
