@@ -41,12 +41,12 @@ STYLE = {
     "interrupted": ("yellow", "■"),
     "error": ("red", "!"),
     "unknown": ("red", "?"),
-    #: the live view's word for a task no answer has shown yet
-    "unseen": ("bright_black", "…"),
+    #: the live view's word for a task no answer has shown yet (its first poll is under way)
+    "checking": ("bright_black", "…"),
     #: a task no answer has shown yet, whose polls fail (the server is down): retried
     "retrying": ("yellow", "↻"),
 }
-UNSEEN = "unseen"
+UNSEEN = "checking"
 RETRYING = "retrying"
 
 
