@@ -103,7 +103,6 @@ async def _watch(
             events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
         events.track(watched)
         # a server that pushes may push progress: its column is there from the first frame
-        events.may_progress = opts.push and any(g.watcher.feeds for g in groups)
         events.last_seen = _last_seen(groups)
     watchers = [g.watcher for g in groups]
     receiving: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()

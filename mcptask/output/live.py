@@ -160,9 +160,6 @@ class LiveEvents:
         self.retrying: dict[str, str] = {}
         #: task id -> a short name of its server, when the watch spans servers (a column then)
         self.servers: dict[str, str] = {}
-        #: the server may push progress for these tasks: the progress column is there from the
-        #: first frame (columns do not come and go during a watch)
-        self.may_progress = False
         #: task id -> the status the task book last saw (a row not answered yet in this watch,
         #: whose server is down, shows it rather than `unseen`)
         self.last_seen: dict[str, str] = {}
