@@ -161,7 +161,7 @@ class LiveEvents:
         #: task id -> a short name of its server, when the watch spans servers (a column then)
         self.servers: dict[str, str] = {}
         #: task id -> the status the task book last saw (a row not answered yet in this watch,
-        #: whose server is down, shows it rather than `unseen`)
+        #: whose server is down, shows it rather than `checking`)
         self.last_seen: dict[str, str] = {}
         self._live: Any = None
         self._ticker: asyncio.Task[None] | None = None
