@@ -662,3 +662,55 @@ def test_an_agent_that_refuses_the_public_url_is_polled_and_named(
     lines = r.lines()
     assert lines[-1]["outcome"] == "completed"
     assert all(x.get("via") != "webhook" for x in lines)
+
+
+# -- README's push example, as printed (issue 38) ------------------------------------------------
+
+
+def readme_push_block() -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("## A2A push notifications", 1)[1].split("\n## ", 1)[0]
+    block = re.findall(r"```\n(.*?)```", section, flags=re.S)[0]
+    return [ln for ln in block.splitlines() if ln.strip()]
+
+
+def test_the_readme_push_example_works_as_printed(
+    run_cli: RunCli, cli: Any, a2a_push_server: A2AServerProcess
+) -> None:
+    """`export MCPTASK_WEBHOOK_TOKEN=...`, `push listen --port 8765`, `push set $ID --webhook
+    http://127.0.0.1:8765/hook` as README prints them (a free port for 8765, the task the book
+    knows for $ID): the agent's notifications reach the listener with the right token."""
+    import shlex
+
+    lines = readme_push_block()
+    export = next(ln for ln in lines if ln.startswith("export "))
+    listen = next(ln for ln in lines if ln.startswith("mcptask push listen"))
+    push_set = next(ln for ln in lines if ln.startswith("mcptask push set"))
+    name, _, value = shlex.split(export.split("  #", 1)[0])[1].partition("=")
+    env = {name: value}
+    port = free_port()
+    listen_words = [w.replace("8765", str(port)) for w in shlex.split(listen.split("  #")[0])]
+    receiver = cli(*listen_words[1:], "-o", "ndjson", env=env)
+    where = valid(receiver.line())
+    task_id = send(run_cli, a2a_push_server.url, "a2a-1.0", "slow readme")
+    set_words = [
+        task_id if w == "$ID" else w.replace("8765", str(port))
+        for w in shlex.split(push_set.split("  #")[0])
+    ]
+    assert set_words[set_words.index("--webhook") + 1] == where["url"]
+    ok(run_cli(*set_words[1:], env=env))  # the book knows where the task is
+    seen = receiver.until(lambda n: n["taskId"] == task_id)
+    assert seen[-1]["tokenMatched"] is True and seen[-1]["accepted"] is True, seen
+    ok(run_cli("cancel", task_id, "-u", a2a_push_server.url, "-p", "a2a-1.0"))
+    code, _, err = receiver.stop(signal.SIGINT)
+    assert code == 0, err
+
+
+def free_port() -> int:
+    """A port free right now (the receiver binds it at once)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
