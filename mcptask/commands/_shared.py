@@ -74,9 +74,16 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
                 f"; the task book kept its result: `{command_line('result', task_id)}` prints it"
             )
         return TaskNotFound(message)
+    from mcptask.state.taskbook import MIN_PREFIX
+
     elsewhere = _elsewhere(ctx, task_id)
     if elsewhere:
         exc.hint = elsewhere
+    elif len(task_id) < MIN_PREFIX:
+        exc.hint = (
+            f"a prefix of a task id needs at least {MIN_PREFIX} characters "
+            "(the task book knows no task of that whole id)"
+        )
     elif ctx.target.command is None and ctx.server:
         exc.hint = (
             f"`mcptask list --url {shlex.quote(ctx.server)}` shows the tasks the server lists; "
@@ -96,10 +103,11 @@ def _elsewhere(ctx: Context, task_id: str) -> str | None:
     if not ctx.places.remembers:
         return None
     here = endpoint_key(ctx.server) if ctx.server else ""
-    hits = [(ep, tid) for ep, tid, _ in ctx.book.find(task_id) if ep != here and tid == task_id]
-    if not hits:
+    # the id, or the one id a prefix stands for there
+    hits = [(ep, tid) for ep, tid, _ in ctx.book.find(task_id) if ep != here]
+    if not hits or len({tid for _, tid in hits}) > 1:
         return None
-    endpoint = hits[0][0]
+    endpoint, task_id = hits[0]
     name = _config_name(ctx, endpoint)
     flags = f"-s {shlex.quote(name)}" if name else f"--url {shlex.quote(endpoint)}"
     target = f"server {ctx.target.name!r}" if ctx.target.name else ctx.server
