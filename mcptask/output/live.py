@@ -291,6 +291,13 @@ class LiveEvents:
                     self.out.console.print(result_renderable(self.out.scrubbed_result(w.result)))
                 elif w.result_error:
                     self.out.note(f"{w.task_id}: could not fetch the result: {w.result_error}")
+        else:
+            # the watch showed how it ended, not what it made: say how to have it
+            done = [w.task_id for w in watched if w.outcome == "completed"]
+            if len(done) == 1:
+                self.out.note(f"its result: `{command_line('result', done[0])}`")
+            elif done:
+                self.out.note(f"their results: `{command_line('result', 'ID')}` for each")
         for w in watched:
             if w.outcome in ("error", "unknown") and w.last_error:
                 self.out.note(f"{w.task_id}: {w.last_error}")
