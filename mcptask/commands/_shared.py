@@ -34,6 +34,24 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
     return task, ref
 
 
+def in_book(ctx: Context, task_ids: list[str], what: str) -> list[tuple[Context, list[str]]]:
+    """`locate_many` for commands that read only the task book (`forget`, `log`): an id the
+    book does not know is not found there (exit 9), not a reason to give a target."""
+    from mcptask.session.targets import NoTarget
+
+    try:
+        return ctx.places.locate_many(task_ids)
+    except NoTarget as exc:
+        from mcptask.state.taskbook import MIN_PREFIX
+
+        unknown = [t for t in task_ids if not ctx.book.find(t)] or task_ids
+        short = [t for t in unknown if len(t) < MIN_PREFIX]
+        error = TaskNotFound(f"the task book has no {what} {', '.join(unknown)}")
+        if short:
+            error.hint = f"a prefix of a task id needs at least {MIN_PREFIX} characters"
+        raise error from exc
+
+
 def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
     """The error for a task the server does not know: expired when the book knew it (and
     whether `result` still has its result, or why not); else what to try next: the endpoint

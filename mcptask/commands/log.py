@@ -34,7 +34,9 @@ FOLLOW_SELF_MIN = 5.0
 
 
 async def run_log(opts: LogOptions, ctx: Context) -> int:
-    ctx, task_id = ctx.places.locate(opts.task_id)
+    from mcptask.commands._shared import in_book
+
+    [(ctx, [task_id])] = in_book(ctx, [opts.task_id], "history of task")
     book = ctx.book
     events = book.events(ctx.server, task_id)
     if not events and not opts.follow:

@@ -232,7 +232,7 @@ def test_book_forget_and_prune(run_cli: RunCli, everything_server: ServerProcess
     assert gone.code == 2 and "not in the task book" in gone.stderr
     assert ok(run_cli("get", b, "-o", "json")).json()["taskId"] == b
     again = run_cli("forget", a)
-    assert again.code == 2
+    assert again.code == 9  # not in the book: not found (issue 38), not a missing target
     assert_one_line_error(again)
 
     kept = ok(run_cli("prune", "--older-than", "7d", "-o", "json")).json()

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from mcptask import schemas
 
-from conftest import CliResult, RunCli, assert_one_line_error  # noqa: F401
+from conftest import CliResult, RunCli, assert_one_line_error
 from servers.odd_server import OddServer
 from servers.plugin import ServerProcess
 
@@ -94,3 +94,58 @@ def test_call_watch_says_how_to_have_the_result(
     )
     assert "its result:" not in r.stderr
     assert "tides" in r.stdout
+
+
+# -- exit codes and advice -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("forget", "no-such-task"), "the task book has no task no-such-task"),
+        (("log", "no-such-task"), "the task book has no history of task no-such-task"),
+        (("log", "4b"), "a prefix of a task id needs at least 4 characters"),
+    ],
+)
+def test_what_only_the_book_knows_is_not_found_there(
+    run_cli: RunCli, args: tuple[str, ...], words: str
+) -> None:
+    """`forget` and `log` read only the task book: a target cannot help, exit 9 (README)."""
+    r = run_cli(*args)
+    assert r.code == 9, r.stderr
+    assert_one_line_error(r)
+    assert words in r.stderr and "give a target" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (("watch", "--untill", "completed", "t1"), "did you mean --until?"),
+        (("wacth", "t1"), "did you mean 'watch'?"),
+        (("get", "--ur", "x", "t1"), "did you mean --url?"),
+        (("push", "lisen"), "did you mean 'listen'?"),
+    ],
+)
+def test_did_you_mean_names_the_closest(
+    run_cli: RunCli, args: tuple[str, ...], suggestion: str
+) -> None:
+    r = run_cli(*args)
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert suggestion in r.stderr and "auth" not in r.stderr and "--notify" not in r.stderr
+
+
+def test_list_without_a_target_points_at_the_book(run_cli: RunCli) -> None:
+    r = run_cli("list")
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert "`mcptask list --local`" in r.stderr
+    assert ok(run_cli("list", "--local", "-o", "json")).json() is not None
+
+
+def test_prune_wants_a_unit(run_cli: RunCli) -> None:
+    r = run_cli("prune", "--older-than", "7")
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert "7d (days)" in r.stderr
+    assert ok(run_cli("prune", "--older-than", "7d", "-o", "json")).json()["olderThan"] == 604800
