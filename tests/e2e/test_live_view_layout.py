@@ -573,3 +573,38 @@ def test_pushed_progress_is_drawn_in_the_message() -> None:
     wide = "\n".join(frame(view(row), 120))
     assert "███░░░ 3/6  Drafting report" in wide
     assert "3/6  Drafting report" in "\n".join(frame(view(row), 60))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_an_a2a_question_in_a_watch_is_confirmed_before_it_is_sent(
+    tmux_at: Tmux, state_dir: Path
+) -> None:
+    """Issue 38: the A2A text answer asks `send this answer?` as the MCP form does, so a `y`
+    typed for it never lands in the shell; the view comes back whole below the form."""
+    from servers.odd_server import OddServer
+
+    with OddServer() as odd:
+        url = odd.agent("1.0")
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+        made = subprocess.run(
+            cli("send", "ask the weather", "-u", url, "-o", "json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        task_id = made.stdout.split('"taskId": "')[1].split('"')[0]
+        tmux_at.start(cli("watch", "--url", url, "--", task_id), env)
+        wait_screen(tmux_at, lambda s: any(ln.strip() == "text:" for ln in s), "asked")
+        tmux_at.run("send-keys", "-t", "t", "Paris", "Enter")
+        wait_screen(tmux_at, lambda s: any("send this answer?" in ln for ln in s), "confirmed")
+        assert odd.scenario(url).answers == []  # nothing sent before the confirmation
+        tmux_at.run("send-keys", "-t", "t", "y", "Enter")
+        final = wait_screen(tmux_at, lambda s: any("__END__" in ln for ln in s), "ended")
+        text = "\n".join(final)
+        assert "__END__ 0" in text, text
+        assert odd.scenario(url).answers == [[{"text": "Paris"}]]
+        assert "✔ completed" in text and sum(1 for ln in final if "┃" in ln) == 1, text
+        assert text.index("send this answer?") < text.index("┃")
+        assert all(len(ln) <= tmux_at.width for ln in final)
