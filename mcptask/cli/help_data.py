@@ -374,12 +374,11 @@ COMMANDS: dict[str, CommandHelp] = {
         "`watch --push-receiver` does both for the tasks it watches.",
         (
             (
-                "one token for both sides (a file: --webhook-token-file PATH)",
-                "export MCPTASK_WEBHOOK_TOKEN=s3cret",
+                "print what an agent pushes to /hook (token: $MCPTASK_WEBHOOK_TOKEN)",
+                "mcptask push listen --port 8765",
             ),
-            ("print what an agent pushes to /hook", "mcptask push listen --port 8765"),
             (
-                "and point a task's updates at it",
+                "point a task's updates at it (the same $MCPTASK_WEBHOOK_TOKEN)",
                 "mcptask push set 8488be63 --webhook http://127.0.0.1:8765/hook",
             ),
             ("", "mcptask push list 8488be63"),
