@@ -11,7 +11,6 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from mcptask.cli.help_data import COMMANDS, GROUPS, METAVARS, examples_text
 
-
 #: `--help-all`: every option explained, the shared ones too (`main` sets it)
 SHOW_ALL = [False]
 #: the flag that shows them
