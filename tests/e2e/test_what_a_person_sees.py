@@ -149,3 +149,43 @@ def test_prune_wants_a_unit(run_cli: RunCli) -> None:
     assert_one_line_error(r)
     assert "7d (days)" in r.stderr
     assert ok(run_cli("prune", "--older-than", "7d", "-o", "json")).json()["olderThan"] == 604800
+
+
+# -- check: FAIL only for what the spec forbids ----------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_check_an_agent_that_answers_with_a_message(
+    run_cli: RunCli, odd: OddServer, version: str
+) -> None:
+    """A2A allows a Message as the answer to SendMessage: not FAIL; no task support (exit 4)."""
+    url = odd.agent(version, message_only=True)
+    # the scripted agent breaks a wire rule of its own (the version header): the creation,
+    # status and cancel checks only
+    cats = ["--category", "creation", "--category", "status", "--category", "cancel"]
+    r = run_cli("check", "-u", url, "-p", f"a2a-{version}", *cats, "-o", "json")
+    assert r.code == 4, r.stdout[-3000:] + r.stderr
+    report = valid(r.json(), "check")
+    assert report["outcome"] == "no task support" and report["taskSupport"] is False
+    by_id = {c["id"]: c for c in report["checks"]}
+    send = by_id["a2a.creation.send"]
+    assert send["verdict"] == "INFO" and "answered with a Message" in send["observed"]
+    assert report["summary"]["FAIL"] == 0
+    assert all(
+        c["verdict"] != "SKIP" or c["skipReason"] == "not-applicable" for c in report["checks"]
+    )
+    pretty = run_cli("check", "-u", url, "-p", f"a2a-{version}", *cats, "-o", "pretty")
+    assert pretty.code == 4 and "no task support (exit 4)" in pretty.stdout
+
+
+def test_check_a_server_without_tasks(run_cli: RunCli, mcpsdk0618_server: ServerProcess) -> None:
+    """A server that declares no tasks capability: INFO and `no task support` (exit 4), as
+    `list` says, not FAIL and exit 5."""
+    url = mcpsdk0618_server.url
+    r = run_cli("check", "-u", url, "-p", "mcp-2025-11-25", "-o", "json")
+    assert r.code == 4, r.stdout[-3000:] + r.stderr
+    report = valid(r.json(), "check")
+    assert report["outcome"] == "no task support", report
+    by_id = {c["id"]: c for c in report["checks"]}
+    assert by_id["mcp2025.capability.tasks"]["verdict"] == "INFO"
+    assert report["summary"]["FAIL"] == 0
