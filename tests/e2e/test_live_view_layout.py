@@ -608,3 +608,25 @@ def test_an_a2a_question_in_a_watch_is_confirmed_before_it_is_sent(
         assert "✔ completed" in text and sum(1 for ln in final if "┃" in ln) == 1, text
         assert text.index("send this answer?") < text.index("┃")
         assert all(len(ln) <= tmux_at.width for ln in final)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("tmux_at", [80, 120], indirect=True)
+def test_a_long_note_wraps_between_words_on_a_terminal(
+    tmux_at: Tmux, state_dir: Path, run_cli: Any
+) -> None:
+    """Issue 38: a terminal wraps a long stderr line mid-word (`it is w` / `orking now`):
+    mcptask folds it between words, a backticked command kept whole."""
+    args = ("get", "4b")
+    plain = run_cli(*args).stderr.strip()  # not a terminal: one line
+    assert "\n" not in plain and len(plain) > 120
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start(cli(*args), env)
+    screen = wait_screen(tmux_at, lambda s: any("__END__" in ln for ln in s), "ended")
+    lines = [
+        ln.rstrip() for ln in screen[: next(i for i, ln in enumerate(screen) if "__END__" in ln)]
+    ]
+    lines = [ln for ln in lines if ln]
+    assert len(lines) >= 2 and all(len(ln) <= tmux_at.width for ln in lines), lines
+    assert all(ln.startswith("  ") for ln in lines[1:]), lines
+    assert " ".join(ln.strip() for ln in lines) == plain  # no word cut in two
