@@ -10,6 +10,7 @@ task must refuse a cancel. Version handling is probed with requests that leave o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import re
 import uuid
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from mcptask.check.suite import (
     FAIL,
+    INFO,
     PASS,
     WARN,
     BadAnswer,
@@ -228,6 +230,11 @@ def _same_url(a: str, b: str) -> bool:
 #: seconds to wait for deliveries after the task was seen to end (they may still be in flight)
 PUSH_GRACE = 5.0
 PUSH_CREDENTIALS = "mcptask-check-credentials"
+
+
+class MessageReply(BadAnswer):
+    """SendMessage answered a Message, not a task: legal in A2A (an agent that replies at
+    once), so `creation.send` says so (INFO) and the task checks do not apply."""
 
 
 class PushRun:
@@ -647,6 +654,10 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
     async def send(self) -> A2ATrack:
         params = {"message": self.proto_message(), "configuration": dict(self.v.send_configuration)}
         data = await self.request(self.v.m_send, params)
+        with contextlib.suppress(ProtocolError):
+            if classify(data)[0] == "message":
+                # legal: an agent may answer a message at once, with a Message (A2A §3.1.1)
+                raise MessageReply(short(data, 100))
         return A2ATrack(self.task_of(data, self.v.m_send))
 
     def proto_message(self) -> dict[str, Any]:
@@ -828,6 +839,12 @@ class A2ASuite(_PushChecks, TaskSuite[A2ATrack]):
 
     async def c_send(self) -> Outcome:
         track, error = await self.made(self.main)
+        if isinstance(error, MessageReply):
+            self.facts["taskSupport"] = False
+            return INFO, (
+                f"no task support: {self.v.m_send} answered with a Message, not a task (A2A "
+                f"allows it), so the task checks do not apply: {error.message}"
+            )
         if error is not None:
             return FAIL, f"{self.v.m_send}: {describe(error)}"
         assert track is not None

@@ -27,6 +27,7 @@ from mcptask.check.suite import (
     Suite,
     SuiteOptions,
     describe,
+    not_applicable,
     unreachable,
 )
 from mcptask.errors import (
@@ -47,6 +48,8 @@ CHECK_EXIT: dict[str, int] = {
     "passed": ExitCode.OK,
     "failed": ExitCode.FAILED,
     "incomplete": ExitCode.INCOMPLETE,
+    # a server (or agent) without tasks breaks no rule: it has none to check (as `list` says)
+    "no task support": ExitCode.SERVER,
 }
 
 
@@ -62,6 +65,8 @@ class Report:
     def outcome(self) -> str:
         if any(r.verdict == FAIL for r in self.results):
             return "failed"
+        if self.facts.get("taskSupport") is False:
+            return "no task support"
         if any(r.verdict == SKIP and r.skip_reason == COULD_NOT_RUN for r in self.results):
             return "incomplete"
         return "passed"
@@ -145,6 +150,8 @@ async def run_suite(suite: Suite, chosen: set[str]) -> list[CheckResult]:
         started = time.monotonic()
         skip_reason: str | None = None
         try:
+            if suite.facts.get("taskSupport") is False:
+                raise not_applicable("no task support: the task checks do not apply")
             verdict, observed = await fn()
         except Skip as exc:
             verdict, observed, skip_reason = SKIP, exc.text, exc.reason

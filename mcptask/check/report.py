@@ -28,7 +28,12 @@ VERDICT_STYLE = {
     "INFO": "cyan",
     "SKIP": "bright_black",
 }
-OUTCOME_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
+OUTCOME_STYLE = {
+    "passed": "bold green",
+    "failed": "bold red",
+    "incomplete": "bold yellow",
+    "no task support": "bold yellow",
+}
 
 
 def _summary(report: Report, ctx: Context) -> None:

@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from mcptask.cli.app import _app_for, app
     from mcptask.cli.argv_order import hoist, looks_like_task_id
+    from mcptask.cli.help_layout import HELP_ALL, SHOW_ALL
     from mcptask.cli.options import COMMON_OPTIONS
 
     # mcptask uses pydantic for its own wire models only: scanning the installed packages for
@@ -47,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         for g in app.registered_groups
     }
     args = hoist(words, groups=groups)
+    if HELP_ALL in args[: args.index("--") if "--" in args else len(args)]:
+        SHOW_ALL[0] = True  # the shared options too, each explained
+        args = ["--help" if a == HELP_ALL else a for a in args]
     if (
         "_MCPTASK_COMPLETE" in os.environ
         or "--show-completion" in args

@@ -661,6 +661,19 @@ ConfigId = Annotated[
 ]
 
 
+#: the webhook token from a file, else $MCPTASK_WEBHOOK_TOKEN (never a flag's value)
+WebhookTokenFile = Annotated[
+    str | None,
+    typer.Option(
+        "--webhook-token-file",
+        metavar="PATH",
+        help="The X-A2A-Notification-Token, from a file (default: $MCPTASK_WEBHOOK_TOKEN).",
+    ),
+]
+#: `--token VALUE`: refused with advice (a secret on the command line shows in ps)
+SecretFlag = Annotated[str | None, typer.Option("--token", hidden=True, metavar="REFUSED")]
+
+
 @push_app.command("set", **described("push set"))
 @with_target
 def push_set(
@@ -672,20 +685,26 @@ def push_set(
             "--webhook", help="Where the agent POSTs the task's updates (--url is the agent)."
         ),
     ],
-    token: Annotated[
-        str | None,
-        typer.Option("--token", help="Sent back by the agent in X-A2A-Notification-Token."),
-    ] = None,
+    webhook_token_file: WebhookTokenFile = None,
     auth_scheme: Annotated[
         str | None,
         typer.Option("--auth-scheme", help="The Authorization scheme the agent sends (Bearer)."),
     ] = None,
-    auth_credentials: Annotated[
+    credentials_file: Annotated[
         str | None,
-        typer.Option("--auth-credentials", help="The credentials sent with --auth-scheme."),
+        typer.Option(
+            "--auth-credentials-file",
+            metavar="PATH",
+            help="The credentials sent with --auth-scheme, from a file "
+            "(default: $MCPTASK_WEBHOOK_CREDENTIALS).",
+        ),
     ] = None,
     config_id: Annotated[
         str | None, typer.Option("--id", help="The config's id (default: the agent picks).")
+    ] = None,
+    token_value: SecretFlag = None,
+    credentials: Annotated[
+        str | None, typer.Option("--auth-credentials", hidden=True, metavar="REFUSED")
     ] = None,
 ) -> None:
     from mcptask.commands.push import PushOptions, run_push
@@ -694,10 +713,11 @@ def push_set(
         "set",
         task_id,
         url=webhook,
-        token=token,
+        token_file=webhook_token_file,
         auth_scheme=auth_scheme,
-        auth_credentials=auth_credentials,
+        credentials_file=credentials_file,
         config_id=config_id,
+        secret_flag="--token" if token_value else "--auth-credentials" if credentials else None,
     )
     execute(g, lambda ctx: run_push(opts, ctx), one_at_a_time=True)
 
@@ -735,15 +755,17 @@ def push_listen(
     host: Annotated[
         str, typer.Option("--host", help="The address to bind (default: loopback only).")
     ] = "127.0.0.1",
-    token: Annotated[
+    token_file: Annotated[
         str | None,
         typer.Option(
-            "--token",
-            help="The X-A2A-Notification-Token required (default: a random one, shown once).",
+            "--webhook-token-file",
+            metavar="PATH",
+            help="The X-A2A-Notification-Token required, from a file (default: "
+            "$MCPTASK_WEBHOOK_TOKEN, else a random one, shown once).",
         ),
     ] = None,
     path: Annotated[
-        str | None, typer.Option("--path", help="The URL path (default: a random one).")
+        str | None, typer.Option("--path", help="The URL path (default: /hook).")
     ] = None,
     max_body: Annotated[
         int | None,
@@ -758,6 +780,7 @@ def push_listen(
     ] = None,
     output: OutputMode = "auto",
     jq: Jq = None,
+    token: SecretFlag = None,
 ) -> None:
     from mcptask.commands.push import PushOptions, run_push
     from mcptask.session.targets import GlobalOptions
@@ -767,11 +790,12 @@ def push_listen(
         "listen",
         host=host,
         port=port,
-        token=token,
+        token_file=token_file,
         path=path,
         max_body=max_body,
         count=count,
         tasks=tasks,
+        secret_flag="--token" if token else None,
     )
     execute(g, lambda ctx: run_push(opts, ctx), streaming=True)
 

@@ -402,12 +402,12 @@ COMMANDS: dict[str, CommandHelp] = {
         "`watch --push-receiver` does both for the tasks it watches.",
         (
             (
-                "print what an agent pushes",
-                "mcptask push listen --port 8765 --token s3cret",
+                "print what an agent pushes to /hook (token: $MCPTASK_WEBHOOK_TOKEN)",
+                "mcptask push listen --port 8765",
             ),
             (
-                "and point a task's updates at it",
-                "mcptask push set 8488be63 --webhook http://127.0.0.1:8765/hook --token s3cret",
+                "point a task's updates at it (the same $MCPTASK_WEBHOOK_TOKEN)",
+                "mcptask push set 8488be63 --webhook http://127.0.0.1:8765/hook",
             ),
             ("", "mcptask push list 8488be63"),
         ),
@@ -416,18 +416,20 @@ COMMANDS: dict[str, CommandHelp] = {
         SERVERS,
         "Make the agent POST a task's updates to a URL",
         "Create (or replace, with --id) a push notification config for the task: the agent "
-        "POSTs each update to --webhook with --token in X-A2A-Notification-Token (and an "
-        "Authorization header with --auth-scheme and --auth-credentials). Agents should "
+        "POSTs each update to --webhook with the token of --webhook-token-file (else "
+        "$MCPTASK_WEBHOOK_TOKEN) in X-A2A-Notification-Token, and an Authorization header "
+        "with --auth-scheme and the credentials of --auth-credentials-file (else "
+        "$MCPTASK_WEBHOOK_CREDENTIALS): secrets never go on the command line. Agents should "
         "refuse loopback and private URLs: give one they can reach. Exit 11 when the agent "
         "does not push.",
         (
             (
                 "",
-                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --token s3cret",
+                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --webhook-token-file ~/.a2a-token",
             ),
             (
                 "with an Authorization header, under an id of your own",
-                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --auth-scheme Bearer --auth-credentials abc --id hook-1",
+                "mcptask push set 8488be63 --webhook https://hooks.example.com/a2a --auth-scheme Bearer --auth-credentials-file ~/.a2a-bearer --id hook-1",
             ),
         ),
     ),
@@ -464,14 +466,16 @@ COMMANDS: dict[str, CommandHelp] = {
     "push listen": CommandHelp(
         SERVERS,
         "Print every push notification received",
-        "A webhook receiver on 127.0.0.1 (--host to bind elsewhere), at a random port and path "
-        "unless given, that prints every notification as one JSON line: the task, its state, "
+        "A webhook receiver on 127.0.0.1 (--host to bind elsewhere), at a random port unless "
+        "given and the path /hook (--path), that prints every notification as one JSON line: "
+        "the task, its status, "
         "what changed, whether the token matched, what it answered. It refuses (401) a "
         "request without the token, bodies over --max-body (413), anything not JSON (415), "
-        "and answers duplicates once. The first line says where it listens; without --token "
-        "a random one is shown once on stderr. Ctrl-C ends it (exit 0).",
+        "and answers duplicates once. The first line says where it listens. The token "
+        "required comes from --webhook-token-file, else $MCPTASK_WEBHOOK_TOKEN, else a random "
+        "one is shown once on stderr. Ctrl-C ends it (exit 0).",
         (
-            ("", "mcptask push listen --port 8765 --token s3cret"),
+            ("", "mcptask push listen --port 8765 --webhook-token-file ~/.a2a-token"),
             ("stop after the first notification", "mcptask push listen --count 1 -o json"),
         ),
     ),

@@ -11,6 +11,11 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from mcptask.cli.help_data import COMMANDS, GROUPS, METAVARS, examples_text
 
+#: `--help-all`: every option explained, the shared ones too (`main` sets it)
+SHOW_ALL = [False]
+#: the flag that shows them
+HELP_ALL = "--help-all"
+
 
 class WordArgument(TyperArgument):
     """An argument shown by its word alone: `TASK_ID`, `[TASK_ID]...`, no `<str>`."""
@@ -61,8 +66,11 @@ class HelpfulCommand(TyperCommand):
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
         """The command's arguments and its own options first; then the options every command
-        shares, each set under its panel (Target, Authentication, Output)."""
+        shares (Target, Authentication, Output), folded under one heading, a line of flag
+        names per panel, with the full list a flag away (`--help-all`): at 80x24 a
+        command's own options stay on the screen."""
         sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+        names: dict[str, list[str]] = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is None:
@@ -72,13 +80,18 @@ class HelpfulCommand(TyperCommand):
             else:
                 panel = getattr(param, "rich_help_panel", None) or "Options"
                 sections.setdefault(panel, []).append(record)
+                if panel != "Options":
+                    opts = sorted(getattr(param, "opts", []), key=len)
+                    names.setdefault(panel, []).append("/".join(opts))
         # -h/--help closes the command's own options (it is added last, after the shared ones)
         for name, rows in sections.items():
-            if rows:
-                with formatter.section(
-                    name if name in ("Arguments", "Options") else f"{name} options"
-                ):
-                    formatter.write_dl(rows)
+            if not rows or (name not in ("Arguments", "Options") and not SHOW_ALL[0]):
+                continue
+            with formatter.section(name if name in ("Arguments", "Options") else f"{name} options"):
+                formatter.write_dl(rows)
+        if names and not SHOW_ALL[0]:
+            with formatter.section("Global options (every command's; `--help-all` explains them)"):
+                _flag_lines(formatter, names)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -90,6 +103,24 @@ class HelpfulCommand(TyperCommand):
             elif isinstance(param, TyperOption) and not param.is_flag:
                 # an option help_data does not name yet still shows a word, never `<str>`
                 param.metavar = param.metavar or word or (param.name or "value").upper()
+
+
+def _flag_lines(formatter: HelpFormatter, names: dict[str, list[str]]) -> None:
+    """`Target  -u/--url, -s/--server, ...`: flag names packed into the width, never broken
+    inside a flag (Click's wrapping breaks at hyphens)."""
+    term = max(len(panel) for panel in names) + 2
+    width = max(formatter.width - formatter.current_indent - term, 30)
+    for panel, flags in names.items():
+        lines: list[str] = []
+        for i, flag in enumerate(flags):
+            word = flag + ("," if i < len(flags) - 1 else "")
+            if lines and len(lines[-1]) + 1 + len(word) <= width:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+        for n, line in enumerate(lines):
+            head = panel if n == 0 else ""
+            formatter.write(f"{'':>{formatter.current_indent}}{head:<{term}}{line}\n")
 
 
 def described(name: str) -> dict[str, Any]:

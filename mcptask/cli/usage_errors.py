@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 
@@ -29,22 +30,26 @@ def one_line(exc: Any, args: list[str] | None = None) -> str:
             what = str(getattr(param, "metavar", None) or param.name or "").upper()
         return f"{command or 'mcptask'} needs {what} {hint}"
     if isinstance(exc, click_exc.NoSuchOption):
-        message = exc.message
-        if exc.possibilities and "did you mean" not in message:
-            message = f"{message.rstrip('.')}; did you mean {sorted(exc.possibilities)[0]}?"
+        message = exc.message.split(". Did you mean")[0]
+        # the closest by likeness (Click lists its guesses alphabetically: `--untill` got
+        # `--notify` before `--until`)
+        close = difflib.get_close_matches(exc.option_name, list(exc.possibilities or ()), n=1)
+        if close:
+            message = f"{message.rstrip('.')}; did you mean {close[0]}?"
         return f"{_lower(message)} {hint}"
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-    if message.startswith("No such command") and ctx is not None and "mean" not in message:
-        message = message.rstrip(".") + _closest_command(ctx, message)
+    unknown = re.match(r"No such command '([^']*)'", message)
+    if unknown and ctx is not None:
+        # one suggestion, the closest (Click's list put `auth` beside `watch` for `wacth`)
+        message = unknown.group(0) + _closest_command(ctx, unknown.group(1))
     message = message.rstrip(".").replace(". Did you mean", "; did you mean")
     return f"{_lower(message)} {hint}"
 
 
-def _closest_command(ctx: Any, message: str) -> str:
-    name = message.split("'")[1] if message.count("'") >= 2 else ""
+def _closest_command(ctx: Any, name: str) -> str:
     commands = list(getattr(ctx.command, "commands", {}) or {})
     close = difflib.get_close_matches(name, commands, n=1)
-    return f"; did you mean {close[0]}?" if close else ""
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _lower(message: str) -> str:

@@ -54,7 +54,18 @@ async def after_create(
     if created.task is None:
         ctx.out.note("the server answered without creating a task; this is its answer")
         placeholder = Task(taskId="-", status="completed", protocol="?", server=ctx.server, raw={})
-        ctx.out.result(TaskResult(task=placeholder, payload=created.result))
+        answer = TaskResult(task=placeholder, payload=created.result)
+        if watch and ctx.out.mode == "ndjson":  # a watch's shape: its one `end` event
+            ctx.out.line(
+                {
+                    "event": "end",
+                    "outcome": "completed",
+                    "exitCode": ExitCode.OK,
+                    "result": answer.to_json(),
+                }
+            )
+        else:
+            ctx.out.result(answer)
         return ExitCode.OK
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)

@@ -43,6 +43,24 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
     return task, ref
 
 
+def in_book(ctx: Context, task_ids: list[str], what: str) -> list[tuple[Context, list[str]]]:
+    """`locate_many` for commands that read only the task book (`forget`, `log`): an id the
+    book does not know is not found there (exit 9), not a reason to give a target."""
+    from mcptask.session.targets import NoTarget
+
+    try:
+        return ctx.places.locate_many(task_ids)
+    except NoTarget as exc:
+        from mcptask.state.taskbook import MIN_PREFIX
+
+        unknown = [t for t in task_ids if not ctx.book.find(t)] or task_ids
+        short = [t for t in unknown if len(t) < MIN_PREFIX]
+        error = TaskNotFound(f"the task book has no {what} {', '.join(unknown)}")
+        if short:
+            error.hint = f"a prefix of a task id needs at least {MIN_PREFIX} characters"
+        raise error from exc
+
+
 def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
     """The error for a task the server does not know: expired when the book knew it (and
     whether `result` still has its result, or why not); else what to try next: the endpoint
@@ -85,9 +103,16 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
                 f"; the task book kept its result: `{command_line('result', task_id)}` prints it"
             )
         return TaskNotFound(message)
+    from mcptask.state.taskbook import MIN_PREFIX
+
     elsewhere = _elsewhere(ctx, task_id)
     if elsewhere:
         exc.hint = elsewhere
+    elif len(task_id) < MIN_PREFIX:
+        exc.hint = (
+            f"a prefix of a task id needs at least {MIN_PREFIX} characters "
+            "(the task book knows no task of that whole id)"
+        )
     elif ctx.target.command is None and ctx.server:
         exc.hint = (
             f"`mcptask list --url {shlex.quote(ctx.server)}` shows the tasks the server lists; "
@@ -118,10 +143,11 @@ def _elsewhere(ctx: Context, task_id: str) -> str | None:
     if not ctx.places.remembers:
         return None
     here = endpoint_key(ctx.server) if ctx.server else ""
-    hits = [(ep, tid) for ep, tid, _ in ctx.book.find(task_id) if ep != here and tid == task_id]
-    if not hits:
+    # the id, or the one id a prefix stands for there
+    hits = [(ep, tid) for ep, tid, _ in ctx.book.find(task_id) if ep != here]
+    if not hits or len({tid for _, tid in hits}) > 1:
         return None
-    endpoint = hits[0][0]
+    endpoint, task_id = hits[0]
     name = _config_name(ctx, endpoint)
     flags = f"-s {shlex.quote(name)}" if name else f"--url {shlex.quote(endpoint)}"
     target = f"server {ctx.target.name!r}" if ctx.target.name else ctx.server

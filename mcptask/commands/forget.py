@@ -33,7 +33,9 @@ async def run_forget(opts: ForgetOptions, ctx: Context) -> int:
         )
         return ExitCode.OK
     forgotten = []
-    for place, ids in ctx.places.locate_many(opts.task_ids):
+    from mcptask.commands._shared import in_book
+
+    for place, ids in in_book(ctx, opts.task_ids, "task"):
         for task_id in ids:
             if place.book.forget(place.server, task_id):
                 forgotten.append({"taskId": task_id, "server": place.server})

@@ -69,6 +69,14 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     if opts.local:
         ctx.out.tasks(_kept(local_tasks(ctx), wanted), title="tasks in the task book")
         return ExitCode.OK
+    if not ctx.has_target():
+        from mcptask.session.targets import NoTarget, choose
+
+        try:
+            choose(ctx.options)
+        except NoTarget as exc:  # the book's tasks need no server
+            exc.hint = "`mcptask list --local` lists the task book's tasks of every server"
+            raise
     from mcptask.protocols.base import CannotList
 
     proto = await ctx.endpoint.protocol()

@@ -46,7 +46,9 @@ PASSED_ON = frozenset(
 
 
 async def run_log(opts: LogOptions, ctx: Context) -> int:
-    ctx, task_id = ctx.places.locate(opts.task_id)
+    from mcptask.commands._shared import in_book
+
+    [(ctx, [task_id])] = in_book(ctx, [opts.task_id], "history of task")
     printer = Printer(ctx, task_id, keep=opts.follow)
     start, pages = ctx.book.story(ctx.server, task_id, printer.skew or 0.0)
     if start is None and not opts.follow:

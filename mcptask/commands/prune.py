@@ -23,11 +23,16 @@ UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def parse_age(text: str) -> float:
-    """`90s`, `30m`, `12h`, `7d`, `2w` (a bare number: days) -> seconds."""
+    """`90s`, `30m`, `12h`, `7d`, `2w` -> seconds (a bare number is refused: 7 what?)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
     if m is None:
         raise UsageError(f"--older-than {text!r}: give an age like 7d, 12h, 30m or 2w")
-    seconds = float(m.group(1)) * UNITS[m.group(2) or "d"]
+    if not m.group(2):
+        raise UsageError(
+            f"--older-than {text!r}: give its unit: {m.group(1)}d (days), {m.group(1)}h, "
+            f"{m.group(1)}m (minutes) or {m.group(1)}w"
+        )
+    seconds = float(m.group(1)) * UNITS[m.group(2)]
     if not 0 <= seconds <= 100 * 365 * 86400:
         raise UsageError(f"--older-than {text!r}: out of range")
     return seconds

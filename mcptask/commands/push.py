@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from mcptask.transports.webhook import Delivery
 
 ACTIONS = ("set", "get", "list", "delete", "listen")
+#: the webhook token (`push set`: sent back by the agent; `push listen`: required), and the
+#: credentials `push set --auth-scheme` names, when no file is given: never a flag's value
+ENV_WEBHOOK_TOKEN = "MCPTASK_WEBHOOK_TOKEN"
+ENV_WEBHOOK_CREDENTIALS = "MCPTASK_WEBHOOK_CREDENTIALS"
+#: where `push listen` takes notifications unless `--path` says otherwise (the path the
+#: examples' `push set --webhook` uses)
+LISTEN_PATH = "/hook"
 
 
 @dataclass
@@ -24,11 +31,14 @@ class PushOptions:
     task_id: str | None = None
     #: `set --url`
     url: str | None = None
-    #: `set --token` (sent back by the agent in `X-A2A-Notification-Token`); `listen --token`:
-    #: the token required
-    token: str | None = None
+    #: `--webhook-token-file` (else $MCPTASK_WEBHOOK_TOKEN): `set`: the token the agent sends
+    #: back in `X-A2A-Notification-Token`; `listen`: the token required (none: a random one)
+    token_file: str | None = None
     auth_scheme: str | None = None
-    auth_credentials: str | None = None
+    #: `set --auth-credentials-file` (else $MCPTASK_WEBHOOK_CREDENTIALS, with --auth-scheme)
+    credentials_file: str | None = None
+    #: a secret given as a flag's value (`--token`, `--auth-credentials`): refused, with advice
+    secret_flag: str | None = None
     #: `--id`: the config's id
     config_id: str | None = None
     #: `listen`
@@ -42,9 +52,34 @@ class PushOptions:
     tasks: list[str] | None = None
 
 
+def secret(path: str | None, env: str, flag: str) -> str | None:
+    """A secret from its file (the flag) or the environment, never from a flag's value."""
+    import os
+
+    from mcptask.session.targets import check_token, read_token_file
+
+    if path:
+        return read_token_file(path, f"{flag} {path}")
+    value = os.environ.get(env, "").strip()
+    return check_token(value, env) if value else None
+
+
+def refuse_secret_flag(flag: str) -> None:
+    file_flag = (
+        "--auth-credentials-file" if flag == "--auth-credentials" else "--webhook-token-file"
+    )
+    env = ENV_WEBHOOK_CREDENTIALS if flag == "--auth-credentials" else ENV_WEBHOOK_TOKEN
+    raise UsageError(
+        f"{flag} takes no secret on the command line (ps and shell history would show it): "
+        f"use {file_flag} PATH or ${env}"
+    )
+
+
 async def run_push(opts: PushOptions, ctx: Context) -> int:
     if opts.action not in ACTIONS:
         raise UsageError(f"push {opts.action}: not one of {', '.join(ACTIONS)}")
+    if opts.secret_flag:
+        refuse_secret_flag(opts.secret_flag)
     if opts.action == "listen":
         return await _listen(opts, ctx)
     if not opts.task_id:
@@ -95,9 +130,15 @@ async def _set(opts: PushOptions, ctx: Context, proto: TaskProtocol, ref: TaskRe
     u = urlsplit(opts.url)
     if u.scheme not in ("http", "https") or not u.netloc:
         raise UsageError(f"--webhook {opts.url!r}: not an http(s) URL")
-    if opts.auth_credentials and not opts.auth_scheme:
-        raise UsageError("--auth-credentials goes with --auth-scheme (e.g. Bearer)")
-    redact.hold(s for s in (opts.token, opts.auth_credentials) if s)
+    token = secret(opts.token_file, ENV_WEBHOOK_TOKEN, "--webhook-token-file")
+    credentials = None
+    if opts.credentials_file and not opts.auth_scheme:
+        raise UsageError("--auth-credentials-file goes with --auth-scheme (e.g. Bearer)")
+    if opts.auth_scheme:
+        credentials = secret(
+            opts.credentials_file, ENV_WEBHOOK_CREDENTIALS, "--auth-credentials-file"
+        )
+    redact.hold(s for s in (token, credentials) if s)
     if await proto.push_supported() is False:
         raise NotApplicable(
             "the agent card says pushNotifications: false: the agent does not push task updates"
@@ -105,9 +146,9 @@ async def _set(opts: PushOptions, ctx: Context, proto: TaskProtocol, ref: TaskRe
     config = await proto.push_set(
         ref,
         opts.url,
-        token=opts.token,
+        token=token,
         auth_scheme=opts.auth_scheme,
-        credentials=opts.auth_credentials,
+        credentials=credentials,
         config_id=opts.config_id,
     )
     from mcptask.commands._webhook import config_events
@@ -176,6 +217,8 @@ async def _listen(opts: PushOptions, ctx: Context) -> int:
         raise UsageError(f"--max-body {opts.max_body}: from 1 to {64 * MAX_BODY} bytes")
     if opts.count is not None and opts.count < 1:
         raise UsageError(f"--count {opts.count}: at least 1")
+    path = opts.path or LISTEN_PATH
+    token = secret(opts.token_file, ENV_WEBHOOK_TOKEN, "--webhook-token-file")
     done = asyncio.Event()
     seen = 0
 
@@ -193,8 +236,8 @@ async def _listen(opts: PushOptions, ctx: Context) -> int:
     receiver = WebhookReceiver(
         host=opts.host,
         port=opts.port,
-        path=opts.path,
-        token=opts.token,
+        path=path,
+        token=token,
         max_body=opts.max_body or MAX_BODY,
         task_of=task_id_of,
         known=set(opts.tasks).__contains__ if opts.tasks else None,
@@ -225,9 +268,12 @@ async def _listen(opts: PushOptions, ctx: Context) -> int:
             ctx.out.note(f"listening at {receiver.url}; Ctrl-C ends")
         else:
             ctx.out.line(listening)
-        if opts.token is None:
+        if token is None:
             # the one place the generated token is shown: the agent's config needs it
-            ctx.out.stderr.write(f"mcptask: token: {receiver.token}\n")
+            ctx.out.stderr.write(
+                f"mcptask: token: {receiver.token} (for `push set`: "
+                f"{ENV_WEBHOOK_TOKEN}=... or --webhook-token-file)\n"
+            )
             ctx.out.stderr.flush()
         redact.hold([receiver.token])
         await done.wait()

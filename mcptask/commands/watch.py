@@ -74,27 +74,42 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         if not opts.push:
             raise UsageError("--push-receiver is a push channel: drop --no-push")
         opts.receiver.check()
+    #: `--all`: the endpoints that could not be asked (the watch then ends with exit 4)
+    unreachable: list[str] = []
     if opts.all_tasks:
-        places = await _everything_unfinished(ctx)
+        places = await _everything_unfinished(ctx, unreachable)
     else:
         places = ctx.places.locate_many(opts.task_ids)
         for place, ids in places:
             place.places.require_reachable("watch", ids)
     if not any(ids for _, ids in places):
-        ctx.out.note("no unfinished tasks to watch")
+        code: int = ExitCode.SERVER if unreachable else ExitCode.OK
+        if unreachable:
+            ctx.out.note(
+                f"no unfinished tasks to watch on the endpoints that answered; "
+                f"{_endpoints(unreachable)} could not be reached (exit {int(code)})"
+            )
+        else:
+            ctx.out.note("no unfinished tasks to watch")
         if not ctx.out.pretty:
             ctx.out.line(
-                {"exitCode": ExitCode.OK, "tasks": []}
+                {"exitCode": code, "tasks": []}
                 if ctx.out.mode == "json"
-                else {"event": "done", "exitCode": ExitCode.OK, "outcomes": {}}
+                else {"event": "done", "exitCode": code, "outcomes": {}}
             )
-        return ExitCode.OK
+        return code
     # over stdio a task ends with the server: the input hints say what works there
     ctx.out.stdio = any(place.target.command is not None for place, _ in places)
     events = opts.sink if opts.sink is not None else _events(opts, ctx)
     lock = asyncio.Lock()  # one inline form at a time, whichever server asks
     with signals() as ending:  # before the first event (a task's status as created) is out
-        return await _watch(opts, ctx, places, events, lock, ending)
+        return await _watch(opts, ctx, places, events, lock, ending, unreachable)
+
+
+def _endpoints(endpoints: list[str]) -> str:
+    if len(endpoints) == 1:
+        return endpoints[0]
+    return f"{len(endpoints)} endpoints ({', '.join(endpoints)})"
 
 
 async def _watch(
@@ -104,6 +119,7 @@ async def _watch(
     events: NdjsonEvents | JsonEvents | LiveEvents,
     lock: asyncio.Lock,
     ending: Ending,
+    unreachable: list[str],
 ) -> int:
     groups = []
     for place, ids in places:
@@ -114,8 +130,6 @@ async def _watch(
         if len(groups) > 1:
             events.servers = {w.task_id: g.short_name for g in groups for w in g.watcher.watched}
         events.track(watched)
-        # a server that pushes may push progress: its column is there from the first frame
-        events.may_progress = opts.push and any(g.watcher.feeds for g in groups)
         events.last_seen = _last_seen(groups)
     watchers = [g.watcher for g in groups]
     receiving: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
@@ -139,7 +153,14 @@ async def _watch(
     code = max(codes, default=ExitCode.OK)
     if opts.save is not None:
         await _save_results(opts.save, groups, events)
+    if unreachable:  # `--all`: the tasks there were not watched, the watch is not all done
+        code = max(code, ExitCode.SERVER)
     events.finish(watched, code)
+    if unreachable:
+        ctx.out.note(
+            f"{_endpoints(unreachable)} could not be reached: its tasks were not watched "
+            f"(exit {int(code)})"
+        )
     _alert(opts, ctx, watched)
     if all(g.ctx.places.remembers for g in groups):  # stdio tasks die with the server
         _resume_hint(ctx, watched)
@@ -397,11 +418,14 @@ BOOK_FLUSH = 0.5
 PIPE_CHECK = 0.2
 
 
-async def _everything_unfinished(ctx: Context) -> list[tuple[Context, list[str]]]:
+async def _everything_unfinished(
+    ctx: Context, unreachable: list[str]
+) -> list[tuple[Context, list[str]]]:
     """`watch --all`: with a target, its unfinished tasks; without one, those of every
     endpoint in the task book: aliases of one endpoint (a URL whose agent card named another
     endpoint of the book) once, and endpoints that have not answered for a day skipped with a
-    note (their tasks stay in the book: `watch ID` still tries them)."""
+    note (their tasks stay in the book: `watch ID` still tries them). An endpoint that cannot
+    be asked now is skipped with a note and added to `unreachable`."""
     if ctx.has_target():
         return [(ctx, await _unfinished_tasks(ctx, ask=True))]
     from mcptask.errors import McptaskError
@@ -433,6 +457,7 @@ async def _everything_unfinished(ctx: Context) -> list[tuple[Context, list[str]]
                 raise
             book.contact(endpoint, ok=False)
             ctx.out.note(f"skipping {endpoint}: {exc.message}")
+            unreachable.append(endpoint)
             continue
         places.append((place, ids))
     return places

@@ -41,12 +41,12 @@ STYLE = {
     "interrupted": ("yellow", "■"),
     "error": ("red", "!"),
     "unknown": ("red", "?"),
-    #: the live view's word for a task no answer has shown yet
-    "unseen": ("bright_black", "…"),
+    #: the live view's word for a task no answer has shown yet (its first poll is under way)
+    "checking": ("bright_black", "…"),
     #: a task no answer has shown yet, whose polls fail (the server is down): retried
     "retrying": ("yellow", "↻"),
 }
-UNSEEN = "unseen"
+UNSEEN = "checking"
 RETRYING = "retrying"
 
 
@@ -142,13 +142,35 @@ class Output:
         self.stdout.flush()
 
     def note(self, message: str) -> None:
-        """A one-line remark on stderr (never part of the data on stdout)."""
-        self.stderr.write(f"mcptask: {one_line(self._redacted(message), 500)}\n")
+        """A one-line remark on stderr (never part of the data on stdout); on a terminal
+        narrower than it, wrapped at word boundaries (a terminal wraps mid-word)."""
+        self.stderr.write(self._wrapped(f"mcptask: {one_line(self._redacted(message), 500)}"))
         self.stderr.flush()
 
     def error(self, message: str) -> None:
-        self.stderr.write(f"mcptask: error: {one_line(self._redacted(message), 1000)}\n")
+        line = f"mcptask: error: {one_line(self._redacted(message), 1000)}"
+        self.stderr.write(self._wrapped(line))
         self.stderr.flush()
+
+    def _wrapped(self, line: str) -> str:
+        """`line` and its newline; on a terminal, folded between words to its width (the
+        lines after the first indented), never inside a word, a URL or a command."""
+        width = _terminal_width(self.stderr)
+        if width is None or len(line) <= width:
+            return line + "\n"
+        import re
+        import textwrap
+
+        # a command in backticks stays whole on one line (to copy it)
+        held = re.sub(r"`[^`]{1,80}`", lambda m: m.group(0).replace(" ", "\0"), line)
+        folded = textwrap.fill(
+            held,
+            width=width,
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        return folded.replace("\0", " ") + "\n"
 
     def _redacted(self, message: str) -> str:
         # clean first: a secret split by escape sequences must still be found and redacted
@@ -309,6 +331,18 @@ class Output:
             self.line(result.to_json())
             return
         self.console.print(result_renderable(self.scrubbed_result(result)))
+
+
+def _terminal_width(stream: Any) -> int | None:
+    """The width of the terminal `stream` writes to; None when it is not a terminal."""
+    import os
+
+    try:
+        if not stream.isatty():
+            return None
+        return max(os.get_terminal_size(stream.fileno()).columns, 20)
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def delay_text(seconds: float) -> str:

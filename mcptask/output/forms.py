@@ -423,13 +423,19 @@ class Form:
         url = req.params.get("url")
         if isinstance(url, str) and url:
             self.console.print(_text(f"open: {one_line(url, 500)}", "underline"))
-        content: dict[str, Any] = {}
-        for f in fields(req.schema):
-            value = self._field(f)
-            if value is not _MISSING:
-                content[f.name] = value
+        content = self._fields()
         if not req.can_decline:
-            return {"action": "accept", "content": content}
+            # an A2A answer is a message: confirmed like a form's (a `y` typed for a
+            # confirmation that never comes would land in the shell), or typed again
+            while True:
+                self.console.print()
+                word = self.ask("send this answer? [Y]es, [e]dit: ").strip().lower()
+                if word in ("", "y", "yes", "s", "send"):
+                    return {"action": "accept", "content": content}
+                if word in ("e", "edit", "n", "no"):
+                    content = self._fields()
+                    continue
+                self._complain("answer y or e (Ctrl-C: send nothing)")
         self.console.print()
         while True:
             word = self.ask("send this answer? [Y]es, [d]ecline, [c]ancel: ").strip().lower()
@@ -442,6 +448,14 @@ class Form:
             if word in ("c", "cancel"):
                 return {"action": "cancel"}
             self._complain("answer y, d or c")
+
+    def _fields(self) -> dict[str, Any]:
+        content: dict[str, Any] = {}
+        for f in fields(self.request.schema):
+            value = self._field(f)
+            if value is not _MISSING:
+                content[f.name] = value
+        return content
 
     def _complain(self, message: str) -> None:
         self.console.print(_text(f"  ✖ {message}", "red"))

@@ -176,11 +176,8 @@ class LiveEvents:
         self.retrying: dict[str, str] = {}
         #: task id -> a short name of its server, when the watch spans servers (a column then)
         self.servers: dict[str, str] = {}
-        #: the server may push progress for these tasks: the progress column is there from the
-        #: first frame (columns do not come and go during a watch)
-        self.may_progress = False
         #: task id -> the status the task book last saw (a row not answered yet in this watch,
-        #: whose server is down, shows it rather than `unseen`)
+        #: whose server is down, shows it rather than `checking`)
         self.last_seen: dict[str, str] = {}
         self._live: Any = None
         self._ticker: asyncio.Task[None] | None = None
@@ -194,6 +191,11 @@ class LiveEvents:
         self._drawn_width = 0
         #: task id -> when it was created, in wall-clock seconds (None: no usable createdAt)
         self._created: dict[str, float | None] = {}
+        #: task id -> the message it last had while it ran (a task that ends with it unchanged
+        #: says how it ended instead)
+        self._running_message: dict[str, str] = {}
+        #: the message column's width in the last frame (a progress bar where there is room)
+        self.message_width = 0
 
     def __enter__(self) -> LiveEvents:
         self._start()
@@ -274,6 +276,11 @@ class LiveEvents:
 
     def update(self, w: Watched, via: str) -> None:
         self.retrying.pop(w.task_id, None)
+        if w.task is not None and not w.task.terminal:
+            self._running_message[w.task_id] = w.task.statusMessage or ""
+
+    def working_message(self, w: Watched) -> str | None:
+        return self._running_message.get(w.task_id)
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
         self.retrying[w.task_id] = error
@@ -308,6 +315,13 @@ class LiveEvents:
                     self.out.console.print(result_renderable(self.out.scrubbed_result(w.result)))
                 elif w.result_error:
                     self.out.note(f"{w.task_id}: could not fetch the result: {w.result_error}")
+        else:
+            # the watch showed how it ended, not what it made: say how to have it
+            done = [w.task_id for w in watched if w.outcome == "completed"]
+            if len(done) == 1:
+                self.out.note(f"its result: `{command_line('result', done[0])}`")
+            elif done:
+                self.out.note(f"their results: `{command_line('result', 'ID')}` for each")
         for w in watched:
             if w.outcome in ("error", "unknown") and w.last_error:
                 self.out.note(f"{w.task_id}: {w.last_error}")
@@ -336,8 +350,14 @@ class LiveEvents:
             shown = self.status(w)
             counts[shown] = counts.get(shown, 0) + 1
         rows = self._rows_that_fit()
-        cells = [[col.cell(self, w, now) for col in LIVE_COLUMNS] for w in rows]
+        cells = [
+            [col.cell(self, w, now) if i != MESSAGE else "" for i, col in enumerate(LIVE_COLUMNS)]
+            for w in rows
+        ]
         layout = self._layout(width or self.out.console.width, cells)
+        self.message_width = dict(layout)[MESSAGE]
+        for row, w in zip(cells, rows, strict=True):
+            row[MESSAGE] = LIVE_COLUMNS[MESSAGE].cell(self, w, now)
         table = Table(show_edge=False, title=self.title, title_justify="left", expand=False)
         for i, col_width in layout:
             col = LIVE_COLUMNS[i]
@@ -482,12 +502,13 @@ def count_text(progress: float, total: float | None) -> str:
 
 
 def progress_cell(w: Watched, width: int = 10) -> str:
-    """`███░░░ 3/4` (a bar where the total is known), `3` without one, empty before any."""
+    """`███░░░ 3/4` (a bar of `width` where the total is known; 0: none), `3` without a
+    total, empty before any."""
     p = w.progress
     if p is None:
         return ""
     count = count_text(p.progress, p.total)
-    if not p.total or p.total <= 0:
+    if not p.total or p.total <= 0 or width <= 0:
         return count
     filled = round(width * min(max(p.progress / p.total, 0.0), 1.0))
     return "█" * filled + "░" * (width - filled) + " " + count
@@ -537,13 +558,22 @@ def _status_cell(view: LiveEvents, w: Watched, now: float) -> Any:
 
 
 def _message_cell(view: LiveEvents, w: Watched, now: float) -> Any:
-    return safe_line(shown_message(w, view.retrying, now), 500)
+    from rich.text import Text
+
+    message = safe_line(shown_message(w, view.retrying, now, view.working_message(w)), 500)
+    bar = progress_cell(w, 6 if view.message_width >= 40 else 0)
+    if not bar or w.done:
+        return message
+    return Text.assemble((bar, "cyan"), "  " if message.plain else "", message)
 
 
-def shown_message(w: Watched, retrying: dict[str, str], now: float | None = None) -> str:
+def shown_message(
+    w: Watched, retrying: dict[str, str], now: float | None = None, stale: str | None = None
+) -> str:
     """The live view's message: the retry under way (counting down to the same moment as the
     next poll column), else why the task ended in error (or why its result is missing), else
-    the task's own message."""
+    the task's own message. A task that ended with the message it had while it ran (`stale`:
+    many servers leave `Generating ...` in place) shows how it ended instead."""
     if not w.done and w.task_id in retrying:
         left = max(w.due - now, 0.0) if now is not None else 0.0
         return f"retrying in {delay_text(left)}: {retrying[w.task_id]}"
@@ -551,11 +581,31 @@ def shown_message(w: Watched, retrying: dict[str, str], now: float | None = None
         return w.last_error
     if w.done and w.result_error:
         return f"result not fetched: {w.result_error}"
-    return (w.task.statusMessage if w.task else "") or ""
+    message = (w.task.statusMessage if w.task else "") or ""
+    if w.done and (not message or message == stale):
+        return ended_message(w) or message
+    return message
 
 
-def _progress_cell(view: LiveEvents, w: Watched, now: float) -> str:
-    return progress_cell(w)
+def ended_message(w: Watched) -> str:
+    """What a row says of a task that ended without a message of its own: the first line of
+    its result, else how it ended."""
+    if w.outcome == "completed" and w.result is not None and w.result.error is None:
+        from mcptask.protocols.wire import result_text
+
+        text, is_error = result_text(w.result.payload)
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        if first:
+            return f"error: {first}" if is_error else f"result: {first}"
+    if w.outcome in ("input_required", "auth_required"):
+        return "" if w.task is None else (w.task.statusMessage or "")
+    return {
+        "completed": "done",
+        "failed": "failed",
+        "cancelled": "cancelled",
+        "rejected": "rejected",
+        "expired": "expired",
+    }.get(w.outcome or "", "")
 
 
 def _age_cell(view: LiveEvents, w: Watched, now: float) -> str:
@@ -589,6 +639,11 @@ def _ttl_cell(view: LiveEvents, w: Watched, now: float) -> str:
     return f"{duration_ms(w.task.ttl)} after"
 
 
+def _any_ttl(view: LiveEvents) -> bool:
+    """The `kept` column applies unless every task has been seen without a ttl."""
+    return not view.watched or any(w.task is None or w.task.ttl is not None for w in view.watched)
+
+
 def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
     if w.done:
         return w.via
@@ -597,7 +652,10 @@ def _via_cell(view: LiveEvents, w: Watched, now: float) -> str:
     return "webhook" if w.live_via == {"webhook"} else "push"
 
 
-#: the live view's columns, left to right (a new column: one entry here, with its `drop` rank)
+#: the live view's columns, left to right (a new column: one entry here, with its `drop` rank).
+#: The message comes first: the others give way (the highest `drop` first) until it has
+#: MESSAGE_MIN cells; pushed progress is drawn inside it (`3/6 Drafting report`), so no column
+#: stays empty for a server that pushes none
 LIVE_COLUMNS: tuple[LiveColumn, ...] = (
     LiveColumn("task", _task_cell),
     # a watch that spans servers says which task is where
@@ -605,26 +663,20 @@ LIVE_COLUMNS: tuple[LiveColumn, ...] = (
     # room for the words most tasks end with: the column keeps its width when they end
     LiveColumn("status", _status_cell, reserve="✔ completed"),
     LiveColumn("message", _message_cell),
-    # progress the server may push for a task: a column from the start where it can
-    LiveColumn(
-        "progress",
-        _progress_cell,
-        drop=3,
-        reserve="██████████ 1/10",
-        when=lambda view: view.may_progress or any(w.progress is not None for w in view.watched),
-    ),
-    LiveColumn("age", _age_cell, drop=2, justify="right", reserve="1m00s"),
+    LiveColumn("age", _age_cell, drop=3, justify="right", reserve="1m00s"),
+    LiveColumn("via", _via_cell, drop=4, style="dim", reserve="push"),
     LiveColumn("next poll", _next_poll_cell, drop=5, justify="right", reserve="1m00s"),
-    LiveColumn("kept", _ttl_cell, drop=4, justify="right", reserve="5m00s after"),
-    LiveColumn("via", _via_cell, drop=6, style="dim", reserve="push"),
+    # how long the server keeps a task: not drawn once every task is known to have no ttl
+    LiveColumn("kept", _ttl_cell, drop=6, justify="right", reserve="5m00s after", when=_any_ttl),
 )
 #: the task column (a whole id, else a unique prefix)
 TASK = 0
 #: the column that takes the room the others leave
 MESSAGE = next(i for i, c in enumerate(LIVE_COLUMNS) if c.header == "message")
-#: the message column gets at least this many cells before a droppable column goes, and at most
-#: MESSAGE_MAX (a very wide terminal need not stretch the table)
-MESSAGE_MIN = 12
+#: the message column gets at least this many cells before a droppable column goes (and before a
+#: whole id gives way to its unique prefix), and at most MESSAGE_MAX (a very wide terminal need
+#: not stretch the table)
+MESSAGE_MIN = 36
 MESSAGE_MAX = 80
 
 

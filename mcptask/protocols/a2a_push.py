@@ -43,9 +43,8 @@ def notification_view(delivery: Delivery) -> dict[str, Any]:
     the token matched, what the receiver answered."""
     out: dict[str, Any] = {
         "event": "notification",
-        "receivedAt": delivery.received,
+        "receivedAt": _iso(delivery.received),
         "taskId": delivery.task_id,
-        "state": None,
         "status": None,
         "changed": None,
         "message": None,
@@ -63,7 +62,6 @@ def notification_view(delivery: Delivery) -> dict[str, Any]:
         out["changed"] = kind
         status = event.get("status")
         if isinstance(status, dict) and isinstance(status.get("state"), str):
-            out["state"] = status["state"]
             out["status"] = normalize_state(status["state"])
             out["message"] = message_text(status.get("message"))
         if kind == "artifact" and isinstance(event.get("artifact"), dict):
@@ -75,6 +73,14 @@ def notification_view(delivery: Delivery) -> dict[str, Any]:
     if delivery.accepted or delivery.duplicate:
         out["body"] = delivery.body
     return out
+
+
+def _iso(at: float) -> str:
+    """An ISO 8601 time in UTC to the millisecond, as every other shape prints times."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.fromtimestamp(at, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
 
 
 class WebhookFeed(PushFeed):

@@ -135,9 +135,16 @@ class Places:
         if hits is None:
             hits = self._ctx.book.find(task_id)
         if not hits:
+            from mcptask.state.taskbook import MIN_PREFIX
+
+            short = (
+                f" (a prefix of a task id needs at least {MIN_PREFIX} characters)"
+                if len(task_id) < MIN_PREFIX
+                else ""
+            )
             raise no_target(
-                f"task {task_id} is not in the task book, so mcptask does not know where it "
-                "lives: give a target for tasks this machine has not seen (--url URL, "
+                f"task {task_id} is not in the task book{short}, so mcptask does not know where "
+                "it lives: give a target for tasks this machine has not seen (--url URL, "
                 "--stdio CMD or -s NAME)"
             )
         ids = {tid for _, tid, _ in hits}

@@ -9,6 +9,7 @@ timeout, SIGINT, SIGTERM)."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -85,10 +86,10 @@ def configs(run_cli: RunCli, url: str, proto: str, task_id: str) -> list[dict[st
 class Cli:
     """The real CLI as a long-running process, its stdout read line by line."""
 
-    def __init__(self, state_dir: Path, *args: str) -> None:
+    def __init__(self, state_dir: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mcptask", *args],
-            env=clean_env(state_dir),
+            env=clean_env(state_dir, env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -127,8 +128,8 @@ class Cli:
 def cli(state_dir: Path) -> Iterator[Any]:
     started: list[Cli] = []
 
-    def start(*args: str) -> Cli:
-        c = Cli(state_dir, *args)
+    def start(*args: str, env: dict[str, str] | None = None) -> Cli:
+        c = Cli(state_dir, *args, env=env)
         started.append(c)
         return c
 
@@ -140,10 +141,12 @@ def cli(state_dir: Path) -> Iterator[Any]:
 # -- push set | get | list | delete ------------------------------------------------------------
 
 
-def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str]) -> None:
+def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str], tmp_path: Path) -> None:
     url, proto = spoken
     task_id = send(run_cli, url, proto)
     hook = "http://127.0.0.1:9/hook?token=sekrit"
+    # secrets from a file or the environment, never a flag's value (issue 38)
+    (tmp_path / "token").write_text("tok-1\n")
     made = ok(
         run_cli(
             "push",
@@ -157,14 +160,13 @@ def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str]) -> Non
             "json",
             "--webhook",
             hook,
-            "--token",
-            "tok-1",
+            "--webhook-token-file",
+            str(tmp_path / "token"),
             "--auth-scheme",
             "Bearer",
-            "--auth-credentials",
-            "cred-1",
             "--id",
             "c1",
+            env={"MCPTASK_WEBHOOK_CREDENTIALS": "cred-1"},
         )
     ).json()
     valid(made)
@@ -284,7 +286,7 @@ def test_push_set_needs_a_webhook_url(run_cli: RunCli) -> None:
 def test_push_listen_prints_what_the_agent_delivers(
     run_cli: RunCli, cli: Any, spoken: tuple[str, str]
 ) -> None:
-    listen = cli("push", "listen", "--token", "listen-tok", "-o", "ndjson")
+    listen = cli("push", "listen", "-o", "ndjson", env={"MCPTASK_WEBHOOK_TOKEN": "listen-tok"})
     where = valid(listen.line())
     assert where["event"] == "listening" and where["host"] == "127.0.0.1"
     url, proto = spoken
@@ -303,8 +305,7 @@ def test_push_listen_prints_what_the_agent_delivers(
             proto,
             "--webhook",
             where["url"],
-            "--token",
-            "listen-tok",
+            env={"MCPTASK_WEBHOOK_TOKEN": "listen-tok"},
         )
     )
     seen = listen.until(lambda n: (n["message"] or "").startswith("step "))
@@ -316,18 +317,23 @@ def test_push_listen_prints_what_the_agent_delivers(
         assert n["tokenMatched"] is True and n["accepted"] is True
     # 1.0: StreamResponse status updates; a2a-js over 0.3: the whole task each time
     assert {n["changed"] for n in seen} <= {"status", "task"}
-    assert seen[-1]["state"] in ("TASK_STATE_CANCELED", "canceled")
+    # one vocabulary (the task shape's status words) and ISO times, as every command prints
+    assert seen[-1]["status"] == "cancelled" and "state" not in seen[-1]
+    assert all(
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", n["receivedAt"]) for n in seen
+    )
     code, out, err = listen.stop(signal.SIGINT)
     assert code == 0, err
     assert "Traceback" not in err and "listen-tok" not in out + err
 
 
-def test_the_receiver_refuses_what_it_must(cli: Any) -> None:
+def test_the_receiver_refuses_what_it_must(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("right\n")
     listen = cli(
         "push",
         "listen",
-        "--token",
-        "right",
+        "--webhook-token-file",
+        str(tmp_path / "token"),
         "--max-body",
         "1000",
         "--task",
@@ -368,6 +374,36 @@ def test_the_receiver_refuses_what_it_must(cli: Any) -> None:
     assert all("body" not in r for r in reports[:8])  # refused bodies are never passed on
     code, _, err = listen.stop(signal.SIGTERM)
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("push", "listen", "--token", "s3cret"),
+        ("push", "set", "t1", "-u", "http://127.0.0.1:9/", "--webhook", "http://h/",
+         "--token", "s3cret"),
+        ("push", "set", "t1", "-u", "http://127.0.0.1:9/", "--webhook", "http://h/",
+         "--auth-scheme", "Bearer", "--auth-credentials", "s3cret"),
+    ],
+)  # fmt: skip
+def test_a_secret_as_a_flags_value_is_refused_with_advice(
+    run_cli: RunCli, args: tuple[str, ...]
+) -> None:
+    r = run_cli(*args)
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert "-file PATH or $MCPTASK_WEBHOOK_" in r.stderr and "s3cret" not in r.stderr
+
+
+def test_push_listen_makes_up_a_token_and_listens_at_hook(cli: Any) -> None:
+    listen = cli("push", "listen", "-o", "ndjson")
+    url = valid(listen.line())["url"]
+    assert url.endswith("/hook"), url
+    code, _, err = listen.stop(signal.SIGTERM)
+    assert code == 0
+    token = re.search(r"token: (\S+)", err)
+    assert token and len(token.group(1)) >= 16, err
+    assert "MCPTASK_WEBHOOK_TOKEN" in err
 
 
 def test_push_listen_count_and_bad_options(run_cli: RunCli) -> None:
@@ -626,3 +662,55 @@ def test_an_agent_that_refuses_the_public_url_is_polled_and_named(
     lines = r.lines()
     assert lines[-1]["outcome"] == "completed"
     assert all(x.get("via") != "webhook" for x in lines)
+
+
+# -- README's push example, as printed (issue 38) ------------------------------------------------
+
+
+def readme_push_block() -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("## A2A push notifications", 1)[1].split("\n## ", 1)[0]
+    block = re.findall(r"```\n(.*?)```", section, flags=re.S)[0]
+    return [ln for ln in block.splitlines() if ln.strip()]
+
+
+def test_the_readme_push_example_works_as_printed(
+    run_cli: RunCli, cli: Any, a2a_push_server: A2AServerProcess
+) -> None:
+    """`export MCPTASK_WEBHOOK_TOKEN=...`, `push listen --port 8765`, `push set $ID --webhook
+    http://127.0.0.1:8765/hook` as README prints them (a free port for 8765, the task the book
+    knows for $ID): the agent's notifications reach the listener with the right token."""
+    import shlex
+
+    lines = readme_push_block()
+    export = next(ln for ln in lines if ln.startswith("export "))
+    listen = next(ln for ln in lines if ln.startswith("mcptask push listen"))
+    push_set = next(ln for ln in lines if ln.startswith("mcptask push set"))
+    name, _, value = shlex.split(export.split("  #", 1)[0])[1].partition("=")
+    env = {name: value}
+    port = free_port()
+    listen_words = [w.replace("8765", str(port)) for w in shlex.split(listen.split("  #")[0])]
+    receiver = cli(*listen_words[1:], "-o", "ndjson", env=env)
+    where = valid(receiver.line())
+    task_id = send(run_cli, a2a_push_server.url, "a2a-1.0", "slow readme")
+    set_words = [
+        task_id if w == "$ID" else w.replace("8765", str(port))
+        for w in shlex.split(push_set.split("  #")[0])
+    ]
+    assert set_words[set_words.index("--webhook") + 1] == where["url"]
+    ok(run_cli(*set_words[1:], env=env))  # the book knows where the task is
+    seen = receiver.until(lambda n: n["taskId"] == task_id)
+    assert seen[-1]["tokenMatched"] is True and seen[-1]["accepted"] is True, seen
+    ok(run_cli("cancel", task_id, "-u", a2a_push_server.url, "-p", "a2a-1.0"))
+    code, _, err = receiver.stop(signal.SIGINT)
+    assert code == 0, err
+
+
+def free_port() -> int:
+    """A port free right now (the receiver binds it at once)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

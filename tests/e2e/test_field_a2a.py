@@ -88,7 +88,9 @@ def test_a_question_only_in_the_history_is_shown(run_cli: RunCli, odd: OddServer
 
 def _answer_in_form(t: Terminal, text: str) -> None:
     t.expect("text: ")
-    t.type(text + "\n")  # one text field: sent as typed, no confirmation
+    t.type(text + "\n")
+    t.expect("send this answer? [Y]es, [e]dit: ")  # confirmed like an MCP form (issue 38)
+    t.type("y\n")
 
 
 def test_a_refused_answer_stays_on_screen_and_the_form_asks_again(
@@ -116,3 +118,24 @@ def test_answers_refused_every_time_end_naming_the_refusal(
         _answer_in_form(t, city)
     assert t.wait() == 6, t.screen
     assert "refused the answer 3 times (last: unknown city 'Shangri-La'" in t.screen
+
+
+def test_an_a2a_answer_can_be_typed_again_before_it_is_sent(
+    terminal: Callable[..., Terminal], run_cli: RunCli, odd: OddServer
+) -> None:
+    """`e` at the confirmation asks again; nothing reaches the agent before `y`."""
+    url = odd.agent("1.0")
+    tid = _send(run_cli, url, "ask the weather")["taskId"]
+    t = terminal("watch", "--url", url, "--", tid)
+    t.expect("Which city?")
+    t.expect("text: ")
+    t.type("Pariss\n")
+    t.expect("send this answer? [Y]es, [e]dit: ")
+    t.type("e\n")
+    t.expect("text: ")
+    assert odd.scenario(url).answers == []  # nothing sent yet
+    t.type("Paris\n")
+    t.expect("send this answer? [Y]es, [e]dit: ")
+    t.type("\n")  # Enter: yes
+    assert t.wait() == 0, t.screen
+    assert odd.scenario(url).answers == [[{"text": "Paris"}]]

@@ -84,7 +84,7 @@ def test_the_root_help_groups_every_command_with_its_whole_summary(run_cli: RunC
 
 
 def test_the_placeholder_words(run_cli: RunCli) -> None:
-    text = run_cli("watch", "--help").stdout
+    text = run_cli("watch", "--help-all").stdout
     for shown in (
         "-u, --url URL",
         "-s, --server NAME",
@@ -102,7 +102,7 @@ def test_the_placeholder_words(run_cli: RunCli) -> None:
 
 
 def test_the_shared_options_have_their_own_panels_after_the_commands_own(run_cli: RunCli) -> None:
-    out = run_cli("watch", "--help").stdout
+    out = run_cli("watch", "--help-all").stdout
     sections = [ln.rstrip(":") for ln in out.splitlines() if ln and not ln.startswith(" ")]
     body = sections[sections.index("Arguments") :]
     assert body[:5] == [
@@ -116,12 +116,35 @@ def test_the_shared_options_have_their_own_panels_after_the_commands_own(run_cli
     assert "--until" in own and "--bell" in own and "--url" not in own and "--jq" not in own
 
 
+@pytest.mark.parametrize("command", ["watch", "get", "call", "push set", "list"])
+def test_the_shared_options_fold_under_one_heading(run_cli: RunCli, command: str) -> None:
+    """Issue 38: `--help` shows the command's own flags, then the shared ones folded (a line
+    of names per panel), so at 80x24 the command's own options stay on the screen; the full
+    list is a flag away (`--help-all`)."""
+    out = run_cli(*command.split(), "--help", env={"COLUMNS": "80"}).stdout
+    sections = [ln.rstrip(":") for ln in out.splitlines() if ln and not ln.startswith(" ")]
+    folded = "Global options (every command's; `--help-all` explains them)"
+    assert sections[-2:] == [folded, "Examples"], sections
+    block = out.split(folded + ":\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(block) <= 6, block
+    assert block[0].split()[:2] == ["Target", "-u/--url,"]
+    assert any(ln.split()[0] == "Output" and "-o/--output" in ln for ln in block), block
+    assert "Target options" not in out and "The endpoint:" not in out
+    full = run_cli(*command.split(), "--help-all", env={"COLUMNS": "80"}).stdout
+    assert "Target options:" in full and "Output options:" in full and folded not in full
+    assert len(full.splitlines()) > len(out.splitlines()) + 20
+    # watch at 80 columns: the command's own options and the examples in 60 lines or fewer
+    assert len(out.splitlines()) <= 60, len(out.splitlines())
+
+
 @pytest.mark.parametrize("sub", ["login", "logout", "status", "token"])
 def test_auth_lists_only_what_applies(run_cli: RunCli, sub: str) -> None:
-    out = run_cli("auth", sub, "--help").stdout
+    out = run_cli("auth", sub, "--help-all").stdout
     for absent in ("--stdio", "--session", "--context-id", "--protocol", "--login", "agno", "A2A"):
         assert absent not in out, (absent, out)
     assert "--url URL" in out and "The MCP server's endpoint" in out
+    folded = run_cli("auth", sub, "--help").stdout
+    assert "-u/--url" in folded and "--stdio" not in folded
 
 
 def test_send_does_not_say_agno_needs_a_context(run_cli: RunCli) -> None:

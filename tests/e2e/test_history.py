@@ -264,7 +264,7 @@ def test_book_forget_and_prune(run_cli: RunCli, everything_server: ServerProcess
     assert gone.code == 2 and "not in the task book" in gone.stderr
     assert ok(run_cli("get", b, "-o", "json")).json()["taskId"] == b
     again = run_cli("forget", a)
-    assert again.code == 2
+    assert again.code == 9  # not in the book: not found (issue 38), not a missing target
     assert_one_line_error(again)
 
     kept = ok(run_cli("prune", "--older-than", "7d", "-o", "json")).json()
@@ -323,18 +323,40 @@ def test_watch_all_skips_an_endpoint_silent_for_a_day(
         run_cli("call", "simulate-research-query", "topic=alive", "--url", everything_server.url)
     )
     alive_id = alive.json()["taskId"]
-    first = ok(run_cli("watch", "--all", "-o", "json"))
+    # an endpoint that cannot be reached: its tasks were not watched, exit 4 (issue 38)
+    first = ok(run_cli("watch", "--all", "-o", "json"), 4)
     assert f"skipping {gone}" in first.stderr
+    assert f"{gone} could not be reached: its tasks were not watched (exit 4)" in first.stderr
     assert [t["taskId"] for t in first.json()["tasks"]] == [alive_id]
+    assert first.json()["exitCode"] == 4
     (entry,) = [
         e for e in ok(run_cli("book", "-o", "json")).json()["endpoints"] if e["endpoint"] == gone
     ]
     assert entry["lastFailure"] is not None
     with sqlite3.connect(state_dir / "tasks.db") as conn:  # a day and more goes by
         conn.execute("UPDATE endpoints SET created = created - 2 * 86400, last_ok = NULL")
-    second = ok(run_cli("watch", "--all", "-o", "json"))
+    second = ok(run_cli("watch", "--all", "-o", "json"))  # skipped on purpose, not tried: 0
     assert f"skipping {gone}: it has not answered for" in second.stderr
     assert "mcptask forget --endpoint" in second.stderr
     # asked for by name, it is tried
     tried = run_cli("watch", "--all", "--url", gone, "-o", "json")
     assert tried.code == 4
+
+
+def test_watch_all_with_only_an_unreachable_endpoint_exits_4(
+    run_cli: RunCli, state_dir: Path
+) -> None:
+    """Nothing could be watched because the one endpoint with unfinished tasks is down: not
+    `no unfinished tasks` and exit 0 (a script would think all is done)."""
+    from mcptask.state.taskbook import TaskBook
+
+    gone = "http://127.0.0.1:9/mcp"
+    book = TaskBook(state_dir / "tasks.db")
+    book.set_endpoint(gone, protocol="mcp-2025-11-25")
+    book.record(gone, "lost-task", status="working", protocol="mcp-2025-11-25")
+    book.close()
+    r = run_cli("watch", "--all", "-o", "ndjson")
+    assert r.code == 4, r.stderr
+    assert f"skipping {gone}" in r.stderr
+    assert f"{gone} could not be reached" in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout.strip() and json.loads(r.stdout.splitlines()[-1])["exitCode"] == 4

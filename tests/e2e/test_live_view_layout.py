@@ -7,6 +7,7 @@ server)."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from mcptask.scheduler.watcher import Watched
 from conftest import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = ("task", "status", "message", "age", "next poll", "kept", "via")
+HEADERS = ("task", "status", "message", "age", "via", "next poll", "kept")
 #: columns drawn only where they apply (pushed progress, a watch across servers)
 SOMETIMES = ("progress", "server")
 
@@ -78,18 +79,22 @@ ROWS = (
 @pytest.mark.parametrize(
     ("width", "columns"),
     [
-        (120, list(HEADERS)),
-        # whole ids first: the other columns give way (via, next poll, kept, age)
-        (80, ["task", "status", "message"]),
-        # no room for whole ids: a unique prefix (every command takes it), never an ellipsis
-        (60, ["task", "status", "message", "age"]),
+        # the message first: kept and next poll give way to whole ids and 36 message cells
+        (120, ["task", "status", "message", "age", "via"]),
+        (160, list(HEADERS)),
+        # no room for whole ids and the message: a unique prefix (every command takes it),
+        # never an ellipsis
+        (80, ["task", "status", "message", "age"]),
+        (60, ["task", "status", "message"]),
     ],
 )
 def test_whole_headers_and_status_words_at_any_width(width: int, columns: list[str]) -> None:
     lines = frame(view(*(watched(*r) for r in ROWS)), width)
-    assert header_of(lines) == columns  # via goes first, then next poll, then kept
+    assert header_of(lines) == columns  # kept goes first, then next poll, via, age
     ids = [ln.split("│")[0].strip() for ln in lines if "│" in ln]
-    if width >= 80:
+    message = next(ln for ln in lines if "┃" in ln).split("┃")[2]
+    assert len(message) >= min(38, width - 30), lines  # the message gets its room first
+    if width >= 120:
         assert ids == [r[0] for r in ROWS]
     else:
         assert ids == [r[0][:8] for r in ROWS]
@@ -289,9 +294,21 @@ def test_the_live_view_in_a_real_terminal(tmux_at: Tmux, state_dir: Path) -> Non
     header = header_of(final)
     assert [h for h in header if h not in SOMETIMES][:3] == ["task", "status", "message"]
     assert set(header) <= {*HEADERS, *SOMETIMES}
-    if tmux_at.width >= 120:  # the demo server pushes its stages as progress
-        assert "progress" in header and "age" in header
-    assert any("✔ completed" in ln for ln in final)
+    # the message first (issue 38): no empty column takes its room; pushed progress is drawn
+    # inside it; whole ids where they fit beside 36 cells of message, else a unique prefix
+    assert "progress" not in header and "kept" not in header
+    cut = next(ln for ln in final if "╇" in ln).split("╇")
+    assert len(cut[header.index("message")]) >= min(38, tmux_at.width - 27), final
+    row = next(ln for ln in final if "✔ completed" in ln)
+    shown_id = row.split("│")[0].strip()
+    created = next(ln for ln in final if ln.startswith("mcptask: task "))
+    task_id = created.split()[2]
+    assert shown_id == (task_id if tmux_at.width >= 120 else task_id[:8]), final
+    if tmux_at.width >= 80:
+        assert "age" in header and "Report ready" in row
+    if tmux_at.width >= 120:  # the demo pushes its stages: progress beside the message
+        assert "via" in header and "push" in row
+    assert any(re.search(r"[0-9]/6  \w", ln) for f in frames for ln in f), frames
     # a capture may catch a redraw halfway; every whole frame has the same columns, from the
     # first to the last (chosen once for the width: none comes or goes while watching)
     whole = [f for f in frames if set(header_of(f)) <= {*HEADERS, *SOMETIMES} and summary(f)]
@@ -317,7 +334,8 @@ def test_a_watch_across_servers_names_each_tasks_server() -> None:
     assert header_of(wide)[:3] == ["task", "server", "status"]
     assert "research" in "\n".join(wide)
     # on a narrow terminal the server gives way only after the low-value columns
-    assert header_of(frame(events, 100)) == ["task", "server", "status", "message"]
+    assert header_of(frame(events, 100)) == ["task", "server", "status", "message", "age", "via"]
+    assert header_of(frame(events, 80)) == ["task", "status", "message"]
 
 
 def wait_screen(
@@ -499,7 +517,8 @@ def test_watching_server_everything_keeps_its_columns_and_the_whole_id(
     tmux_at: Tmux, state_dir: Path, everything_server: Any
 ) -> None:
     """server-everything's research task (4 stages of 1 s) followed live: the id is whole on
-    its row, the columns never change, the age counts from the task's createdAt."""
+    its row at 120 columns (a unique prefix at 80, where the message gets the room), the
+    columns never change, the age counts from the task's createdAt."""
     env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
     url = everything_server.url
     tmux_at.start(
@@ -516,6 +535,98 @@ def test_watching_server_everything_keeps_its_columns_and_the_whole_id(
     assert len(headers) == 1, headers  # chosen once for the width
     for f in whole:
         rows = [ln for ln in f if "│" in ln]
-        assert len(rows) == 1 and rows[0].split("│")[0].strip() == task_id, f
+        shown = rows[0].split("│")[0].strip() if len(rows) == 1 else ""
+        if tmux_at.width >= 120:
+            assert shown == task_id, f
+        else:
+            assert len(shown) >= 8 and task_id.startswith(shown), f
         assert all(len(ln) <= tmux_at.width for ln in f)
     assert "age" in header_of(final)
+
+
+def test_a_task_that_ends_with_its_running_message_says_how_it_ended() -> None:
+    """Many servers leave `Generating ...` in place when a task completes: the row then shows
+    the result's first line (or how it ended), not the stale message."""
+    from mcptask.protocols.base import TaskResult
+
+    row = watched("t-1", "working", "Generating the summary")
+    events = view(row)
+    events.update(row, "poll")
+    assert "Generating the summary" in "\n".join(frame(events, 120))
+    assert row.task is not None
+    row.task = row.task.model_copy(update={"status": "completed"})
+    row.outcome, row.exit_code, row.ended = "completed", 0, 60.0
+    assert "done" in "\n".join(frame(events, 120))
+    row.result = TaskResult(task=row.task, payload={"content": [{"type": "text", "text": "42\n"}]})
+    body = "\n".join(frame(events, 120))
+    assert "result: 42" in body and "Generating" not in body
+    # a message the server set at the end is its own
+    row.task = row.task.model_copy(update={"statusMessage": "Summary written"})
+    assert "Summary written" in "\n".join(frame(events, 120))
+
+
+def test_pushed_progress_is_drawn_in_the_message() -> None:
+    from mcptask.protocols.base import Progress
+
+    row = watched("t-1", "working", "Drafting report")
+    row.progress = Progress(progress=3, total=6)
+    wide = "\n".join(frame(view(row), 120))
+    assert "███░░░ 3/6  Drafting report" in wide
+    assert "3/6  Drafting report" in "\n".join(frame(view(row), 60))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tmux_at", [120, 80], indirect=True)
+def test_an_a2a_question_in_a_watch_is_confirmed_before_it_is_sent(
+    tmux_at: Tmux, state_dir: Path
+) -> None:
+    """Issue 38: the A2A text answer asks `send this answer?` as the MCP form does, so a `y`
+    typed for it never lands in the shell; the view comes back whole below the form."""
+    from servers.odd_server import OddServer
+
+    with OddServer() as odd:
+        url = odd.agent("1.0")
+        env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+        made = subprocess.run(
+            cli("send", "ask the weather", "-u", url, "-o", "json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        task_id = made.stdout.split('"taskId": "')[1].split('"')[0]
+        tmux_at.start(cli("watch", "--url", url, "--", task_id), env)
+        wait_screen(tmux_at, lambda s: any(ln.strip() == "text:" for ln in s), "asked")
+        tmux_at.run("send-keys", "-t", "t", "Paris", "Enter")
+        wait_screen(tmux_at, lambda s: any("send this answer?" in ln for ln in s), "confirmed")
+        assert odd.scenario(url).answers == []  # nothing sent before the confirmation
+        tmux_at.run("send-keys", "-t", "t", "y", "Enter")
+        final = wait_screen(tmux_at, lambda s: any("__END__" in ln for ln in s), "ended")
+        text = "\n".join(final)
+        assert "__END__ 0" in text, text
+        assert odd.scenario(url).answers == [[{"text": "Paris"}]]
+        assert "✔ completed" in text and sum(1 for ln in final if "┃" in ln) == 1, text
+        assert text.index("send this answer?") < text.index("┃")
+        assert all(len(ln) <= tmux_at.width for ln in final)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("tmux_at", [80, 120], indirect=True)
+def test_a_long_note_wraps_between_words_on_a_terminal(
+    tmux_at: Tmux, state_dir: Path, run_cli: Any
+) -> None:
+    """Issue 38: a terminal wraps a long stderr line mid-word (`it is w` / `orking now`):
+    mcptask folds it between words, a backticked command kept whole."""
+    args = ("get", "4b")
+    plain = run_cli(*args).stderr.strip()  # not a terminal: one line
+    assert "\n" not in plain and len(plain) > 120
+    env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
+    tmux_at.start(cli(*args), env)
+    screen = wait_screen(tmux_at, lambda s: any("__END__" in ln for ln in s), "ended")
+    lines = [
+        ln.rstrip() for ln in screen[: next(i for i, ln in enumerate(screen) if "__END__" in ln)]
+    ]
+    lines = [ln for ln in lines if ln]
+    assert len(lines) >= 2 and all(len(ln) <= tmux_at.width for ln in lines), lines
+    assert all(ln.startswith("  ") for ln in lines[1:]), lines
+    assert " ".join(ln.strip() for ln in lines) == plain  # no word cut in two

@@ -99,6 +99,18 @@ def test_a_config_default_that_shadows_the_books_server(
     assert f"`{again}`" in r.stderr
     hint = again.split()[2:]  # the command line the hint gives, as it is
     assert run_cli("get", *hint, env={"MCPTASK_CONFIG": str(config)}).code == 0
+    # a prefix too (issue 38): the hint names the whole id where the book has it
+    prefix = task_id[:8]
+    r = run_cli("get", "--", prefix, env={"MCPTASK_CONFIG": str(config)})
+    assert r.code == 9
+    assert_one_line_error(r)
+    assert f"the task book has it on {url}, not on server 'ev'" in r.stderr
+    assert f"`{again}`" in r.stderr
+    # a prefix too short to stand for an id says so
+    r = run_cli("get", "4b", env={"MCPTASK_CONFIG": str(config)})
+    assert r.code == 9 and "a prefix of a task id needs at least 4 characters" in r.stderr
+    r = run_cli("get", "4b")
+    assert r.code == 2 and "a prefix of a task id needs at least 4 characters" in r.stderr
 
 
 def test_the_hint_for_an_id_that_begins_with_a_dash_puts_the_flags_before_it(

@@ -72,6 +72,10 @@ class Quirks:
     #: `pushNotifications: true` and `streaming: false`, yet no `/tasks/{id}/
     #: pushNotificationConfigs` routes: 404 HTML, as a binding mounted without them
     rest_without_push: bool = False
+    #: a message that starts with ``hi`` is answered with a Message and no task (A2A allows it:
+    #: an agent that replies at once); every message, with ``message_only`` (no task support)
+    message_reply: bool = False
+    message_only: bool = False
 
 
 @dataclass
@@ -234,6 +238,19 @@ class Agent:
                 old.answer_parts = parts
                 old.created, old.seconds = now, 0.0
                 t = old
+        elif self.quirks.message_only or (
+            self.quirks.message_reply and text.lower().startswith("hi")
+        ):
+            context = str(message.get("contextId") or uuid.uuid4().hex)
+            reply: Json = {
+                "messageId": uuid.uuid4().hex,
+                "contextId": context,
+                "role": self.role("agent"),
+                "parts": [self.part(f"hello back: {text}")],
+            }
+            if not self.v10:
+                reply["kind"] = "message"
+            return {"message": reply} if self.v10 else reply
         else:
             context = str(message.get("contextId") or uuid.uuid4().hex)
             t = _Task(uuid.uuid4().hex, context, text, now, self.seconds)

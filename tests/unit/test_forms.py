@@ -481,10 +481,17 @@ def test_an_unknown_choice_at_the_end_is_asked_again() -> None:
     assert "✖ answer y, d or c" in shown
 
 
-def test_an_a2a_question_is_sent_without_asking_to_confirm() -> None:
-    answer, shown = run_form(request(TEXT_FORM, can_decline=False), "blue")
+def test_an_a2a_answer_is_confirmed_like_a_form() -> None:
+    """Issue 38: the A2A text answer asks before sending, as the MCP form does (a `y` typed
+    for a confirmation would otherwise land in the shell); `e` types it again."""
+    answer, shown = run_form(request(TEXT_FORM, can_decline=False), "blue", "y")
     assert answer == {"action": "accept", "content": {"text": "blue"}}
-    assert "send this answer?" not in shown
+    assert "send this answer? [Y]es, [e]dit: " in shown
+    answer, shown = run_form(request(TEXT_FORM, can_decline=False), "blue", "e", "green", "")
+    assert answer == {"action": "accept", "content": {"text": "green"}}
+    answer, shown = run_form(request(TEXT_FORM, can_decline=False), "blue", "d", "y")
+    assert answer == {"action": "accept", "content": {"text": "blue"}}
+    assert "✖ answer y or e" in shown
 
 
 def test_a_url_form_shows_the_address_and_accepts_without_content() -> None:

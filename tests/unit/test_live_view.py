@@ -60,7 +60,8 @@ def test_a_small_watch_draws_every_row() -> None:
     assert "more rows" not in text
 
 
-def test_pushed_progress_gets_a_column_with_a_bar() -> None:
+def test_pushed_progress_is_drawn_before_the_message() -> None:
+    """No progress column to stay empty (issue 38): a bar and the count lead the message."""
     from mcptask.protocols.base import Progress
 
     out = Output(mode="pretty", stdout=io.StringIO())
@@ -68,8 +69,8 @@ def test_pushed_progress_gets_a_column_with_a_bar() -> None:
     events = LiveEvents(out, with_result=False, clock=lambda: 10.0)
     rows = [watched(i, done=False) for i in range(2)]
     events.track(rows)
-    assert "progress" not in render(events, 40)  # no column until a task reports progress
+    assert "progress" not in render(events, 40)
     rows[0].progress = Progress(progress=3, total=4, task_id=rows[0].task_id)
     text = render(events, 40)
-    assert "progress" in text
-    assert "████████░░ 3/4" in text
+    assert "progress" not in text
+    assert "████░░ 3/4" in text
