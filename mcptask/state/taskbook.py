@@ -859,7 +859,7 @@ def _upsert(
         conn.execute(
             "INSERT INTO tasks (endpoint, id, status, message, first_seen, last_seen, seen, fields)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (eid, task_id, status, message, stamp, stamp, now, store.dumps(new)),
+            (eid, task_id, status, message, stamp, stamp, min(at, now), store.dumps(new)),
         )
         if status is not None:
             created = server_time(new.get("createdAt"))
@@ -898,7 +898,7 @@ def _upsert(
                 status is not None,
                 message,
                 stamp,
-                now,
+                min(at, now),  # when it was seen (a watch writes in batches)
                 store.dumps(merged),
                 eid,
                 task_id,
