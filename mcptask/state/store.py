@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.state.files import check_dir, not_regular
+from mcptask.text import jsonsafe
 
 #: seconds a writer waits for another process's write to finish
 BUSY_TIMEOUT_MS = 15_000
@@ -191,11 +192,12 @@ def dumps(value: Any) -> str:
     return text
 
 
-def loads(text: str | None, default: Any = None) -> Any:
-    """A stored JSON text; `default` for NULL or a text that does not parse (one bad row)."""
-    if text is None:
+def loads(text: object, default: Any = None) -> Any:
+    """A stored JSON text; `default` for NULL or a text that does not parse (one bad row: a
+    blob or a number where text belongs, too). Lone surrogates come out as U+FFFD."""
+    if not isinstance(text, str):
         return default
     try:
-        return _deep(lambda: json.loads(text))
+        return jsonsafe.parsed_safe(text, _deep(lambda: json.loads(text)))
     except (ValueError, RecursionError):
         return default

@@ -29,7 +29,7 @@ from mcptask.state import events as ev
 from mcptask.state import store
 from mcptask.state.endpoints import endpoint_key, same_place
 from mcptask.state.files import now_iso, read_regular, state_dir
-from mcptask.text import redact
+from mcptask.text import jsonsafe, redact
 
 VERSION = store.VERSION
 MAX_RESULT_BYTES = 1024 * 1024
@@ -457,7 +457,7 @@ class TaskBook:
     # -- changes ------------------------------------------------------------------------------
 
     def set_endpoint(self, url: str, **fields: Any) -> None:
-        fields = redact.scrub(fields)
+        fields = jsonsafe.unicode_safe(redact.scrub(fields))
 
         def change(conn: sqlite3.Connection) -> None:
             eid, old = _endpoint_for_write(conn, url)
@@ -509,9 +509,10 @@ class TaskBook:
                 results[task_id] = fields.pop("result")
             plain[task_id] = fields
         # what a server echoed of a secret mcptask holds is never written down
-        plain = redact.scrub(plain)
+        # and never text SQLite cannot bind (a lone surrogate: `jsonsafe.text_safe`)
+        plain = jsonsafe.unicode_safe(redact.scrub(plain))
         kept = {tid: _result_text(r) for tid, r in results.items() if r is not None}
-        extra = redact.scrub(events or [])
+        extra = jsonsafe.unicode_safe(redact.scrub(events or []))
         stamp = now_iso()
 
         def change(conn: sqlite3.Connection) -> None:

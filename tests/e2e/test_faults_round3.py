@@ -1,0 +1,214 @@
+"""Issue 37: faults, round three. Server text that is JSON but not Unicode, bytes that are not
+UTF-8 from the user, the book edited by hand, its size under a hostile stream, `forget` and the
+WAL, a busy book, numbers and units.
+
+Every run is the real CLI in a subprocess (`cli`), its output kept as bytes: stdout must be
+UTF-8 (and JSON where JSON was asked for), and no run may end in a traceback or an internal
+error (`case`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from servers.fault_server import FaultHandler, FaultServer, base_env, task, tool_result
+
+pytestmark = pytest.mark.timeout(120)
+P = ("-p", "mcp-2025-11-25")
+
+
+@pytest.fixture(scope="module")
+def fault() -> Iterator[FaultServer]:
+    with FaultServer() as fs:
+        yield fs
+
+
+@dataclass
+class Out:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    def text(self) -> str:
+        """stdout, which must be UTF-8 text."""
+        return self.stdout.decode("utf-8")  # strict: raises on a byte that is not UTF-8
+
+    def json(self) -> Any:
+        return json.loads(self.text())
+
+    def ndjson(self) -> list[Any]:
+        return [json.loads(line) for line in self.text().splitlines() if line.strip()]
+
+
+def cli(
+    *args: str | bytes,
+    state: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    raw_env: dict[bytes, bytes] | None = None,
+) -> Out:
+    """The CLI in a subprocess; `args` may be bytes (given to the program as they are)."""
+    full = base_env(state, env)
+    proc_env: Any = full
+    if raw_env:
+        proc_env = {k.encode(): v.encode() for k, v in full.items()}
+        proc_env.update(raw_env)
+    proc = subprocess.run(
+        [
+            sys.executable.encode(),
+            b"-m",
+            b"mcptask",
+            *(a if isinstance(a, bytes) else a.encode() for a in args),
+        ],
+        env=proc_env,
+        capture_output=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    return case(Out(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")))
+
+
+def case(out: Out) -> Out:
+    text = out.stdout.decode("utf-8", "replace") + out.stderr
+    assert "Traceback" not in text, text
+    assert out.code != 1 and "internal error" not in out.stderr, out.stderr
+    out.stdout.decode("utf-8")  # never bytes that are not UTF-8 on stdout
+    return out
+
+
+def one_line(out: Out, code: int) -> str:
+    assert out.code == code, (out.code, out.stdout[-2000:], out.stderr[-2000:])
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mcptask: error: "), out.stderr
+    return lines[0]
+
+
+# -- (a) server text that is JSON but not Unicode -------------------------------------------------
+
+
+def escaped(result: Any) -> Any:
+    """A JSON-RPC answer as Python's json writes it by default: every lone surrogate escaped
+    (`"\\ud800"`), valid JSON."""
+
+    def answer(h: FaultHandler, msg: dict[str, Any]) -> None:
+        h.send_raw(
+            200, json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": result}).encode()
+        )
+
+    return answer
+
+
+LONE = ["\ud800", "\udfff", "a\udc80b", "\udcff\ud800"]
+
+
+@pytest.mark.parametrize("bad", LONE, ids=["high", "low", "inner", "two"])
+@pytest.mark.parametrize("output", ["json", "ndjson", "pretty"])
+def test_a_lone_surrogate_in_a_status_message_is_replaced_everywhere(
+    fault: FaultServer, tmp_path: Path, bad: str, output: str
+) -> None:
+    """json.dumps escapes the lone surrogate as `\\udXXX`: valid JSON, not text."""
+    done = task(status="completed", statusMessage=f"done {bad}")
+    url = fault.url(
+        get=[escaped(task(statusMessage=f"msg {bad}")), escaped(done)],
+        list=[escaped({"tasks": [task(taskId=f"t-{bad}", statusMessage=bad, name=bad)]})],
+        result=[escaped(tool_result(f"res {bad}"))],
+    )
+    for args in (
+        ("get", "t-1"),
+        ("list",),
+        ("watch", "t-1"),
+        ("result", "t-1"),
+        ("get", "t-1"),  # the book holds it now
+        ("list", "--local"),
+        ("log", "t-1"),
+    ):
+        target = () if args[-1] == "--local" or args[0] == "log" else ("--url", url, *P)
+        r = cli(*args, *target, "-o", output, state=tmp_path)
+        assert r.code in (0, 11), (args, r.stderr)  # 11: list --local of a non-list
+        if output == "json" and r.stdout.strip():
+            r.json()
+        elif output == "ndjson":
+            r.ndjson()
+        assert "\ufffd" in r.text() or not r.stdout.strip() or args[0] == "log", (args, r.text())
+
+
+def raw_bytes(result: bytes) -> Any:
+    """A JSON-RPC answer whose result is `result`, bytes as they are."""
+
+    def answer(h: FaultHandler, msg: dict[str, Any]) -> None:
+        head = b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg.get("id")).encode()
+        h.send_raw(200, head + b', "result": ' + result + b"}")
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a surrogate encoded as UTF-8 anyway (CESU-8): bytes a strict UTF-8 decoder refuses
+        b'{"taskId": "t-1", "status": "working", "statusMessage": "x\xed\xb3\xbfy"}',
+        b'{"taskId": "t-1", "status": "working", "statusMessage": "x\\uDC80y"}',
+    ],
+    ids=["cesu-bytes", "escaped-low"],
+)
+def test_surrogates_in_raw_bytes_never_reach_stdout(
+    fault: FaultServer, tmp_path: Path, body: bytes
+) -> None:
+    url = fault.url(get=[raw_bytes(body)])
+    for output in ("json", "ndjson", "pretty"):
+        r = cli("get", "t-1", "--url", url, *P, "-o", output, state=tmp_path)
+        assert r.code in (0, 4), r.stderr
+        if r.code == 0 and output == "json":
+            assert r.json()["statusMessage"].startswith("x")
+
+
+def test_jsonsafe_replaces_lone_surrogates_in_keys_and_values() -> None:
+    from mcptask.text import jsonsafe
+
+    assert jsonsafe.loads('{"a\\ud800": ["\\udfff", "\\ud83d\\ude00"]}') == {
+        "a\ufffd": ["\ufffd", "\U0001f600"]
+    }
+    assert jsonsafe.loads(b'"\xed\xa0\x80"') == "\ufffd"
+    assert jsonsafe.text_safe("ok") == "ok"
+    assert jsonsafe.unicode_safe({"\udc80": ("\ud800",)}) == {"\ufffd": ["\ufffd"]}
+
+
+def test_the_book_stores_text_with_lone_surrogates_as_replacement(tmp_path: Path) -> None:
+    from mcptask.state.taskbook import TaskBook
+
+    book = TaskBook(tmp_path / "tasks.db")
+    book.record("http://h/mcp", "t\ud800", status="working", statusMessage="m\udfff")
+    book.add_events("http://h/mcp", [{"task": "t\ud800", "kind": "error", "message": "\udc80"}])
+    assert book.write_error is None
+    rec = book.lookup("http://h/mcp", "t\ufffd")
+    assert rec is not None and rec["statusMessage"] == "m\ufffd"
+    assert [e.get("message") for e in book.events("http://h/mcp", "t\ufffd")][-1] == "\ufffd"
+
+
+# -- (b) bytes that are not UTF-8 from the user ---------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["get", "watch", "result", "cancel", "forget", "log", "answer"])
+def test_a_task_id_that_is_not_utf8_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    # a book present: the look-up path runs too
+    from mcptask.state.taskbook import TaskBook
+
+    TaskBook(tmp_path / "tasks.db").record("http://127.0.0.1:9/mcp", "id", status="working")
+    r = cli(command, b"id\xff\xfe", state=tmp_path)
+    line = one_line(r, 2)
+    assert "not UTF-8" in line and "\\xff\\xfe" in line
+
+
+@pytest.mark.parametrize("name", ["MCPTASK_STATE_DIR", "MCPTASK_CONFIG"])
+def test_an_environment_path_that_is_not_utf8_is_a_usage_error(tmp_path: Path, name: str) -> None:
+    r = cli("list", "--local", state=tmp_path, raw_env={name.encode(): bytes(tmp_path) + b"/x\xff"})
+    line = one_line(r, 2)
+    assert name in line and "not UTF-8" in line
