@@ -82,10 +82,19 @@ class Damaged(Exception):
     """The database is not one SQLite can read (set aside by `open_db`'s caller)."""
 
 
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB
+_DAMAGE_CODES = (11, 26)
+
+
 def is_damage(exc: sqlite3.Error) -> bool:
     """A database that is not one (or is malformed), as opposed to a locked, read-only or
-    missing one (`OperationalError`: a warning, the file left alone)."""
-    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    missing one (`OperationalError`: a warning, the file left alone) or a row or rule that
+    refuses a change (`IntegrityError`, say a trigger or constraint added by hand: that
+    change fails, the book stays)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _DAMAGE_CODES
+    return type(exc) is sqlite3.DatabaseError
 
 
 def open_db(path: Path) -> sqlite3.Connection:
@@ -138,6 +147,13 @@ def open_db(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def lenient_text(data: bytes) -> str:
+    """A `text_factory` for a book that holds text that is not UTF-8 (written by another
+    tool): read with U+FFFD instead of failing. Not the default (a Python call per value):
+    a read that failed is tried once more with it (`TaskBook._read`)."""
+    return data.decode("utf-8", "replace")
 
 
 def _migrate(conn: sqlite3.Connection, version: int) -> None:

@@ -140,6 +140,11 @@ class TaskBook:
                 if store.is_damage(exc) and attempt == 1:
                     self._damaged(exc)
                     continue
+                conn = self._conn
+                if attempt == 1 and conn is not None and conn.text_factory is str:
+                    # text that is not UTF-8 (edited by hand): once more, read leniently
+                    conn.text_factory = store.lenient_text
+                    continue
                 self._read_failed(str(exc))
             except OSError as exc:
                 self._read_failed(self._why(exc))
@@ -233,7 +238,8 @@ class TaskBook:
                 for row in conn.execute(
                     f"SELECT {_TASK_COLS} FROM tasks WHERE endpoint = ?", (eid,)
                 ):
-                    merged[row[0]] = _record(row)
+                    if isinstance(row[0], str):  # an id that is not text: a row edited by hand
+                        merged[row[0]] = _record(row)
             return merged
 
         return self._read(q, {})
@@ -313,6 +319,7 @@ class TaskBook:
                         f"({','.join('?' * len(ids))})",
                         (*args, *ids),
                     )
+                    if isinstance(tid, str)
                 }
             )
 
@@ -327,11 +334,12 @@ class TaskBook:
             for eid, key, fields in conn.execute(
                 "SELECT id, key, fields FROM endpoints ORDER BY id"
             ):
-                out[key] = {**_fields(fields), "tasks": {}}
-                names[eid] = key
+                if isinstance(key, str):
+                    out[key] = {**_fields(fields), "tasks": {}}
+                    names[eid] = key
             for row in conn.execute(f"SELECT endpoint, {_TASK_COLS} FROM tasks ORDER BY rowid"):
                 key = names.get(row[0])
-                if key is not None:
+                if key is not None and isinstance(row[1], str):
                     out[key]["tasks"][row[1]] = _record(row[1:])
             return out
 
@@ -339,7 +347,12 @@ class TaskBook:
 
     def endpoint_keys(self) -> list[str]:
         return self._read(
-            lambda c: [k for (k,) in c.execute("SELECT key FROM endpoints ORDER BY id")], []
+            lambda c: [
+                k
+                for (k,) in c.execute("SELECT key FROM endpoints ORDER BY id")
+                if isinstance(k, str)
+            ],
+            [],
         )
 
     def summary(self) -> list[Record]:
@@ -354,6 +367,8 @@ class TaskBook:
             for eid, key, fields, created, ok, fail in conn.execute(
                 "SELECT id, key, fields, created, last_ok, last_fail FROM endpoints ORDER BY id"
             ):
+                if not isinstance(key, str):
+                    continue  # a row edited by hand: skipped
                 n, open_, seen = conn.execute(
                     "SELECT COUNT(*), SUM(CASE WHEN status IN (" + done + ") THEN 0 ELSE 1 END),"
                     " MAX(seen) FROM tasks WHERE endpoint = ?",
@@ -372,10 +387,10 @@ class TaskBook:
                         "tasks": int(n or 0),
                         "unfinished": int(open_ or 0),
                         "events": int(n_events or 0),
-                        "firstRecorded": created,
-                        "lastSeen": seen,
-                        "lastContact": ok,
-                        "lastFailure": fail,
+                        "firstRecorded": _number(created),
+                        "lastSeen": _number(seen),
+                        "lastContact": _number(ok),
+                        "lastFailure": _number(fail),
                     }
                 )
             return out
@@ -394,6 +409,9 @@ class TaskBook:
                     "WHERE endpoint = ? AND task = ? AND n > ? ORDER BY n",
                     (eid, task_id, after),
                 ):
+                    at = _number(at)
+                    if at is None or not isinstance(kind, str):
+                        continue  # a row edited by hand (no time, no kind): skipped
                     rec: Record = {"n": n, "at": at, "kind": kind}
                     for name, value in (
                         ("via", via),
@@ -401,7 +419,7 @@ class TaskBook:
                         ("message", message),
                         ("command", command),
                     ):
-                        if value is not None:
+                        if isinstance(value, str):  # a blob or a number there: left out
                             rec[name] = value
                     extra = store.loads(data, {})
                     if isinstance(extra, dict) and extra:
@@ -448,8 +466,10 @@ class TaskBook:
             sql += " ORDER BY t.seen DESC LIMIT ?"
             out: dict[str, tuple[str, str, str]] = {}
             for tid, status, key in conn.execute(sql, (*params, limit + len(skip))):
+                if not isinstance(tid, str) or not isinstance(key, str):
+                    continue
                 if tid not in skip and tid not in out:
-                    out[tid] = (tid, str(status or "?"), key)
+                    out[tid] = (tid, status if isinstance(status, str) else "?", key)
             return list(out.values())[:limit]
 
         return self._read(q, [])
@@ -598,8 +618,9 @@ class TaskBook:
                 "NULL AND last_fail > COALESCE(last_ok, 0) AND COALESCE(last_ok, created) < ?",
                 (now - longer_than,),
             ):
-                since = ok if ok is not None else created
-                out[key] = f"{(now - since) / 86400:.1f} days"
+                since = _number(ok) if ok is not None else _number(created)
+                if isinstance(key, str) and since is not None:
+                    out[key] = f"{(now - since) / 86400:.1f} days"
             return out
 
         return self._read(q, {})
@@ -650,21 +671,35 @@ def _record(row: tuple[Any, ...]) -> Record:
     """A task row as the record callers know: its fields, status, times, result."""
     _tid, status, message, first, last, fields, result, _size, kept_at = row
     rec = _fields(fields)
-    if status is not None:
+    # a column edited by hand to hold a blob or a number where text belongs is left out
+    for name in ("status", "statusMessage", "firstSeenAt", "lastSeenAt", "resultKeptAt"):
+        if not isinstance(rec.get(name), str | None):
+            rec.pop(name)
+    if isinstance(status, str):
         rec["status"] = status
-    if message is not None:
+    if isinstance(message, str):
         rec["statusMessage"] = message
-    if first is not None:
+    if isinstance(first, str):
         rec["firstSeenAt"] = first
-    if last is not None:
+    if isinstance(last, str):
         rec["lastSeenAt"] = last
     if result is not None:
         value = store.loads(result, _BAD)
         if value is not _BAD:
             rec["result"] = value
-            if kept_at is not None:
+            if isinstance(kept_at, str):
                 rec["resultKeptAt"] = kept_at
     return rec
+
+
+def _number(value: Any) -> float | None:
+    """A time or count read from the book: a finite number, else None (a row edited by hand
+    to hold text or a blob there)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        import math
+
+        return value if math.isfinite(value) else None
+    return None
 
 
 _BAD = object()
@@ -685,7 +720,7 @@ def _endpoint_rows(conn: sqlite3.Connection, url: str) -> list[tuple[int, str, s
     rows = conn.execute(
         "SELECT id, key, fields FROM endpoints WHERE place = ? ORDER BY key", (_place(conn, url),)
     ).fetchall()
-    return sorted(rows, key=lambda r: r[1] != own)
+    return sorted((r for r in rows if isinstance(r[1], str)), key=lambda r: r[1] != own)
 
 
 def _endpoint_for_write(
@@ -719,6 +754,8 @@ def _hits(
     ).fetchall()
     for row in rows:
         place, key, tid = row[0], row[1], row[2]
+        if not isinstance(key, str) or not isinstance(tid, str):
+            continue  # a row edited by hand: skipped
         out.setdefault((place, tid), (key, tid, _record(row[2:])))
     return list(out.values())
 

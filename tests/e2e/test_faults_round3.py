@@ -10,6 +10,7 @@ error (`case`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -212,3 +213,101 @@ def test_an_environment_path_that_is_not_utf8_is_a_usage_error(tmp_path: Path, n
     r = cli("list", "--local", state=tmp_path, raw_env={name.encode(): bytes(tmp_path) + b"/x\xff"})
     line = one_line(r, 2)
     assert name in line and "not UTF-8" in line
+
+
+# -- (c) the book edited by hand ------------------------------------------------------------------
+
+HAND_EDITS = {
+    "time-not-a-number": ["UPDATE events SET at = 'yesterday' WHERE task = 'bad'"],
+    "blobs-where-text-belongs": [
+        "UPDATE tasks SET status = X'ff00', message = X'01', first_seen = X'02',"
+        " fields = X'7b7d', result = X'00' WHERE id = 'bad'",
+        "UPDATE events SET status = X'ff00', message = X'ff', kind = X'01', via = 3,"
+        " data = X'00' WHERE task = 'bad'",
+    ],
+    "id-not-text": [
+        "UPDATE tasks SET id = X'0102' WHERE id = 'bad'",
+        "UPDATE events SET task = X'0102' WHERE task = 'bad'",
+    ],
+    "text-not-utf8": [
+        "UPDATE tasks SET message = CAST(X'ff41' AS TEXT), status = CAST(X'c3' AS TEXT)"
+        " WHERE id = 'bad'",
+        "UPDATE events SET message = CAST(X'ff41' AS TEXT) WHERE task = 'bad'",
+    ],
+    "numbers-where-text-belongs": [
+        "UPDATE tasks SET status = 5, message = 2.5, seen = 'x', fields = '[1]' WHERE id = 'bad'",
+        "UPDATE endpoints SET created = 'x', last_ok = X'00', last_fail = 'y'",
+    ],
+    "an-endpoint-key-not-text": [
+        "INSERT INTO endpoints (key, place, fields, created) VALUES (X'00', X'00', X'00', 'x')",
+        "INSERT INTO tasks (endpoint, id, seen, fields) VALUES"
+        " ((SELECT MAX(id) FROM endpoints), 'bad', 'x', 'x')",
+    ],
+}
+
+
+def _hand_book(state: Path, url: str, edits: list[str]) -> None:
+    from mcptask.state.taskbook import TaskBook
+
+    book = TaskBook(state / "tasks.db")
+    for tid in ("good", "bad"):
+        book.record(url, tid, status="working", statusMessage="hi", protocol="mcp-2025-11-25")
+        book.record(url, tid, status="completed", statusMessage="done", result={"ok": tid})
+    book.close()
+    conn = sqlite3.connect(state / "tasks.db")
+    for sql in edits:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("edit", list(HAND_EDITS))
+def test_a_book_edited_by_hand_skips_the_bad_rows(
+    fault: FaultServer, tmp_path: Path, edit: str
+) -> None:
+    url = fault.url(
+        get={t: [task(taskId=t, status="completed")] for t in ("good", "bad")},
+        result=[tool_result()],
+    )
+    _hand_book(tmp_path, url, HAND_EDITS[edit])
+    for args, output in (
+        (("get", "good"), "json"),
+        (("get", "bad"), "pretty"),
+        (("log", "bad"), "json"),
+        (("log", "bad"), "pretty"),
+        (("result", "good"), "json"),
+        (("list", "--local"), "pretty"),
+        (("book",), "pretty"),
+        (("watch", "good", "--url", url, *P), "ndjson"),
+    ):
+        r = cli(*args, "-o", output, state=tmp_path)
+        # 2 and 9: a task whose row was skipped is not in the book
+        assert r.code in (0, 2, 9) if "bad" in args else r.code == 0, (args, r.code, r.stderr)
+        assert "corrupt" not in r.stderr
+    r = cli("log", "good", "-o", "json", state=tmp_path)
+    assert r.code == 0 and r.json()["events"], r.stderr  # the good rows are all there
+    r = cli("list", "--local", "-o", "json", state=tmp_path)
+    assert "good" in {t["taskId"] for t in r.json()["tasks"]}
+    assert not list(tmp_path.glob("tasks.db.corrupt-*"))
+
+
+def test_a_constraint_added_by_hand_fails_the_write_not_the_book(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    url = fault.url(
+        get=[task(taskId="good", status="working"), task(taskId="good", status="completed")]
+    )
+    _hand_book(tmp_path, url, [])
+    conn = sqlite3.connect(tmp_path / "tasks.db")
+    conn.execute(
+        "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN"
+        " SELECT RAISE(ABORT, 'a rule of my own'); END"
+    )
+    conn.commit()
+    conn.close()
+    r = cli("watch", "good", "--url", url, *P, "-o", "ndjson", state=tmp_path)
+    assert r.code == 0, r.stderr
+    assert not list(tmp_path.glob("tasks.db.corrupt-*")), r.stderr
+    assert "cannot write the task book" in r.stderr and "a rule of my own" in r.stderr
+    r = cli("log", "good", "-o", "json", state=tmp_path)
+    assert r.code == 0 and r.json()["events"], r.stderr  # the book is still there
