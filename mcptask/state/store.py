@@ -129,9 +129,14 @@ def open_db(path: Path) -> sqlite3.Connection:
             if is_damage(exc):
                 raise Damaged(str(exc)) from None
             raise
+        if version == 0:
+            # a new book gives back the space of what it drops (before any table is made)
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # what is deleted is overwritten, not left in free pages (`forget` means it)
+        conn.execute("PRAGMA secure_delete = ON")
         if version > VERSION:
             raise sqlite3.OperationalError(
                 f"written by a newer mcptask (schema {version}, this one knows {VERSION})"
@@ -171,6 +176,32 @@ def _migrate(conn: sqlite3.Connection, version: int) -> None:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
+
+
+def give_back(conn: sqlite3.Connection) -> None:
+    """Free pages returned to the file system (a book with `auto_vacuum = INCREMENTAL`; a
+    no-op otherwise). Outside a transaction: `executescript` steps the pragma to its end (one
+    `execute` frees a single page) and commits whatever is pending first."""
+    conn.executescript("PRAGMA incremental_vacuum;")
+
+
+def shrink(conn: sqlite3.Connection) -> None:
+    """The WAL copied into the database and truncated to nothing (`TRUNCATE` checkpoint: its
+    older frames keep whatever was deleted since the last one). Waits for readers up to the
+    busy timeout; `sqlite3.OperationalError` when one still holds an old snapshot."""
+    busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise sqlite3.OperationalError("another process is reading the task book")
+
+
+def compact(conn: sqlite3.Connection) -> None:
+    """A book made before `auto_vacuum` converted, by one `VACUUM` (rewrites the file at
+    its smallest); then its free pages given back at every prune."""
+    if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+    else:
+        give_back(conn)
 
 
 def set_aside(path: Path) -> Path:

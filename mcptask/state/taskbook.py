@@ -12,6 +12,15 @@ as `tasks.json.bak`.
 Retention (documented in README): tasks not seen for MCPTASK_BOOK_DAYS days (default 30) are
 dropped with their events; results larger than 1 MiB are not kept; at most 16 MiB of results
 in all (oldest dropped first); at most `events.MAX_EVENTS_PER_TASK` events per task.
+
+Size: every text a server sends that is stored beside a task or in an event (a status, a
+status message, an event's message and data) is cut at the one write (`_bounded_row`,
+`_bounded_fields`): `events.MAX_TEXT` characters of a status or message, MAX_EVENT_DATA of an
+event's data. A server that changes a 1 MB message on every poll grows the book by at most
+that much per event, and a task by at most MAX_EVENTS_PER_TASK events. The space of what is
+dropped is given back to the file system (`auto_vacuum = INCREMENTAL`; an older book is
+converted by `prune`'s `VACUUM`), and what `forget` drops is overwritten (`secure_delete`)
+and leaves no copy in the WAL (a `TRUNCATE` checkpoint after it).
 """
 
 from __future__ import annotations
@@ -46,6 +55,9 @@ MAX_TOOLS_KEPT = 500
 MAX_COMPLETIONS = 50
 #: ids beginning with a typed prefix that completion sorts itself; more are walked by recency
 COMPLETION_SCAN = 2000
+
+#: characters of an event's data (JSON text) kept; larger data is replaced by what it was
+MAX_EVENT_DATA = 8192
 
 #: pseudo-fields of `record_many`'s updates: how the state came (poll, push, listed) and when
 VIA = "_via"
@@ -86,6 +98,8 @@ class TaskBook:
         self.write_error: str | None = None
         self._conn: sqlite3.Connection | None = None
         self._read_warned = False
+        #: the last write's age pruning dropped something (its space is given back after)
+        self._pruned = False
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -171,6 +185,10 @@ class TaskBook:
                 self.write_error = self._why(exc)
             else:
                 self.write_error = None
+                if self._pruned:  # the age limit dropped tasks: their space given back
+                    self._pruned = False
+                    with contextlib.suppress(sqlite3.Error):
+                        store.give_back(self._db())
                 return out
             self._warn(f"cannot write the task book {self.path}: {self.write_error}")
             break
@@ -524,7 +542,7 @@ class TaskBook:
         results: dict[str, Any] = {}
         plain: dict[str, Record] = {}
         for task_id, fields in updates.items():
-            fields = dict(fields)
+            fields = _bounded_fields(fields)
             if "result" in fields:
                 results[task_id] = fields.pop("result")
             plain[task_id] = fields
@@ -549,7 +567,7 @@ class TaskBook:
                 conn.executemany(
                     "INSERT INTO events (endpoint, task, at, kind, via, status, message, command,"
                     " data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(*r[:7], command, r[7]) for r in rows],
+                    [_bounded_row((*r[:7], command, r[7])) for r in rows],
                 )
             if any(text is not None and not isinstance(text, tuple) for text in kept.values()):
                 _limit_results(conn)
@@ -589,7 +607,9 @@ class TaskBook:
 
         if self._conn is None and not self.exists():
             return 0
-        return self._write(change, 0)
+        n = self._write(change, 0)
+        self._leave_no_copy()
+        return n
 
     def forget_endpoint(self, url: str) -> int:
         """Drop an endpoint (every spelling), its tasks and events; the tasks dropped."""
@@ -604,7 +624,24 @@ class TaskBook:
 
         if self._conn is None and not self.exists():
             return 0
-        return self._write(change, 0)
+        n = self._write(change, 0)
+        self._leave_no_copy()
+        return n
+
+    def _leave_no_copy(self) -> None:
+        """After a change that drops data on purpose: the WAL copied into the database and
+        emptied (its older frames still hold what was dropped), the free pages given back."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            store.give_back(conn)
+            store.shrink(conn)
+        except sqlite3.Error as exc:
+            self._warn(
+                f"cannot empty the task book's journal ({exc}): {self.path}-wal may keep "
+                "a copy of what was forgotten until the last mcptask using it ends"
+            )
 
     def silent_endpoints(self, longer_than: float) -> dict[str, str]:
         """Endpoints whose last attempt failed and that have not answered for `longer_than`
@@ -631,12 +668,23 @@ class TaskBook:
 
         return self._read(q, False)
 
-    def prune(self, older_than: float) -> tuple[int, int]:
-        """Drop tasks not seen for `older_than` seconds (with their events), and endpoints
-        left with no task that have not answered for as long; (tasks, endpoints) dropped."""
+    def prune(self, older_than: float, *, unfinished: bool = False) -> tuple[int, int]:
+        """Drop tasks not seen for `older_than` seconds (with their events; those last seen
+        unfinished only when `unfinished`), and endpoints left with no task that have not
+        answered for as long; (tasks, endpoints) dropped."""
         if self._conn is None and not self.exists():
             return (0, 0)
-        return self._write(lambda c: _prune(c, time.time() - older_than), (0, 0))
+        before = time.time() - older_than
+        out = self._write(lambda c: _prune(c, before, keep_unfinished=not unfinished), (0, 0))
+        if self.write_error is None:
+            conn = self._conn
+            try:
+                if conn is not None:
+                    store.compact(conn)
+            except sqlite3.Error as exc:
+                self._warn(f"cannot compact the task book {self.path}: {exc}")
+            self._leave_no_copy()
+        return out
 
     def _maybe_prune(self, conn: sqlite3.Connection) -> None:
         """The age limit, applied by a write at most once every PRUNE_EVERY seconds."""
@@ -651,7 +699,7 @@ class TaskBook:
         if row is None:  # a new book: nothing to prune yet
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (repr(now),))
             return
-        _prune(conn, now - keep_days() * 86400)
+        self._pruned = any(_prune(conn, now - keep_days() * 86400))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (repr(now),))
 
 
@@ -879,6 +927,31 @@ def _upsert(
     return out
 
 
+def _bounded_fields(fields: Record) -> Record:
+    """A copy of a task's fields with the server's status and message cut to
+    `events.MAX_TEXT` characters (stored as the task's, compared with the next poll's)."""
+    out = dict(fields)
+    for name in ("status", "statusMessage"):
+        value = out.get(name)
+        if isinstance(value, str) and len(value) > ev.MAX_TEXT:
+            out[name] = value[: ev.MAX_TEXT]
+    return out
+
+
+def _bounded_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An event row as written: (endpoint, task, at, kind, via, status, message, command,
+    data), its status and message cut to `events.MAX_TEXT` characters, its data (JSON text) to
+    MAX_EVENT_DATA (replaced by its size). The one place every event kind is bounded."""
+    eid, task, at, kind, via, status, message, command, data = row
+    if isinstance(status, str) and len(status) > ev.MAX_TEXT:
+        status = status[: ev.MAX_TEXT]
+    if isinstance(message, str) and len(message) > ev.MAX_TEXT:
+        message = message[: ev.MAX_TEXT]
+    if isinstance(data, str) and len(data) > MAX_EVENT_DATA:
+        data = store.dumps({"omitted": f"{len(data)} characters, over the book's limit"})
+    return (eid, task, at, kind, via, status, message, command, data)
+
+
 def _question(asked: dict[str, Any]) -> str:
     """A question event's data: the requests by key (their keys only when large)."""
     text = store.dumps({"requests": asked})
@@ -941,11 +1014,20 @@ def _limit_events(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> Non
         )
 
 
-def _prune(conn: sqlite3.Connection, before: float) -> tuple[int, int]:
-    old = conn.execute("SELECT endpoint, id FROM tasks WHERE seen < ?", (before,)).fetchall()
+def _prune(
+    conn: sqlite3.Connection, before: float, *, keep_unfinished: bool = False
+) -> tuple[int, int]:
+    from mcptask.model import TERMINAL
+
+    where = "seen < ?"
+    args: tuple[Any, ...] = (before,)
+    if keep_unfinished:
+        where += f" AND status IN ({','.join('?' * len(TERMINAL))})"
+        args += tuple(sorted(TERMINAL))
+    old = conn.execute(f"SELECT endpoint, id FROM tasks WHERE {where}", args).fetchall()
     for eid, tid in old:
         conn.execute("DELETE FROM events WHERE endpoint = ? AND task = ?", (eid, tid))
-    conn.execute("DELETE FROM tasks WHERE seen < ?", (before,))
+    conn.execute(f"DELETE FROM tasks WHERE {where}", args)
     gone = conn.execute(
         "SELECT id FROM endpoints WHERE created < ? AND COALESCE(last_ok, created) < ? "
         "AND NOT EXISTS (SELECT 1 FROM tasks WHERE endpoint = endpoints.id)",

@@ -311,3 +311,148 @@ def test_a_constraint_added_by_hand_fails_the_write_not_the_book(
     assert "cannot write the task book" in r.stderr and "a rule of my own" in r.stderr
     r = cli("log", "good", "-o", "json", state=tmp_path)
     assert r.code == 0 and r.json()["events"], r.stderr  # the book is still there
+
+
+# -- (d) the book's size under a hostile message stream -------------------------------------------
+
+MB = 1024 * 1024
+
+
+def _book_bytes(state: Path) -> int:
+    return sum(p.stat().st_size for p in state.glob("tasks.db*"))
+
+
+def test_a_server_changing_a_huge_message_every_poll_cannot_fill_the_disk(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    polls = 12
+    huge = [
+        escaped(task(statusMessage=f"{n} " + "x" * MB, lastUpdatedAt=f"{n}" + "y" * MB))
+        for n in range(polls)
+    ]
+    url = fault.url(get=[*huge, task(status="completed", statusMessage="z" * MB)])
+    r = cli("watch", "t-1", "--url", url, *P, "-o", "ndjson", state=tmp_path, timeout=90)
+    assert r.code == 0, r.stderr
+    assert len(fault.seen(url, "tasks/get")) >= polls
+    # 13 events of ~2,000 characters, and the task's row with the server's last fields (one
+    # ~1 MB `lastUpdatedAt`, rewritten in place), where the server sent ~25 MB
+    assert _book_bytes(tmp_path) < 4 * MB, sorted(
+        (p.name, p.stat().st_size) for p in tmp_path.glob("tasks.db*")
+    )
+    events = cli("log", "t-1", "-o", "json", state=tmp_path).json()["events"]
+    assert len(events) >= polls
+    assert all(len(e.get("message") or "") <= 2000 for e in events)
+    assert all(len(json.dumps(e.get("data") or {})) <= 8300 for e in events)
+
+
+def test_prune_gives_the_space_back_and_converts_an_older_book(tmp_path: Path) -> None:
+    from mcptask.state.taskbook import TaskBook
+
+    book = TaskBook(tmp_path / "tasks.db")
+    for n in range(40):
+        book.record("http://h/mcp", f"t{n}", status="completed", result={"r": "x" * 100_000})
+    book.close()
+    conn = sqlite3.connect(tmp_path / "tasks.db")
+    conn.execute("PRAGMA auto_vacuum = NONE")
+    conn.execute("VACUUM")  # as an mcptask before this one made it
+    conn.execute("UPDATE tasks SET seen = seen - 86400")
+    conn.commit()
+    conn.close()
+    before = _book_bytes(tmp_path)
+    assert before > 3 * MB
+    r = cli("prune", "--older-than", "1h", "-o", "json", state=tmp_path)
+    assert r.code == 0 and r.json()["tasks"] == 40, r.stderr
+    assert _book_bytes(tmp_path) < 200_000, _book_bytes(tmp_path)
+    conn = sqlite3.connect(tmp_path / "tasks.db")
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental from now on
+    conn.close()
+
+
+# -- (e) forget leaves no copy ---------------------------------------------------------------------
+
+
+def _holder(db: Path) -> subprocess.Popen[str]:
+    """Another process with the book open (it read it once, as an idle watch has)."""
+    code = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+        " c.execute('SELECT COUNT(*) FROM tasks').fetchall(); print('open', flush=True);"
+        " sys.stdin.read()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "open"
+    return proc
+
+
+@pytest.mark.parametrize("how", ["forget", "forget-endpoint", "prune"])
+def test_forget_leaves_no_copy_in_any_state_file_while_the_book_is_open(
+    fault: FaultServer, tmp_path: Path, how: str
+) -> None:
+    secret = "FORGET-ME-7c1f9a"
+    keep = "KEEP-ME-44e0"
+    url = fault.url(
+        get={
+            "t-1": [task(status="completed", statusMessage=secret)],
+            "t-2": [task(taskId="t-2", status="completed", statusMessage=keep)],
+        },
+        result=[tool_result(secret * 50)],
+    )
+    assert cli("result", "t-1", "--url", url, *P, "-o", "json", state=tmp_path).code == 0
+    if how != "forget-endpoint":
+        assert cli("get", "t-2", "--url", url, *P, "-o", "json", state=tmp_path).code == 0
+    holder = _holder(tmp_path / "tasks.db")
+    try:
+        files = {p.name: p.read_bytes() for p in tmp_path.glob("tasks.db*")}
+        assert any(secret.encode() in data for data in files.values())  # there, before
+        if how == "forget":
+            r = cli("forget", "t-1", "-o", "json", state=tmp_path)
+        elif how == "forget-endpoint":
+            r = cli("forget", "--endpoint", url, "-o", "json", state=tmp_path)
+        else:
+            conn = sqlite3.connect(tmp_path / "tasks.db")
+            conn.execute("UPDATE tasks SET seen = seen - 86400 WHERE id = 't-1'")
+            conn.commit()
+            conn.close()
+            r = cli("prune", "--older-than", "1h", "-o", "json", state=tmp_path)
+        assert r.code == 0, r.stderr
+        assert r.stderr == ""
+        left = {p.name: p.read_bytes() for p in tmp_path.glob("tasks.db*")}
+        assert not [name for name, data in left.items() if secret.encode() in data]
+        if how != "forget-endpoint":
+            assert any(keep.encode() in data for data in left.values())
+    finally:
+        holder.communicate("")
+
+
+# -- (h) numbers and units ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("age", ["0", "7", "1.5", " 0 "])
+def test_prune_needs_a_unit(tmp_path: Path, age: str) -> None:
+    from mcptask.state.taskbook import TaskBook
+
+    TaskBook(tmp_path / "tasks.db").record("http://h/mcp", "t", status="working")
+    line = one_line(cli("prune", "--older-than", age, state=tmp_path), 2)
+    assert "needs a unit" in line
+    assert cli("list", "--local", "-o", "json", state=tmp_path).json()["tasks"]
+
+
+def test_prune_keeps_unfinished_tasks_unless_asked(tmp_path: Path) -> None:
+    from mcptask.state.taskbook import TaskBook
+
+    book = TaskBook(tmp_path / "tasks.db")
+    book.record("http://h/mcp", "running", status="working")
+    book.record("http://h/mcp", "done", status="completed")
+    book.close()
+    r = cli("prune", "--older-than", "0s", "-o", "json", state=tmp_path)
+    assert r.code == 0 and r.json()["tasks"] == 1, r.stderr
+    left = {
+        t["taskId"] for t in cli("list", "--local", "-o", "json", state=tmp_path).json()["tasks"]
+    }
+    assert left == {"running"}
+    r = cli("prune", "--older-than", "0s", "--unfinished", "-o", "json", state=tmp_path)
+    assert r.code == 0 and r.json()["tasks"] == 1, r.stderr
