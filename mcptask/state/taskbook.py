@@ -38,6 +38,7 @@ from mcptask.state import events as ev
 from mcptask.state import store
 from mcptask.state.endpoints import endpoint_key, same_place
 from mcptask.state.files import now_iso, read_regular, state_dir
+from mcptask.state.writer import Writer, is_busy
 from mcptask.text import jsonsafe, redact
 
 VERSION = store.VERSION
@@ -100,6 +101,13 @@ class TaskBook:
         self._read_warned = False
         #: the last write's age pruning dropped something (its space is given back after)
         self._pruned = False
+        #: a write found the book locked by another process for its whole busy timeout: the
+        #: run's later writes do not wait again (one failed lock ends the attempts)
+        self._gave_up_waiting = False
+        #: a failed write was said (once per run: a full disk is one line, not one a poll)
+        self._write_warned = False
+        #: `write_in_background`'s thread, while a watch runs
+        self._writer: Writer | None = None
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -170,7 +178,41 @@ class TaskBook:
             self._read_warned = True
             self._warn(f"cannot read the task book {self.path}: {why}")
 
-    def _write(self, change: Callable[[sqlite3.Connection], T], default: T) -> T:
+    def write_in_background(self) -> None:
+        """From now on, the changes that return nothing (`record_many`, `add_events`,
+        `set_endpoint`, `contact`) are written by one thread of their own (`state.writer`):
+        a book locked by another process delays them, never the caller (a watch's polls, its
+        view, Ctrl-C). `finish_writes` ends it."""
+        if self._writer is None:
+            self._writer = Writer(self.path, after=self._maybe_prune)
+
+    def finish_writes(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the background writer's changes, then stop it;
+        what could not be written is said in one line."""
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        unwritten = writer.finish(timeout)
+        if unwritten:
+            why = writer.error or (
+                "interrupted while another process held its write lock"
+                if writer.interrupted
+                else "another process held its write lock"
+            )
+            self.write_error = why
+            self._warn(
+                f"{unwritten} change(s) this run saw could not be written to the task book "
+                f"{self.path}: {why}"
+            )
+        if writer.interrupted:
+            raise KeyboardInterrupt
+
+    def _write(
+        self, change: Callable[[sqlite3.Connection], T], default: T, *, later: bool = False
+    ) -> T:
+        if later and self._writer is not None:
+            self._writer.put(change)
+            return default
         for attempt in (1, 2):
             try:
                 with self._tx() as conn:
@@ -181,6 +223,10 @@ class TaskBook:
                     self._damaged(exc)
                     continue
                 self.write_error = str(exc)
+                if is_busy(exc) and not self._gave_up_waiting and self._conn is not None:
+                    self._gave_up_waiting = True
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("PRAGMA busy_timeout = 0")
             except OSError as exc:
                 self.write_error = self._why(exc)
             else:
@@ -190,7 +236,9 @@ class TaskBook:
                     with contextlib.suppress(sqlite3.Error):
                         store.give_back(self._db())
                 return out
-            self._warn(f"cannot write the task book {self.path}: {self.write_error}")
+            if not self._write_warned:
+                self._write_warned = True
+                self._warn(f"cannot write the task book {self.path}: {self.write_error}")
             break
         return default
 
@@ -509,7 +557,7 @@ class TaskBook:
                     (same_place(endpoint_key(posts_to)), eid),
                 )
 
-        self._write(change, None)
+        self._write(change, None, later=True)
 
     def contact(self, url: str, ok: bool) -> None:
         """The endpoint answered (ok) or could not be reached: `book` shows it, `watch --all`
@@ -521,7 +569,7 @@ class TaskBook:
                 conn.execute(f"UPDATE endpoints SET {column} = ? WHERE id = ?", (time.time(), eid))
 
         if self._conn is not None or self.exists():
-            self._write(change, None)
+            self._write(change, None, later=True)
 
     def record(self, url: str, task_id: str, **fields: Any) -> None:
         self.record_many(url, {task_id: fields})
@@ -573,7 +621,7 @@ class TaskBook:
                 _limit_results(conn)
             _limit_events(conn, eid, {r[1] for r in rows})
 
-        self._write(change, None)
+        self._write(change, None, later=True)
 
     def add_events(self, url: str, events: list[Record], *, command: str | None = None) -> None:
         self.record_many(url, {}, events=events, command=command)

@@ -9,10 +9,12 @@ error (`case`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -456,3 +458,117 @@ def test_prune_keeps_unfinished_tasks_unless_asked(tmp_path: Path) -> None:
     assert left == {"running"}
     r = cli("prune", "--older-than", "0s", "--unfinished", "-o", "json", state=tmp_path)
     assert r.code == 0 and r.json()["tasks"] == 1, r.stderr
+
+
+# -- (f) a busy book ------------------------------------------------------------------------------
+
+
+class Locker:
+    """Another process that holds the book's write lock (`BEGIN IMMEDIATE`) until released."""
+
+    CODE = (
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('BEGIN IMMEDIATE')\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "c.execute('COMMIT')\n"
+        "print('released', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+
+    def __init__(self, db: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.CODE, str(db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline().strip() == "released"
+
+    def close(self) -> None:
+        self.proc.communicate("")
+
+
+def test_a_watch_keeps_polling_on_time_while_the_book_is_locked(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    steps = 24
+    answers = [task(statusMessage=f"step {n}") for n in range(steps)]
+    url = fault.url(get=[*answers, task(status="completed", statusMessage="done")])
+    # the book exists, with this endpoint in it (another mcptask wrote it)
+    assert cli("get", "t-1", "--url", url, *P, "-o", "json", state=tmp_path).code == 0
+    locker = Locker(tmp_path / "tasks.db")
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", "watch", "t-1", "--url", url, *P, "-o", "ndjson"],
+        env=base_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # while the lock is held: the polls go on (each write would wait 5-15 s on the loop)
+        deadline = time.monotonic() + 60
+        while len(fault.seen(url, "tasks/get")) < 14 and time.monotonic() < deadline:
+            assert watch.poll() is None
+            time.sleep(0.05)
+        polls = [r.at for r in fault.seen(url, "tasks/get")][1:]  # after `get`'s own
+        assert len(polls) >= 12
+        gaps = [b - a for a, b in itertools.pairwise(polls)]
+        assert max(gaps) < 4, gaps  # polled on time (0.25 s apart, slack for a loaded machine)
+        locker.release()
+        out, err = watch.communicate(timeout=60)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+        locker.close()
+    r = case(Out(watch.returncode, out, err.decode()))
+    assert r.code == 0, r.stderr
+    assert "could not be written" not in r.stderr and "cannot write" not in r.stderr
+    events = cli("log", "t-1", "-o", "json", state=tmp_path).json()["events"]
+    messages = {e.get("message") for e in events}
+    assert {f"step {n}" for n in range(1, steps)} <= messages, messages  # nothing lost
+    assert "done" in messages
+
+
+def test_a_watch_says_once_what_a_book_locked_to_the_end_kept_it_from_writing(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    answers = [task(statusMessage=f"step {n}") for n in range(6)]
+    url = fault.url(get=[*answers, task(status="completed", statusMessage="done")])
+    assert cli("get", "t-1", "--url", url, *P, "-o", "json", state=tmp_path).code == 0
+    locker = Locker(tmp_path / "tasks.db")
+    try:
+        started = time.monotonic()
+        r = cli("watch", "t-1", "--url", url, *P, "-o", "ndjson", state=tmp_path)
+        took = time.monotonic() - started
+    finally:
+        locker.close()
+    assert r.code == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "task book" in ln]
+    assert len(lines) == 1 and "could not be written" in lines[0], r.stderr
+    assert took < 40, took  # the end waits 10 s for the lock, not a busy timeout per write
+    assert r.ndjson()[-1]["event"] == "end"  # the watch ran to its end
+
+
+def test_a_get_on_a_locked_book_waits_once(fault: FaultServer, tmp_path: Path) -> None:
+    url = fault.url(get=[task(status="completed")], result=[tool_result()])
+    assert cli("get", "t-1", "--url", url, *P, "-o", "json", state=tmp_path).code == 0
+    locker = Locker(tmp_path / "tasks.db")
+    try:
+        started = time.monotonic()
+        r = cli("result", "t-1", "--url", url, *P, "-o", "json", state=tmp_path)
+        took = time.monotonic() - started
+    finally:
+        locker.close()
+    assert r.code == 0, r.stderr
+    assert r.json() == tool_result()
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "cannot write the task book" in lines[0], r.stderr
+    assert took < 25, took  # one wait of 5 s, not one per write
