@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import Mapping
 
+from mcptask import interrupted_early
 from mcptask.errors import ExitCode
 
 #: answered before Typer and the commands are even imported (bench/startup.py)
@@ -12,8 +15,17 @@ VERSION_FLAGS = (["--version"], ["-V"])
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
+    """The command line; Ctrl-C before the command runs (while Python and Typer start) is
+    exit 130 without a traceback, as it is once the command runs (`runner.execute`)."""
+    try:
+        if signal.getsignal(signal.SIGINT) is interrupted_early:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return _main(argv)
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
 
+
+def _main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     if words in VERSION_FLAGS:
         from mcptask import __version__
@@ -134,4 +146,8 @@ def _usage_error(exc: Exception, args: list[str]) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between `main` returning and here
+        code = ExitCode.INTERRUPTED
+    sys.exit(code)
