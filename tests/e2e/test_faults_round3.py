@@ -9,8 +9,10 @@ error (`case`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -572,3 +574,46 @@ def test_a_get_on_a_locked_book_waits_once(fault: FaultServer, tmp_path: Path) -
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "cannot write the task book" in lines[0], r.stderr
     assert took < 25, took  # one wait of 5 s, not one per write
+
+
+# -- (g) signals: no descendant of a stdio server outlives a SIGKILLed mcptask --------------------
+
+
+@pytest.mark.parametrize(
+    "flags",
+    ["--hang", "--hang --child", "--hang --daemon", "--hang --ignore-term --ignore-eof --child"],
+    ids=["server", "child", "daemon", "ignores-term"],
+)
+def test_no_descendant_of_a_stdio_server_outlives_a_sigkilled_mcptask(
+    tmp_path: Path, flags: str
+) -> None:
+    import signal
+
+    from test_stdio_config_auth import fake_cmd, new_marker, procs_with, wait_for
+
+    marker = new_marker()
+    hung = tmp_path / "hung"
+    cmd = fake_cmd(*flags.split(), "--hung", str(hung), marker=marker)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", "list", "--stdio", cmd],
+        env=base_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(hung.exists, timeout=60)  # the server is up and holding tasks/list
+        expected = 1 + ("--child" in flags) + ("--daemon" in flags)
+        wait_for(lambda: len(procs_with(marker)) >= expected, timeout=30)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        try:
+            wait_for(lambda: not procs_with(marker), timeout=15)
+        except AssertionError:
+            raise AssertionError(f"outlived mcptask: {procs_with(marker)}") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in procs_with(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
