@@ -163,6 +163,29 @@ def lenient_text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """The database at `path` for reading only: what a read-only state directory (or file)
+    still allows, WAL and all (SQLite cannot make the `-shm` file there: `immutable`, the
+    book read as it is). Raises sqlite3.Error when even that fails."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path))}?mode=ro"
+    for extra in ("", "&immutable=1"):
+        conn = sqlite3.connect(uri + extra, uri=True, isolation_level=None)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.OperationalError:
+            conn.close()
+            if extra:
+                raise
+            continue
+        if version != VERSION:
+            conn.close()
+            raise sqlite3.OperationalError(f"schema {version} (this mcptask reads {VERSION})")
+        return conn
+    raise sqlite3.OperationalError("cannot open the task book read-only")
+
+
 def _migrate(conn: sqlite3.Connection, version: int) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:

@@ -99,6 +99,8 @@ class TaskBook:
         self.write_error: str | None = None
         self._conn: sqlite3.Connection | None = None
         self._read_warned = False
+        #: why the read that was said failed
+        self._read_why: str | None = None
         #: the last write's age pruning dropped something (its space is given back after)
         self._pruned = False
         #: a write found the book locked by another process for its whole busy timeout: the
@@ -108,6 +110,8 @@ class TaskBook:
         self._write_warned = False
         #: `write_in_background`'s thread, while a watch runs
         self._writer: Writer | None = None
+        #: opened for reading only (a read-only state directory): every write fails, said once
+        self.read_only = False
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -119,10 +123,22 @@ class TaskBook:
                 aside = store.set_aside(self.path)
                 self._warn(f"the task book {self.path} was corrupt; set aside as {aside.name}")
                 conn = store.open_db(self.path)
+            except (sqlite3.OperationalError, PermissionError):
+                if not self._unwritable():
+                    raise
+                # a read-only state directory (or book): what is there can still be read
+                conn = store.open_readonly(self.path)
+                self.read_only = True
             self._conn = conn
             if self.legacy.exists() or self.legacy.is_symlink():
                 self._import_legacy(conn)
         return self._conn
+
+    def _unwritable(self) -> bool:
+        """The book exists but this process may not write it or its directory."""
+        return self.path.is_file() and not (
+            os.access(self.path.parent, os.W_OK) and os.access(self.path, os.W_OK)
+        )
 
     def close(self) -> None:
         if self._conn is not None:
@@ -167,16 +183,26 @@ class TaskBook:
                     # text that is not UTF-8 (edited by hand): once more, read leniently
                     conn.text_factory = store.lenient_text
                     continue
-                self._read_failed(str(exc))
+                self._read_failed(self._why_sqlite(exc))
             except OSError as exc:
                 self._read_failed(self._why(exc))
             break
         return default
 
     def _read_failed(self, why: str) -> None:
-        if not self._read_warned:
+        if not self._read_warned and not self._write_warned:
             self._read_warned = True
+            self._read_why = why
             self._warn(f"cannot read the task book {self.path}: {why}")
+
+    def _why_sqlite(self, exc: sqlite3.Error) -> str:
+        """A failed read or write in words: a full disk says so (SQLite may call it only
+        `disk I/O error`, when the `-shm` file cannot grow)."""
+        try:
+            full = os.statvfs(self.path.parent).f_bavail == 0
+        except (OSError, AttributeError):
+            full = False
+        return "no space left on device (the disk is full)" if full else str(exc)
 
     def write_in_background(self) -> None:
         """From now on, the changes that return nothing (`record_many`, `add_events`,
@@ -200,17 +226,18 @@ class TaskBook:
                 else "another process held its write lock"
             )
             self.write_error = why
-            self._warn(
-                f"{unwritten} change(s) this run saw could not be written to the task book "
-                f"{self.path}: {why}"
-            )
+            if why != self._read_why:  # else said already, when a read failed so
+                self._warn(
+                    f"{unwritten} change(s) this run saw could not be written to the task "
+                    f"book {self.path}: {why}"
+                )
         if writer.interrupted:
             raise KeyboardInterrupt
 
     def _write(
         self, change: Callable[[sqlite3.Connection], T], default: T, *, later: bool = False
     ) -> T:
-        if later and self._writer is not None:
+        if later and self._writer is not None and not self.read_only:
             self._writer.put(change)
             return default
         for attempt in (1, 2):
@@ -222,7 +249,9 @@ class TaskBook:
                 if store.is_damage(exc) and attempt == 1:
                     self._damaged(exc)
                     continue
-                self.write_error = str(exc)
+                self.write_error = (
+                    f"{self.path.parent} is read-only" if self.read_only else self._why_sqlite(exc)
+                )
                 if is_busy(exc) and not self._gave_up_waiting and self._conn is not None:
                     self._gave_up_waiting = True
                     with contextlib.suppress(sqlite3.Error):
@@ -236,9 +265,11 @@ class TaskBook:
                     with contextlib.suppress(sqlite3.Error):
                         store.give_back(self._db())
                 return out
-            if not self._write_warned:
-                self._write_warned = True
+            # said once a run: a full disk is one line, not one a poll (nor a second line
+            # when a read failed for the same reason)
+            if not self._write_warned and self.write_error != self._read_why:
                 self._warn(f"cannot write the task book {self.path}: {self.write_error}")
+            self._write_warned = True
             break
         return default
 
@@ -680,8 +711,8 @@ class TaskBook:
         """After a change that drops data on purpose: the WAL copied into the database and
         emptied (its older frames still hold what was dropped), the free pages given back."""
         conn = self._conn
-        if conn is None:
-            return
+        if conn is None or self.write_error is not None:
+            return  # nothing was dropped
         try:
             store.give_back(conn)
             store.shrink(conn)

@@ -12,6 +12,7 @@ ATTEMPT_WAIT for the lock, then the thread sleeps up to RETRY_MAX; `finish` wait
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -141,7 +142,7 @@ class Writer:
                             if isinstance(one, sqlite3.Error) and is_busy(one):
                                 break
                             self.lost += 1
-                            self.error = _why(one)
+                            self.error = _why(one, self.path.parent)
                         done += 1
                     self._taken(done)
                     continue
@@ -173,11 +174,15 @@ class Writer:
 
     def _give_up(self, n: int, exc: BaseException) -> None:
         self.lost += n
-        self.error = _why(exc)
+        self.error = _why(exc, self.path.parent)
         self._taken(n)
 
 
-def _why(exc: BaseException) -> str:
+def _why(exc: BaseException, where: Path | None = None) -> str:
+    if where is not None:
+        with contextlib.suppress(OSError, AttributeError):
+            if os.statvfs(where).f_bavail == 0:
+                return "no space left on device (the disk is full)"
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
     return str(exc)

@@ -312,7 +312,7 @@ def test_a_constraint_added_by_hand_fails_the_write_not_the_book(
     r = cli("watch", "good", "--url", url, *P, "-o", "ndjson", state=tmp_path)
     assert r.code == 0, r.stderr
     assert not list(tmp_path.glob("tasks.db.corrupt-*")), r.stderr
-    assert "cannot write the task book" in r.stderr and "a rule of my own" in r.stderr
+    assert "could not be written to the task book" in r.stderr and "a rule of my own" in r.stderr
     r = cli("log", "good", "-o", "json", state=tmp_path)
     assert r.code == 0 and r.json()["events"], r.stderr  # the book is still there
 
@@ -617,3 +617,92 @@ def test_no_descendant_of_a_stdio_server_outlives_a_sigkilled_mcptask(
         for pid in procs_with(marker):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 512 KiB file system of its own (tmpfs: needs root and mount rights, else skipped)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+    )
+    if made.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def _fill(disk: Path) -> None:
+    with contextlib.suppress(OSError), open(disk / "filler", "wb") as f:
+        while True:
+            f.write(b"\0" * 4096)
+            f.flush()
+
+
+@pytest.mark.parametrize("command", ["watch", "get"])
+def test_a_full_disk_is_said_once(fault: FaultServer, small_disk: Path, command: str) -> None:
+    answers = [task(statusMessage=f"step {n} " + "x" * 1500) for n in range(12)]
+    url = fault.url(get=[*answers, task(status="completed", statusMessage="done")])
+    assert cli("get", "t-1", "--url", url, *P, "-o", "json", state=small_disk).code == 0
+    _fill(small_disk)
+    if command == "watch":
+        r = cli("watch", "t-1", "--url", url, *P, "-o", "ndjson", state=small_disk)
+    else:
+        r = cli("get", "t-1", "--url", url, *P, "-o", "json", state=small_disk)
+    assert r.code == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "task book" in ln]
+    assert len(lines) == 1, r.stderr
+    assert "full" in lines[0], lines
+
+
+def _without_root_powers() -> list[str]:
+    """A command prefix under which this process's own permissions apply (root drops its
+    power to ignore them), or [] when they already do."""
+    if os.geteuid() != 0:
+        return []
+    import shutil
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: a read-only directory cannot be tried")
+    drop = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}"]
+
+
+def test_a_read_only_state_directory_still_reads_the_book(
+    fault: FaultServer, tmp_path: Path
+) -> None:
+    from servers.fault_server import rpc_error
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    gone = rpc_error(-32602, "Task not found")
+    url = fault.url(get=[task(status="completed"), gone], result=[tool_result("kept")])
+    assert cli("result", "t-1", "--url", url, *P, "-o", "json", state=state).code == 0
+    state.chmod(0o500)
+    try:
+        prefix = _without_root_powers()
+
+        def run(*args: str) -> Out:
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-m", "mcptask", *args],
+                env=base_env(state),
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=60,
+            )
+            return case(Out(proc.returncode, proc.stdout, proc.stderr.decode()))
+
+        log = run("log", "t-1", "-o", "json")
+        assert log.code == 0 and log.json()["events"], log.stderr
+        listed = run("list", "--local", "-o", "json")
+        assert listed.code == 0 and [t["taskId"] for t in listed.json()["tasks"]] == ["t-1"]
+        result = run("result", "t-1", "-o", "json")
+        assert result.code == 0, result.stderr
+        assert result.json() == tool_result("kept")
+        assert "cannot read" not in log.stderr + listed.stderr + result.stderr
+    finally:
+        state.chmod(0o700)
