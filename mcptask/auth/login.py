@@ -111,6 +111,10 @@ async def login(
 ) -> Credentials:
     """Log in to `server_url`; `challenge` is the refusal that asked for it (else the endpoint
     is asked once without a token); `scope` a step-up's scopes."""
+    if not opts.client_credentials:
+        from mcptask.auth.loopback import login_timeout
+
+        login_timeout()  # a bad MCPTASK_LOGIN_TIMEOUT is refused before any request
     refused = challenge is not None
     if challenge is None:
         challenge, refused = await probe(web, server_url)

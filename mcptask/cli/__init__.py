@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+from collections.abc import Mapping
 
+from mcptask import interrupted_early
 from mcptask.errors import ExitCode
 
 #: answered before Typer and the commands are even imported (bench/startup.py)
@@ -11,14 +15,28 @@ VERSION_FLAGS = (["--version"], ["-V"])
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
+    """The command line; Ctrl-C before the command runs (while Python and Typer start) is
+    exit 130 without a traceback, as it is once the command runs (`runner.execute`)."""
+    try:
+        if signal.getsignal(signal.SIGINT) is interrupted_early:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return _main(argv)
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
 
+
+def _main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     if words in VERSION_FLAGS:
         from mcptask import __version__
 
         sys.stdout.write(f"mcptask {__version__}\n")
         return ExitCode.OK
+
+    bad = _not_utf8(words, os.environ)
+    if bad is not None:
+        sys.stderr.write(f"mcptask: error: {bad} (mcptask -h)\n")
+        return ExitCode.USAGE
 
     if "_MCPTASK_COMPLETE" in os.environ:
         # TAB on a task id: answered from the task book before Typer is imported
@@ -87,6 +105,31 @@ def main(argv: list[str] | None = None) -> int:
     return rv if isinstance(rv, int) else ExitCode.OK
 
 
+def _not_utf8(words: list[str], environ: Mapping[str, str]) -> str | None:
+    """What holds a byte that is not UTF-8 text (Python keeps such bytes as lone surrogates,
+    U+DC80-U+DCFF), in words, else None: an argument (a task id, a value) or one of mcptask's
+    environment variables (MCPTASK_STATE_DIR, MCPTASK_CONFIG...). Such text can be neither
+    sent, nor stored in the task book, nor printed as JSON: refused as a usage error."""
+    for n, word in enumerate(words, 1):
+        if _has_escaped_byte(word):
+            return f"argument {n} ({_shown(word)}) has a byte that is not UTF-8 text"
+    for name in sorted(environ):
+        if name.startswith("MCPTASK_") and _has_escaped_byte(environ[name]):
+            return f"{name} ({_shown(environ[name])}) has a byte that is not UTF-8 text"
+    return None
+
+
+def _has_escaped_byte(text: str) -> bool:
+    return not text.isascii() and any("\udc80" <= c <= "\udcff" for c in text)
+
+
+def _shown(text: str) -> str:
+    """`text` with its undecodable bytes as \\xNN and nothing that moves a terminal."""
+    raw = text.encode("utf-8", "surrogateescape")
+    shown = repr(raw)[2:-1]
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
 def _quick_completion() -> tuple[str | None, int] | None:
     from mcptask.cli.quick_complete import answer
 
@@ -107,4 +150,8 @@ def _usage_error(exc: Exception, args: list[str]) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between `main` returning and here
+        code = ExitCode.INTERRUPTED
+    sys.exit(code)

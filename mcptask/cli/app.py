@@ -537,6 +537,12 @@ def prune(
         str,
         typer.Option("--older-than", help="Drop tasks not seen for this long: 7d, 12h, 30m, 2w."),
     ],
+    unfinished: Annotated[
+        bool,
+        typer.Option(
+            "--unfinished", help="Drop tasks last seen unfinished too (kept unless given)."
+        ),
+    ] = False,
     output: OutputMode = "auto",
     jq: Jq = None,
 ) -> None:
@@ -544,7 +550,8 @@ def prune(
     from mcptask.session.targets import GlobalOptions
 
     execute(
-        GlobalOptions(output=output, jq=jq), lambda ctx: run_prune(PruneOptions(older_than), ctx)
+        GlobalOptions(output=output, jq=jq),
+        lambda ctx: run_prune(PruneOptions(older_than, unfinished), ctx),
     )
 
 

@@ -306,7 +306,8 @@ COMMANDS: dict[str, CommandHelp] = {
         SERVERS,
         "Drop what the task book has not seen for a while",
         "Drop the tasks not seen for the given age (with their history and kept results), and "
-        "endpoints left without tasks that have not answered for as long. The book does this "
+        "endpoints left without tasks that have not answered for as long. Tasks last seen "
+        "unfinished stay unless --unfinished is given; the age needs a unit. The book does this "
         "by itself for what it has not seen for MCPTASK_BOOK_DAYS days (default 30).",
         (
             ("", "mcptask prune --older-than 7d"),

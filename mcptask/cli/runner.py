@@ -56,6 +56,7 @@ def execute(
     ctx.command = current_click.info_name if current_click is not None else None
 
     async def main() -> int:
+        _quiet_interrupted_tasks()
         try:
             code = await make(ctx)
             ctx.succeeded()
@@ -95,6 +96,27 @@ def execute(
         raise _unexpected(exc, g.trace, out) from None
     out.save_recording()
     raise typer.Exit(code)
+
+
+def _quiet_interrupted_tasks() -> None:
+    """A task that Ctrl-C ended (KeyboardInterrupt raised inside it) is not a bug to dump:
+    asyncio would print `Task exception was never retrieved` and a traceback after mcptask's
+    own `interrupted` line. Everything else still goes to asyncio's handler. (A run without
+    an event loop has not even imported asyncio: nothing to do.)"""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), KeyboardInterrupt | SystemExit):
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 def jq_filter(g: GlobalOptions) -> JqFilter | None:

@@ -39,6 +39,8 @@ async def run_forget(opts: ForgetOptions, ctx: Context) -> int:
         for task_id in ids:
             if place.book.forget(place.server, task_id):
                 forgotten.append({"taskId": task_id, "server": place.server})
+    if not forgotten and book.write_error is not None:
+        raise UsageError(f"cannot forget: the task book cannot be written ({book.write_error})")
     if not forgotten:
         raise TaskNotFound(f"the task book has no task {', '.join(opts.task_ids)}")
     _done(ctx, {"forgotten": forgotten}, f"forgot {len(forgotten)} task(s)")

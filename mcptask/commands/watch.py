@@ -102,8 +102,14 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     ctx.out.stdio = any(place.target.command is not None for place, _ in places)
     events = opts.sink if opts.sink is not None else _events(opts, ctx)
     lock = asyncio.Lock()  # one inline form at a time, whichever server asks
-    with signals() as ending:  # before the first event (a task's status as created) is out
-        return await _watch(opts, ctx, places, events, lock, ending, unreachable)
+    # the book is written by a thread of its own: a book another process holds locked delays
+    # the records, never the polls, the view or Ctrl-C
+    ctx.book.write_in_background()
+    try:
+        with signals() as ending:  # before the first event (a task's status as created) is out
+            return await _watch(opts, ctx, places, events, lock, ending, unreachable)
+    finally:
+        ctx.book.finish_writes(BOOK_FINISH)
 
 
 def _endpoints(endpoints: list[str]) -> str:
@@ -414,6 +420,8 @@ def _pipe_fd(ctx: Context) -> int | None:
 
 #: seconds between two task-book writes during a watch (one transaction each)
 BOOK_FLUSH = 0.5
+#: seconds the end of a watch waits for its records to reach a book another process holds
+BOOK_FINISH = 10.0
 #: seconds between two looks at whether the reader of a piped stdout went away
 PIPE_CHECK = 0.2
 

@@ -60,8 +60,9 @@ def resolve_mode(mode: str, terminal: bool, *, streaming: bool = False) -> str:
 
 
 def dumps(data: Any) -> str:
-    """Strict JSON (never NaN or Infinity: `jsonsafe.Refused`)."""
-    return jsonsafe.dumps(data, ensure_ascii=False)
+    """Strict JSON (never NaN or Infinity: `jsonsafe.Refused`), always UTF-8 text: a lone
+    surrogate is written as U+FFFD (`jsonsafe.text_safe`, the one Unicode policy)."""
+    return jsonsafe.text_safe(jsonsafe.dumps(data, ensure_ascii=False))
 
 
 @dataclass

@@ -150,7 +150,7 @@ class _Worker:
                 ack = b""
         except KeyboardInterrupt:
             self.close(kill=True)
-            if before is None or before is signal.default_int_handler:
+            if _ours(before):
                 raise
             # someone else handles Ctrl-C (a watch's event loop): it gets the signal again,
             # and this document's output ends here
@@ -174,7 +174,7 @@ class _Worker:
             # the terminal's Ctrl-C reached the worker (the whole group gets it): so it reaches
             # this process too, whose own handler acts on it (a watch's event loop: raised
             # here, in one of its tasks, it would only end that task, noisily)
-            if before is None or before is signal.default_int_handler:
+            if _ours(before):
                 raise KeyboardInterrupt
             raise _Redelivered
         raise UsageError(f"--jq {expression}: jq stopped ({_how(status)})")
@@ -195,6 +195,13 @@ class _Worker:
         except ChildProcessError:
             return None
         return status
+
+
+def _ours(before: Any) -> bool:
+    """Whether Ctrl-C is this code's to raise (exit 130), not another handler's to be given
+    again: no handler was replaced, Python's own was, or SIGINT was ignored (inherited so, by
+    a script's background job: given again, it would vanish and mcptask end 0 with nothing)."""
+    return before is None or before is signal.default_int_handler or before == signal.SIG_IGN
 
 
 def _child(expression: str, docs_fd: int, acks_fd: int, out_fd: int, terminal: bool) -> None:

@@ -24,9 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.state.files import check_dir, not_regular
+from mcptask.text import jsonsafe
 
-#: seconds a writer waits for another process's write to finish
-BUSY_TIMEOUT_MS = 15_000
+#: milliseconds a write waits for another process's write to finish (theirs take milliseconds);
+#: a command waits so at most once: after one failed wait its later writes do not wait
+#: (`TaskBook._write`), and a watch writes from a thread of its own (`state.writer`)
+BUSY_TIMEOUT_MS = 5_000
 
 #: the schema, one script per version: version N is reached by running MIGRATIONS[N - 1]
 MIGRATIONS: tuple[str, ...] = (
@@ -85,10 +88,19 @@ class Damaged(Exception):
     """The database is not one SQLite can read (set aside by `open_db`'s caller)."""
 
 
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB
+_DAMAGE_CODES = (11, 26)
+
+
 def is_damage(exc: sqlite3.Error) -> bool:
     """A database that is not one (or is malformed), as opposed to a locked, read-only or
-    missing one (`OperationalError`: a warning, the file left alone)."""
-    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    missing one (`OperationalError`: a warning, the file left alone) or a row or rule that
+    refuses a change (`IntegrityError`, say a trigger or constraint added by hand: that
+    change fails, the book stays)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _DAMAGE_CODES
+    return type(exc) is sqlite3.DatabaseError
 
 
 def open_db(path: Path) -> sqlite3.Connection:
@@ -123,9 +135,14 @@ def open_db(path: Path) -> sqlite3.Connection:
             if is_damage(exc):
                 raise Damaged(str(exc)) from None
             raise
+        if version == 0:
+            # a new book gives back the space of what it drops (before any table is made)
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # what is deleted is overwritten, not left in free pages (`forget` means it)
+        conn.execute("PRAGMA secure_delete = ON")
         if version > VERSION:
             raise sqlite3.OperationalError(
                 f"written by a newer mcptask (schema {version}, this one knows {VERSION})"
@@ -141,6 +158,36 @@ def open_db(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def lenient_text(data: bytes) -> str:
+    """A `text_factory` for a book that holds text that is not UTF-8 (written by another
+    tool): read with U+FFFD instead of failing. Not the default (a Python call per value):
+    a read that failed is tried once more with it (`TaskBook._read`)."""
+    return data.decode("utf-8", "replace")
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """The database at `path` for reading only: what a read-only state directory (or file)
+    still allows, WAL and all (SQLite cannot make the `-shm` file there: `immutable`, the
+    book read as it is). Raises sqlite3.Error when even that fails."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path))}?mode=ro"
+    for extra in ("", "&immutable=1"):
+        conn = sqlite3.connect(uri + extra, uri=True, isolation_level=None)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.OperationalError:
+            conn.close()
+            if extra:
+                raise
+            continue
+        if version != VERSION:
+            conn.close()
+            raise sqlite3.OperationalError(f"schema {version} (this mcptask reads {VERSION})")
+        return conn
+    raise sqlite3.OperationalError("cannot open the task book read-only")
 
 
 def _migrate(conn: sqlite3.Connection, version: int) -> None:
@@ -168,6 +215,32 @@ def _done(conn: sqlite3.Connection, statement: str) -> bool:
         return False
     table, column = words[2], words[5]
     return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
+
+
+def give_back(conn: sqlite3.Connection) -> None:
+    """Free pages returned to the file system (a book with `auto_vacuum = INCREMENTAL`; a
+    no-op otherwise). Outside a transaction: `executescript` steps the pragma to its end (one
+    `execute` frees a single page) and commits whatever is pending first."""
+    conn.executescript("PRAGMA incremental_vacuum;")
+
+
+def shrink(conn: sqlite3.Connection) -> None:
+    """The WAL copied into the database and truncated to nothing (`TRUNCATE` checkpoint: its
+    older frames keep whatever was deleted since the last one). Waits for readers up to the
+    busy timeout; `sqlite3.OperationalError` when one still holds an old snapshot."""
+    busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise sqlite3.OperationalError("another process is reading the task book")
+
+
+def compact(conn: sqlite3.Connection) -> None:
+    """A book made before `auto_vacuum` converted, by one `VACUUM` (rewrites the file at
+    its smallest); then its free pages given back at every prune."""
+    if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+    else:
+        give_back(conn)
 
 
 def set_aside(path: Path) -> Path:
@@ -205,11 +278,12 @@ def dumps(value: Any) -> str:
     return text
 
 
-def loads(text: str | None, default: Any = None) -> Any:
-    """A stored JSON text; `default` for NULL or a text that does not parse (one bad row)."""
-    if text is None:
+def loads(text: object, default: Any = None) -> Any:
+    """A stored JSON text; `default` for NULL or a text that does not parse (one bad row: a
+    blob or a number where text belongs, too). Lone surrogates come out as U+FFFD."""
+    if not isinstance(text, str):
         return default
     try:
-        return _deep(lambda: json.loads(text))
+        return jsonsafe.parsed_safe(text, _deep(lambda: json.loads(text)))
     except (ValueError, RecursionError):
         return default

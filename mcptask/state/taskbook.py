@@ -12,6 +12,15 @@ as `tasks.json.bak`.
 Retention (documented in README): tasks not seen for MCPTASK_BOOK_DAYS days (default 30) are
 dropped with their events; results larger than 1 MiB are not kept; at most 16 MiB of results
 in all (oldest dropped first); at most `events.MAX_EVENTS_PER_TASK` events per task.
+
+Size: every text a server sends that is stored beside a task or in an event (a status, a
+status message, an event's message and data) is cut at the one write (`_bounded_row`,
+`_bounded_fields`): `events.MAX_TEXT` characters of a status or message, MAX_EVENT_DATA of an
+event's data. A server that changes a 1 MB message on every poll grows the book by at most
+that much per event, and a task by at most MAX_EVENTS_PER_TASK events. The space of what is
+dropped is given back to the file system (`auto_vacuum = INCREMENTAL`; an older book is
+converted by `prune`'s `VACUUM`), and what `forget` drops is overwritten (`secure_delete`)
+and leaves no copy in the WAL (a `TRUNCATE` checkpoint after it).
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ from mcptask.state import events as ev
 from mcptask.state import store
 from mcptask.state.endpoints import endpoint_key, same_place
 from mcptask.state.files import now_iso, read_regular, state_dir
-from mcptask.text import redact
+from mcptask.state.writer import Writer, is_busy
+from mcptask.text import jsonsafe, redact
 
 VERSION = store.VERSION
 MAX_RESULT_BYTES = 1024 * 1024
@@ -46,6 +56,9 @@ MAX_TOOLS_KEPT = 500
 MAX_COMPLETIONS = 50
 #: ids beginning with a typed prefix that completion sorts itself; more are walked by recency
 COMPLETION_SCAN = 2000
+
+#: characters of an event's data (JSON text) kept; larger data is replaced by what it was
+MAX_EVENT_DATA = 8192
 
 #: pseudo-fields of `record_many`'s updates: how the state came (poll, push, listed) and when
 VIA = "_via"
@@ -91,6 +104,19 @@ class TaskBook:
         self.write_error: str | None = None
         self._conn: sqlite3.Connection | None = None
         self._read_warned = False
+        #: why the read that was said failed
+        self._read_why: str | None = None
+        #: the last write's age pruning dropped something (its space is given back after)
+        self._pruned = False
+        #: a write found the book locked by another process for its whole busy timeout: the
+        #: run's later writes do not wait again (one failed lock ends the attempts)
+        self._gave_up_waiting = False
+        #: a failed write was said (once per run: a full disk is one line, not one a poll)
+        self._write_warned = False
+        #: `write_in_background`'s thread, while a watch runs
+        self._writer: Writer | None = None
+        #: opened for reading only (a read-only state directory): every write fails, said once
+        self.read_only = False
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -102,10 +128,22 @@ class TaskBook:
                 aside = store.set_aside(self.path)
                 self._warn(f"the task book {self.path} was corrupt; set aside as {aside.name}")
                 conn = store.open_db(self.path)
+            except (sqlite3.OperationalError, PermissionError):
+                if not self._unwritable():
+                    raise
+                # a read-only state directory (or book): what is there can still be read
+                conn = store.open_readonly(self.path)
+                self.read_only = True
             self._conn = conn
             if self.legacy.exists() or self.legacy.is_symlink():
                 self._import_legacy(conn)
         return self._conn
+
+    def _unwritable(self) -> bool:
+        """The book exists but this process may not write it or its directory."""
+        return self.path.is_file() and not (
+            os.access(self.path.parent, os.W_OK) and os.access(self.path, os.W_OK)
+        )
 
     def close(self) -> None:
         if self._conn is not None:
@@ -145,18 +183,68 @@ class TaskBook:
                 if store.is_damage(exc) and attempt == 1:
                     self._damaged(exc)
                     continue
-                self._read_failed(str(exc))
+                conn = self._conn
+                if attempt == 1 and conn is not None and conn.text_factory is str:
+                    # text that is not UTF-8 (edited by hand): once more, read leniently
+                    conn.text_factory = store.lenient_text
+                    continue
+                self._read_failed(self._why_sqlite(exc))
             except OSError as exc:
                 self._read_failed(self._why(exc))
             break
         return default
 
     def _read_failed(self, why: str) -> None:
-        if not self._read_warned:
+        if not self._read_warned and not self._write_warned:
             self._read_warned = True
+            self._read_why = why
             self._warn(f"cannot read the task book {self.path}: {why}")
 
-    def _write(self, change: Callable[[sqlite3.Connection], T], default: T) -> T:
+    def _why_sqlite(self, exc: sqlite3.Error) -> str:
+        """A failed read or write in words: a full disk says so (SQLite may call it only
+        `disk I/O error`, when the `-shm` file cannot grow)."""
+        try:
+            full = os.statvfs(self.path.parent).f_bavail == 0
+        except (OSError, AttributeError):
+            full = False
+        return "no space left on device (the disk is full)" if full else str(exc)
+
+    def write_in_background(self) -> None:
+        """From now on, the changes that return nothing (`record_many`, `add_events`,
+        `set_endpoint`, `contact`) are written by one thread of their own (`state.writer`):
+        a book locked by another process delays them, never the caller (a watch's polls, its
+        view, Ctrl-C). `finish_writes` ends it."""
+        if self._writer is None:
+            self._writer = Writer(self.path, after=self._maybe_prune)
+
+    def finish_writes(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the background writer's changes, then stop it;
+        what could not be written is said in one line."""
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        unwritten = writer.finish(timeout)
+        if unwritten:
+            why = writer.error or (
+                "interrupted while another process held its write lock"
+                if writer.interrupted
+                else "another process held its write lock"
+            )
+            self.write_error = why
+            if why != self._read_why:  # else said already, when a read failed so
+                self._warn(
+                    f"{unwritten} change(s) this run saw could not be written to the task "
+                    f"book {self.path}: {why}"
+                )
+        if writer.interrupted:
+            raise KeyboardInterrupt
+
+    def _write(
+        self, change: Callable[[sqlite3.Connection], T], default: T, *, later: bool = False
+    ) -> T:
+        if later and self._writer is not None and not self.read_only:
+            self._writer.put(change)
+            return default
         for attempt in (1, 2):
             try:
                 with self._tx() as conn:
@@ -166,13 +254,27 @@ class TaskBook:
                 if store.is_damage(exc) and attempt == 1:
                     self._damaged(exc)
                     continue
-                self.write_error = str(exc)
+                self.write_error = (
+                    f"{self.path.parent} is read-only" if self.read_only else self._why_sqlite(exc)
+                )
+                if is_busy(exc) and not self._gave_up_waiting and self._conn is not None:
+                    self._gave_up_waiting = True
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("PRAGMA busy_timeout = 0")
             except OSError as exc:
                 self.write_error = self._why(exc)
             else:
                 self.write_error = None
+                if self._pruned:  # the age limit dropped tasks: their space given back
+                    self._pruned = False
+                    with contextlib.suppress(sqlite3.Error):
+                        store.give_back(self._db())
                 return out
-            self._warn(f"cannot write the task book {self.path}: {self.write_error}")
+            # said once a run: a full disk is one line, not one a poll (nor a second line
+            # when a read failed for the same reason)
+            if not self._write_warned and self.write_error != self._read_why:
+                self._warn(f"cannot write the task book {self.path}: {self.write_error}")
+            self._write_warned = True
             break
         return default
 
@@ -238,7 +340,8 @@ class TaskBook:
                 for row in conn.execute(
                     f"SELECT {_TASK_COLS} FROM tasks WHERE endpoint = ?", (eid,)
                 ):
-                    merged[row[0]] = _record(row)
+                    if isinstance(row[0], str):  # an id that is not text: a row edited by hand
+                        merged[row[0]] = _record(row)
             return merged
 
         return self._read(q, {})
@@ -318,6 +421,7 @@ class TaskBook:
                         f"({','.join('?' * len(ids))})",
                         (*args, *ids),
                     )
+                    if isinstance(tid, str)
                 }
             )
 
@@ -332,11 +436,12 @@ class TaskBook:
             for eid, key, fields in conn.execute(
                 "SELECT id, key, fields FROM endpoints ORDER BY id"
             ):
-                out[key] = {**_fields(fields), "tasks": {}}
-                names[eid] = key
+                if isinstance(key, str):
+                    out[key] = {**_fields(fields), "tasks": {}}
+                    names[eid] = key
             for row in conn.execute(f"SELECT endpoint, {_TASK_COLS} FROM tasks ORDER BY rowid"):
                 key = names.get(row[0])
-                if key is not None:
+                if key is not None and isinstance(row[1], str):
                     out[key]["tasks"][row[1]] = _record(row[1:])
             return out
 
@@ -344,7 +449,12 @@ class TaskBook:
 
     def endpoint_keys(self) -> list[str]:
         return self._read(
-            lambda c: [k for (k,) in c.execute("SELECT key FROM endpoints ORDER BY id")], []
+            lambda c: [
+                k
+                for (k,) in c.execute("SELECT key FROM endpoints ORDER BY id")
+                if isinstance(k, str)
+            ],
+            [],
         )
 
     def summary(self) -> list[Record]:
@@ -359,6 +469,8 @@ class TaskBook:
             for eid, key, fields, created, ok, fail in conn.execute(
                 "SELECT id, key, fields, created, last_ok, last_fail FROM endpoints ORDER BY id"
             ):
+                if not isinstance(key, str):
+                    continue  # a row edited by hand: skipped
                 n, open_, seen = conn.execute(
                     "SELECT COUNT(*), SUM(CASE WHEN status IN (" + done + ") THEN 0 ELSE 1 END),"
                     " MAX(seen) FROM tasks WHERE endpoint = ?",
@@ -377,10 +489,10 @@ class TaskBook:
                         "tasks": int(n or 0),
                         "unfinished": int(open_ or 0),
                         "events": int(n_events or 0),
-                        "firstRecorded": created,
-                        "lastSeen": seen,
-                        "lastContact": ok,
-                        "lastFailure": fail,
+                        "firstRecorded": _number(created),
+                        "lastSeen": _number(seen),
+                        "lastContact": _number(ok),
+                        "lastFailure": _number(fail),
                     }
                 )
             return out
@@ -399,7 +511,9 @@ class TaskBook:
                     "FROM events WHERE endpoint = ? AND task = ? AND n > ? ORDER BY n",
                     (eid, task_id, after),
                 ):
-                    out.append(_event(row, key))
+                    rec = _event(row, key)
+                    if rec is not None:  # a row edited by hand (no time, no kind): skipped
+                        out.append(rec)
             out.sort(key=lambda r: (r["at"], r["n"]))  # a batch's events, each when it was seen
             # (`log` orders them by when they happened: `commands._history.timeline`)
             return out
@@ -445,7 +559,7 @@ class TaskBook:
                 (*ids, task_id, skew),
             )
             while rows := cursor.fetchmany(page):
-                yield [_event(row, key) for row in rows]
+                yield [e for e in (_event(row, key) for row in rows) if e is not None]
         except sqlite3.Error as exc:
             self._read_failed(str(exc))
 
@@ -484,8 +598,10 @@ class TaskBook:
             sql += " ORDER BY t.seen DESC LIMIT ?"
             out: dict[str, tuple[str, str, str]] = {}
             for tid, status, key in conn.execute(sql, (*params, limit + len(skip))):
+                if not isinstance(tid, str) or not isinstance(key, str):
+                    continue
                 if tid not in skip and tid not in out:
-                    out[tid] = (tid, str(status or "?"), key)
+                    out[tid] = (tid, status if isinstance(status, str) else "?", key)
             return list(out.values())[:limit]
 
         return self._read(q, [])
@@ -493,7 +609,7 @@ class TaskBook:
     # -- changes ------------------------------------------------------------------------------
 
     def set_endpoint(self, url: str, **fields: Any) -> None:
-        fields = redact.scrub(fields)
+        fields = jsonsafe.unicode_safe(redact.scrub(fields))
 
         def change(conn: sqlite3.Connection) -> None:
             eid, old = _endpoint_for_write(conn, url)
@@ -507,7 +623,7 @@ class TaskBook:
                     (same_place(endpoint_key(posts_to)), eid),
                 )
 
-        self._write(change, None)
+        self._write(change, None, later=True)
 
     def contact(self, url: str, ok: bool) -> None:
         """The endpoint answered (ok) or could not be reached: `book` shows it, `watch --all`
@@ -519,7 +635,7 @@ class TaskBook:
                 conn.execute(f"UPDATE endpoints SET {column} = ? WHERE id = ?", (time.time(), eid))
 
         if self._conn is not None or self.exists():
-            self._write(change, None)
+            self._write(change, None, later=True)
 
     def record(self, url: str, task_id: str, **fields: Any) -> None:
         self.record_many(url, {task_id: fields})
@@ -540,14 +656,15 @@ class TaskBook:
         results: dict[str, Any] = {}
         plain: dict[str, Record] = {}
         for task_id, fields in updates.items():
-            fields = dict(fields)
+            fields = _bounded_fields(fields)
             if "result" in fields:
                 results[task_id] = fields.pop("result")
             plain[task_id] = fields
         # what a server echoed of a secret mcptask holds is never written down
-        plain = redact.scrub(plain)
+        # and never text SQLite cannot bind (a lone surrogate: `jsonsafe.text_safe`)
+        plain = jsonsafe.unicode_safe(redact.scrub(plain))
         kept = {tid: _result_text(r) for tid, r in results.items() if r is not None}
-        extra = redact.scrub(events or [])
+        extra = jsonsafe.unicode_safe(redact.scrub(events or []))
         stamp = now_iso()
 
         def change(conn: sqlite3.Connection) -> None:
@@ -564,13 +681,13 @@ class TaskBook:
                 conn.executemany(
                     "INSERT INTO events (endpoint, task, at, kind, via, status, message, command,"
                     " data, server_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(*r[:7], command, r[7], r[8]) for r in rows],
+                    [(*_bounded_row((*r[:7], command, r[7])), r[8]) for r in rows],
                 )
             if any(text is not None and not isinstance(text, tuple) for text in kept.values()):
                 _limit_results(conn)
             _limit_events(conn, eid, {r[1] for r in rows})
 
-        self._write(change, None)
+        self._write(change, None, later=True)
 
     def add_events(self, url: str, events: list[Record], *, command: str | None = None) -> None:
         self.record_many(url, {}, events=events, command=command)
@@ -604,7 +721,9 @@ class TaskBook:
 
         if self._conn is None and not self.exists():
             return 0
-        return self._write(change, 0)
+        n = self._write(change, 0)
+        self._leave_no_copy()
+        return n
 
     def forget_endpoint(self, url: str) -> int:
         """Drop an endpoint (every spelling), its tasks and events; the tasks dropped."""
@@ -619,7 +738,24 @@ class TaskBook:
 
         if self._conn is None and not self.exists():
             return 0
-        return self._write(change, 0)
+        n = self._write(change, 0)
+        self._leave_no_copy()
+        return n
+
+    def _leave_no_copy(self) -> None:
+        """After a change that drops data on purpose: the WAL copied into the database and
+        emptied (its older frames still hold what was dropped), the free pages given back."""
+        conn = self._conn
+        if conn is None or self.write_error is not None:
+            return  # nothing was dropped
+        try:
+            store.give_back(conn)
+            store.shrink(conn)
+        except sqlite3.Error as exc:
+            self._warn(
+                f"cannot empty the task book's journal ({exc}): {self.path}-wal may keep "
+                "a copy of what was forgotten until the last mcptask using it ends"
+            )
 
     def silent_endpoints(self, longer_than: float) -> dict[str, str]:
         """Endpoints whose last attempt failed and that have not answered for `longer_than`
@@ -633,8 +769,9 @@ class TaskBook:
                 "NULL AND last_fail > COALESCE(last_ok, 0) AND COALESCE(last_ok, created) < ?",
                 (now - longer_than,),
             ):
-                since = ok if ok is not None else created
-                out[key] = f"{(now - since) / 86400:.1f} days"
+                since = _number(ok) if ok is not None else _number(created)
+                if isinstance(key, str) and since is not None:
+                    out[key] = f"{(now - since) / 86400:.1f} days"
             return out
 
         return self._read(q, {})
@@ -645,12 +782,23 @@ class TaskBook:
 
         return self._read(q, False)
 
-    def prune(self, older_than: float) -> tuple[int, int]:
-        """Drop tasks not seen for `older_than` seconds (with their events), and endpoints
-        left with no task that have not answered for as long; (tasks, endpoints) dropped."""
+    def prune(self, older_than: float, *, unfinished: bool = False) -> tuple[int, int]:
+        """Drop tasks not seen for `older_than` seconds (with their events; those last seen
+        unfinished only when `unfinished`), and endpoints left with no task that have not
+        answered for as long; (tasks, endpoints) dropped."""
         if self._conn is None and not self.exists():
             return (0, 0)
-        return self._write(lambda c: _prune(c, time.time() - older_than), (0, 0))
+        before = time.time() - older_than
+        out = self._write(lambda c: _prune(c, before, keep_unfinished=not unfinished), (0, 0))
+        if self.write_error is None:
+            conn = self._conn
+            try:
+                if conn is not None:
+                    store.compact(conn)
+            except sqlite3.Error as exc:
+                self._warn(f"cannot compact the task book {self.path}: {exc}")
+            self._leave_no_copy()
+        return out
 
     def _maybe_prune(self, conn: sqlite3.Connection) -> None:
         """The age limit, applied by a write at most once every PRUNE_EVERY seconds."""
@@ -665,7 +813,7 @@ class TaskBook:
         if row is None:  # a new book: nothing to prune yet
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (repr(now),))
             return
-        _prune(conn, now - keep_days() * 86400)
+        self._pruned = any(_prune(conn, now - keep_days() * 86400))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (repr(now),))
 
 
@@ -685,31 +833,50 @@ def _record(row: tuple[Any, ...]) -> Record:
     """A task row as the record callers know: its fields, status, times, result."""
     _tid, status, message, first, last, fields, result, _size, kept_at = row
     rec = _fields(fields)
-    if status is not None:
+    # a column edited by hand to hold a blob or a number where text belongs is left out
+    for name in ("status", "statusMessage", "firstSeenAt", "lastSeenAt", "resultKeptAt"):
+        if not isinstance(rec.get(name), str | None):
+            rec.pop(name)
+    if isinstance(status, str):
         rec["status"] = status
-    if message is not None:
+    if isinstance(message, str):
         rec["statusMessage"] = message
-    if first is not None:
+    if isinstance(first, str):
         rec["firstSeenAt"] = first
-    if last is not None:
+    if isinstance(last, str):
         rec["lastSeenAt"] = last
     if result is not None:
         value = store.loads(result, _BAD)
         if value is not _BAD:
             rec["result"] = value
-            if kept_at is not None:
+            if isinstance(kept_at, str):
                 rec["resultKeptAt"] = kept_at
     return rec
+
+
+def _number(value: Any) -> float | None:
+    """A time or count read from the book: a finite number, else None (a row edited by hand
+    to hold text or a blob there)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        import math
+
+        return value if math.isfinite(value) else None
+    return None
 
 
 _BAD = object()
 
 
-def _event(row: tuple[Any, ...], key: str) -> Record:
-    """An event row as the record `log` reads (`n`, `at`, `kind`, `serverAt`, ...)."""
+def _event(row: tuple[Any, ...], key: str) -> Record | None:
+    """An event row as the record `log` reads (`n`, `at`, `kind`, `serverAt`, ...); None for a
+    row edited by hand past reading (no time, no kind): it is skipped."""
     n, at, kind, via, status, message, command, data, server_at = row
+    at = _number(at)
+    if at is None or not isinstance(kind, str):
+        return None
     rec: Record = {"n": n, "at": at, "kind": kind}
-    if isinstance(server_at, int | float):
+    server_at = _number(server_at)
+    if server_at is not None:
         rec["serverAt"] = server_at
     for name, value in (
         ("via", via),
@@ -717,7 +884,7 @@ def _event(row: tuple[Any, ...], key: str) -> Record:
         ("message", message),
         ("command", command),
     ):
-        if value is not None:
+        if isinstance(value, str):  # a blob or a number there: left out
             rec[name] = value
     extra = store.loads(data, {})
     if isinstance(extra, dict) and extra:
@@ -741,7 +908,7 @@ def _endpoint_rows(conn: sqlite3.Connection, url: str) -> list[tuple[int, str, s
     rows = conn.execute(
         "SELECT id, key, fields FROM endpoints WHERE place = ? ORDER BY key", (_place(conn, url),)
     ).fetchall()
-    return sorted(rows, key=lambda r: r[1] != own)
+    return sorted((r for r in rows if isinstance(r[1], str)), key=lambda r: r[1] != own)
 
 
 def _endpoint_for_write(
@@ -775,6 +942,8 @@ def _hits(
     ).fetchall()
     for row in rows:
         place, key, tid = row[0], row[1], row[2]
+        if not isinstance(key, str) or not isinstance(tid, str):
+            continue  # a row edited by hand: skipped
         out.setdefault((place, tid), (key, tid, _record(row[2:])))
     return list(out.values())
 
@@ -969,6 +1138,31 @@ def server_time(stamp: Any) -> float | None:
     return value
 
 
+def _bounded_fields(fields: Record) -> Record:
+    """A copy of a task's fields with the server's status and message cut to
+    `events.MAX_TEXT` characters (stored as the task's, compared with the next poll's)."""
+    out = dict(fields)
+    for name in ("status", "statusMessage"):
+        value = out.get(name)
+        if isinstance(value, str) and len(value) > ev.MAX_TEXT:
+            out[name] = value[: ev.MAX_TEXT]
+    return out
+
+
+def _bounded_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An event row as written: (endpoint, task, at, kind, via, status, message, command,
+    data), its status and message cut to `events.MAX_TEXT` characters, its data (JSON text) to
+    MAX_EVENT_DATA (replaced by its size). The one place every event kind is bounded."""
+    eid, task, at, kind, via, status, message, command, data = row
+    if isinstance(status, str) and len(status) > ev.MAX_TEXT:
+        status = status[: ev.MAX_TEXT]
+    if isinstance(message, str) and len(message) > ev.MAX_TEXT:
+        message = message[: ev.MAX_TEXT]
+    if isinstance(data, str) and len(data) > MAX_EVENT_DATA:
+        data = store.dumps({"omitted": f"{len(data)} characters, over the book's limit"})
+    return (eid, task, at, kind, via, status, message, command, data)
+
+
 def _question(asked: dict[str, Any]) -> str:
     """A question event's data: the requests by key (their keys only when large)."""
     text = store.dumps({"requests": asked})
@@ -1033,11 +1227,20 @@ def _limit_events(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> Non
         )
 
 
-def _prune(conn: sqlite3.Connection, before: float) -> tuple[int, int]:
-    old = conn.execute("SELECT endpoint, id FROM tasks WHERE seen < ?", (before,)).fetchall()
+def _prune(
+    conn: sqlite3.Connection, before: float, *, keep_unfinished: bool = False
+) -> tuple[int, int]:
+    from mcptask.model import TERMINAL
+
+    where = "seen < ?"
+    args: tuple[Any, ...] = (before,)
+    if keep_unfinished:
+        where += f" AND status IN ({','.join('?' * len(TERMINAL))})"
+        args += tuple(sorted(TERMINAL))
+    old = conn.execute(f"SELECT endpoint, id FROM tasks WHERE {where}", args).fetchall()
     for eid, tid in old:
         conn.execute("DELETE FROM events WHERE endpoint = ? AND task = ?", (eid, tid))
-    conn.execute("DELETE FROM tasks WHERE seen < ?", (before,))
+    conn.execute(f"DELETE FROM tasks WHERE {where}", args)
     gone = conn.execute(
         "SELECT id FROM endpoints WHERE created < ? AND COALESCE(last_ok, created) < ? "
         "AND NOT EXISTS (SELECT 1 FROM tasks WHERE endpoint = endpoints.id)",

@@ -7,12 +7,20 @@ encoding a JSON object"), and `1e999` parses to a float that prints as bare `Inf
 no JSON parser reads. So every door (the HTTP and stdio transports, the OAuth client, the task
 book) parses with `loads`, which refuses both, and whatever prints or stores JSON uses `dumps`.
 `too_deep` and `finite` check values built otherwise (a tool argument, say).
+
+Unicode: JSON may escape half of a surrogate pair alone (`"\\ud800"`), which is valid JSON but no
+text: UTF-8 cannot encode it (SQLite refuses to bind it; stdout would write bytes that are not
+UTF-8, or fail). One policy, applied at the door and again where text leaves: every lone
+surrogate becomes U+FFFD (the replacement character), in keys and values alike (`loads`,
+`text_safe`, `unicode_safe`); the task book and the JSON output apply it too, for values that
+did not come through `loads`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 #: the deepest nesting accepted from outside (arrays and objects, one level each); JSON
@@ -58,6 +66,45 @@ def non_finite(value: Any) -> float | None:
     return None
 
 
+#: a lone surrogate (and also each half of a pair: only a str built from bad input holds one)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: text that may decode to a surrogate: one already there, or a `\\uD800`-`\\uDFFF` escape
+_MAYBE_SURROGATE = re.compile("[\ud800-\udfff]|\\\\u[dD][89abcdefABCDEF]")
+#: the same in UTF-8 bytes (a surrogate encoded as UTF-8 anyway is ED A0-BF xx)
+_MAYBE_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]|\\u[dD][89abcdefABCDEF]")
+
+
+def text_safe(text: str) -> str:
+    """`text` with every lone surrogate (which no UTF-8 can encode) replaced by U+FFFD."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def unicode_safe(value: Any) -> Any:
+    """A copy of JSON data whose strings (keys too) are all encodable as UTF-8 (`text_safe`);
+    the value itself when nothing needed it."""
+    if isinstance(value, str):
+        return text_safe(value)
+    if isinstance(value, dict):
+        return {
+            (text_safe(k) if isinstance(k, str) else k): unicode_safe(v) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [unicode_safe(v) for v in value]
+    return value
+
+
+def parsed_safe(text: str | bytes | bytearray, value: Any) -> Any:
+    """`value`, parsed from `text` by any JSON parser, with its lone surrogates replaced
+    (`unicode_safe`, walked only when the text could hold one)."""
+    if isinstance(text, str):
+        found = _MAYBE_SURROGATE.search(text) is not None
+    else:
+        found = _MAYBE_SURROGATE_BYTES.search(text) is not None
+    return unicode_safe(value) if found else value
+
+
 def check(value: Any, limit: int = MAX_DEPTH) -> Any:
     """`value` itself, or `Refused` when it nests past `limit` or holds a non-finite number."""
     if depth_over(value, limit):
@@ -82,21 +129,19 @@ def _float(text: str) -> float:
 def loads(data: str | bytes | bytearray, limit: int = MAX_DEPTH, *, finite: bool = True) -> Any:
     """Parse strict JSON: `Refused` (a ValueError) for NaN/Infinity, for numbers past a
     double, and for nesting past `limit`; other bad JSON raises what `json.loads` raises
-    (ValueError, UnicodeDecodeError), RecursionError included as `Refused`. `finite=False`
+    (ValueError, UnicodeDecodeError), RecursionError included as `Refused`. A lone surrogate
+    comes out as U+FFFD (`unicode_safe`). `finite=False`
     lets NaN and Infinity through, for a reader that bounds each number itself (an OAuth
     `expires_in` past any clock means "no expiry given", not a failed login)."""
     try:
-        if finite:
-            if not isinstance(data, str):  # as json.loads reads bytes
-                data = data.decode(json.detect_encoding(data), "surrogatepass")
-            value = _STRICT.decode(data)
-        else:
-            value = json.loads(data)
+        if not isinstance(data, str):  # as json.loads reads bytes
+            data = data.decode(json.detect_encoding(data), "surrogatepass")
+        value = _STRICT.decode(data) if finite else json.loads(data)
     except RecursionError:
         raise Refused(f"nested more than {limit} levels deep") from None
     if _brackets(data) > limit and depth_over(value, limit):
         raise Refused(f"nested more than {limit} levels deep")
-    return value
+    return parsed_safe(data, value)
 
 
 #: one decoder for every strict parse (json.loads with hooks makes a new one each time)

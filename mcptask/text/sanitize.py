@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from mcptask.text.jsonsafe import text_safe
 from mcptask.text.redact import scrub_held
 
 # CSI, OSC (terminated by BEL or ST), DCS/SOS/PM/APC strings, and two-byte ESC sequences
@@ -37,7 +38,7 @@ def clean(text: str, *, multiline: bool = True) -> str:
     """Remove escape sequences and control characters. Newlines and tabs survive when
     `multiline`; otherwise they become spaces (one-line messages, table cells). A secret the
     process holds (`redact.hold`) is redacted, also when escapes split it."""
-    text = INVISIBLE.sub("", _ESCAPES.sub("", text))
+    text = INVISIBLE.sub("", _ESCAPES.sub("", text_safe(text)))
     if multiline:
         return scrub_held(_CONTROLS.sub("", text))
     return scrub_held(_CONTROLS_ONELINE.sub(" ", text.replace("\r\n", " ").replace("\n", " ")))

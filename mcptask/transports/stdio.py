@@ -20,6 +20,12 @@ every descendant inherits, and after the group each process of this user whose e
 cannot be ended: a descendant that cleared its environment before `exec` (`env -i`), one that
 runs as another user (setuid) or in another PID namespace, and any descendant where there is
 no `/proc` (macOS, the BSDs: only the group is stopped there).
+
+SIGKILL of mcptask runs none of this: for that, each server has a *reaper*, a small process
+(`python -I -S -c REAPER`, in a session of its own, ignoring SIGINT and SIGHUP) that holds the
+read end of a pipe only mcptask writes to. When mcptask ends however it ends, the pipe closes;
+a reaper that was not told "stopped" first (one byte, written by `aclose`) stops the server's
+group and everything carrying its tag, as above (SIGTERM, up to 1 s, SIGKILL).
 """
 
 from __future__ import annotations
@@ -122,6 +128,83 @@ def tagged(tag: str) -> list[int]:
         if needle in env.split(b"\0"):
             found.append(int(name))
     return found
+
+
+#: the reaper's program (standard library only, no site: it starts in ~10 ms), see the module
+#: docstring; argv: the server's process group id and tag
+REAPER = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+pgid, needle = int(sys.argv[1]), ("MCPTASK_STDIO_TAG=" + sys.argv[2]).encode()
+try:
+    told = os.read(0, 1)
+except OSError:
+    told = b""
+if told:
+    sys.exit(0)
+def tagged():
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                with open("/proc/" + name + "/environ", "rb") as f:
+                    if needle in f.read().split(b"\0"):
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+def send(sig):
+    alive = False
+    try:
+        os.killpg(pgid, sig)
+        alive = True
+    except OSError:
+        pass
+    for pid in tagged():
+        try:
+            os.kill(pid, sig)
+            alive = True
+        except OSError:
+            pass
+    return alive
+if send(signal.SIGTERM):
+    end = time.monotonic() + 1
+    while time.monotonic() < end and send(0):
+        time.sleep(0.05)
+    send(signal.SIGKILL)
+"""
+
+
+def start_reaper(pgid: int, tag: str) -> Any:
+    """The reaper of a server (see the module docstring): a `subprocess.Popen` whose stdin
+    mcptask holds; None where it cannot run."""
+    import subprocess
+
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", REAPER, str(pgid), tag],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={k: v for k, v in os.environ.items() if k != TAG_ENV},
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+
+
+def stop_reaper(reaper: Any, *, told: bool) -> None:
+    """Close the reaper's pipe; `told`: the server was stopped (the reaper need not)."""
+    if reaper is None or reaper.stdin is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        if told:
+            reaper.stdin.write(b"x")
+            reaper.stdin.flush()
+        reaper.stdin.close()
+    with contextlib.suppress(Exception):
+        reaper.poll()
 
 
 def _signal_tagged(tag: str, sig: int) -> bool:
@@ -261,6 +344,8 @@ class StdioTransport:
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
         self._proc: asyncio.subprocess.Process | None = None
         self._pgid: int | None = None
+        #: the process that stops the server if mcptask is killed (`start_reaper`)
+        self._reaper: Any = None
         #: the mark in the server's environment that its descendants inherit (TAG_ENV)
         self._tag = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._start_lock: asyncio.Lock | None = None
@@ -365,6 +450,7 @@ class StdioTransport:
             self._pgid = proc.pid
             _LIVE.add(proc.pid)
             _LIVE_TAGS.add(self._tag)
+            self._reaper = start_reaper(proc.pid, self._tag)
         loop = asyncio.get_running_loop()
         _install_safety_net(loop)
         self._eof = asyncio.Event()
@@ -645,6 +731,8 @@ class StdioTransport:
                 task.cancel()
             if self._pgid is not None:
                 _LIVE.discard(self._pgid)
+            reaper, self._reaper = self._reaper, None
+            stop_reaper(reaper, told=proc.returncode is not None)
             self._fail_pending(ServerExited(f"the stdio server {self._name} has been stopped"))
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:

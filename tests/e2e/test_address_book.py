@@ -184,13 +184,14 @@ def test_a_reader_that_goes_away_ends_the_watch(
         capture_output=True,
         text=True,
         # the task runs a minute and its status changes rarely: only noticing the closed pipe
-        # (not a failed write at the next change) ends mcptask this early
-        timeout=12,
+        # (not a failed write at the next change) ends mcptask this early (slack for a loaded
+        # machine, still well before the minute)
+        timeout=40,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["taskId"] == task_id
     assert "Traceback" not in proc.stderr
-    assert time.monotonic() - started < 12
+    assert time.monotonic() - started < 40
 
 
 def test_ctrl_c_says_how_to_resume(run_cli: RunCli, state_dir: Path, slow_demo: str) -> None:

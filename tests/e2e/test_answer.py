@@ -197,7 +197,9 @@ def test_fastmcp4_answer_json(run_cli: RunCli, fastmcp4_server: ServerProcess) -
     assert _wait_for(run_cli, url, tid, "input_required")["inputRequests"]
 
     r = _ok(run_cli("answer", "--url", url, "--json", '{"name": "Ann"}', "-o", "json", "--", tid))
-    assert r.json()["status"] == "completed"
+    # the server may still be finishing when the answer's own look comes (a loaded machine)
+    assert r.json()["status"] in ("working", "completed"), r.stdout
+    _wait_for(run_cli, url, tid, "completed")
     result = _ok(run_cli("result", "--url", url, "-o", "json", "--", tid)).json()
     assert result["content"][0]["text"] == "Hello, Ann!"
 
@@ -403,7 +405,9 @@ def test_an_ignored_answer_is_not_sent_twice(
     started = time.monotonic()
     r = run_cli("answer", "--url", url, *P2026, "--text", "hi", "--", "deaf")
     assert r.code == 6 and "the server did not take it" in r.stderr, r.stderr
-    assert 4 < time.monotonic() - started < 15  # polled for CONFIRM_SECONDS
+    # polled for CONFIRM_SECONDS (the upper bound only says it did not wait for ever: a loaded
+    # machine may take long to start the process)
+    assert 4 < time.monotonic() - started < 60
     assert _book(state_dir)["endpoints"][url]["tasks"]["deaf"]["answered"] == ["k"]
     again = run_cli("answer", "--url", url, *P2026, "--text", "hi", "--", "deaf")
     assert again.code == 6 and "already sent (k)" in again.stderr and "--key" in again.stderr

@@ -429,3 +429,16 @@ def test_stored_numbers_no_clock_can_hold_are_read_as_none(
     (summary,) = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(c))["servers"]
     assert summary["expiresAt"] is None
     assert run_cli("tools", "--url", hostile.url, env=ENV).code == 0
+
+
+@pytest.mark.parametrize("value", ["nan", "1e999", "0", "-1", "soon"])
+def test_a_login_deadline_out_of_bounds_is_refused_before_any_request(
+    run_cli: RunCli, hostile: HostileAuth, value: str
+) -> None:
+    """`MCPTASK_LOGIN_TIMEOUT` is refused before the server is even asked (no client is
+    registered at an authorization server for a login that cannot wait for its answer)."""
+    r = run_cli("auth", "login", "--url", hostile.url, env={**ENV, "MCPTASK_LOGIN_TIMEOUT": value})
+    assert r.code == 2, r.stderr
+    ends_in_one_error(r)
+    assert "MCPTASK_LOGIN_TIMEOUT" in r.stderr
+    assert not hostile.seen  # not one request

@@ -239,11 +239,11 @@ def test_result_waits_without_blocking_others_and_ends_on_cancel(server: DemoSer
     waiter = threading.Thread(target=lambda: out.update(s.rpc("tasks/result", {"taskId": tid})))
     waiter.start()
     time.sleep(0.1)
-    t0 = time.monotonic()
     assert s.result("tasks/get", {"taskId": tid})["status"] == "working"
-    assert time.monotonic() - t0 < 0.5
+    # answered while the result still waits: not blocked behind it (an event, not a deadline)
+    assert waiter.is_alive()
     s.result("tasks/cancel", {"taskId": tid})
-    waiter.join(timeout=2)
+    waiter.join(timeout=30)
     assert not waiter.is_alive()
     assert out["error"]["message"] == "Task was cancelled"
 

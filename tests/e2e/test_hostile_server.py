@@ -141,7 +141,8 @@ def test_the_process_stays_quiet(fault: FaultServer, run_cli: RunCli, scenario: 
     assert r.code == 4, r.stderr
     assert_one_line_error(r)
     assert "Exception ignored" not in r.stderr
-    assert time.monotonic() - started < 10
+    # bounded, not the default minute (slack for a loaded machine's process start-ups)
+    assert time.monotonic() - started < 40
 
 
 def test_a_batch_holding_the_answer_is_accepted(cli: Cli, fault: FaultServer) -> None:

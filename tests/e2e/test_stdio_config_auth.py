@@ -167,7 +167,7 @@ def test_stdio_server_that_ignores_eof_and_sigterm_is_killed(run_cli: RunCli) ->
     )
     assert r.code == 0, r.stderr
     assert r.json() == {"tasks": []}
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 40  # bounded (slack for a loaded machine)
     assert_no_child(marker)
 
 

@@ -407,7 +407,9 @@ def test_an_unreadable_book_warns_and_nothing_raises(book: TaskBook, warnings: l
     assert book.lookup(URL, "t1") is None
     book.record(URL, "t1", status="working")
     assert any(w.startswith("cannot read the task book") for w in warnings)
-    assert any(w.startswith("cannot write the task book") for w in warnings)
+    # the write fails for the same reason: said once (issue 37), not a line per change
+    book.record(URL, "t2", status="working")
+    assert len(warnings) == 1, warnings
     assert book.path.is_dir()
 
 
