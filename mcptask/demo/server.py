@@ -117,10 +117,13 @@ class DemoServer:
         push_retry_ms: int | None = None,
         push_drop_after: int | None = None,
         protocol: str = PROTOCOL_VERSION,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if protocol not in (PROTOCOL_VERSION, VERSION_2026):
             raise ValueError(f"protocol must be {PROTOCOL_VERSION} or {VERSION_2026}")
         self.protocol = protocol
+        #: the tasks' clock (a test's own steps a task one stage at a time)
+        self.clock = clock
         #: `subscriptions/listen` requests: the task ids each asked for
         self.task_seconds = max(0.0, task_seconds)
         self.poll_interval_ms = poll_interval_ms
@@ -260,7 +263,7 @@ class DemoServer:
     def observe(self, sid: str) -> list[str]:
         """Append a notification for every task of ``sid`` whose status or message changed
         since last observed; return the session's whole event log."""
-        now = time.time()
+        now = self.clock()
         with self._cond:
             log = self._events.setdefault(sid, [])
             for t in list(self._tasks.values()):
@@ -329,7 +332,7 @@ class DemoServer:
         if method == "tasks/result":
             return self._wait_result(sid, params)
         with self._cond:
-            now = time.time()
+            now = self.clock()
             if method == "tasks/get":
                 return self._task_json(self._lookup(sid, params, now), now)
             if method == "tasks/cancel":
@@ -366,7 +369,7 @@ class DemoServer:
         if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0):
             raise RpcError(-32602, "Invalid params: task.ttl must be a non-negative integer")
         with self._cond:
-            now = time.time()
+            now = self.clock()
             t = _Task(uuid.uuid4().hex, sid, topic, fail, now, ttl)
             meta = params.get("_meta")
             if isinstance(meta, dict):
@@ -377,7 +380,7 @@ class DemoServer:
     def _wait_result(self, sid: str, params: Json) -> Json:
         with self._cond:
             while True:
-                now = time.time()
+                now = self.clock()
                 t = self._lookup(sid, params, now)
                 status = self._state(t, now)[0]
                 if status == "cancelled":
@@ -427,9 +430,9 @@ class DemoServer:
                 return {**created, "resultType": "complete", "_meta": SERVER_INFO}
             with self._cond:
                 t = self._tasks[created["task"]["taskId"]]
-                return {**self._task_json_2026(t, time.time()), "resultType": "task"}
+                return {**self._task_json_2026(t, self.clock()), "resultType": "task"}
         with self._cond:
-            now = time.time()
+            now = self.clock()
             if method == "tasks/get":
                 return {**self._task_json_2026(self._lookup("", params, now), now)}
             if method == "tasks/cancel":
@@ -467,7 +470,7 @@ class DemoServer:
         wanted = notifications.get("taskIds") if isinstance(notifications, dict) else None
         with self._cond:
             self.listens.append([str(i) for i in wanted] if isinstance(wanted, list) else [])
-            now = time.time()
+            now = self.clock()
             return [
                 i
                 for i in (wanted if isinstance(wanted, list) else [])
@@ -479,7 +482,7 @@ class DemoServer:
         since ``seen`` (updated)."""
         out = []
         with self._cond:
-            now = time.time()
+            now = self.clock()
             for task_id in ids:
                 t = self._tasks.get(task_id)
                 if t is None:

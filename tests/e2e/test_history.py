@@ -12,6 +12,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -163,13 +164,45 @@ def test_log_follow_in_another_process_tracks_a_watch(
     assert json.loads(rest.splitlines()[-1])["outcome"] == "completed"
 
 
-def test_log_follow_alone_follows_the_task_itself(run_cli: RunCli) -> None:
+def test_log_follow_alone_follows_the_task_itself(run_cli: RunCli, state_dir: Path) -> None:
     """Nothing else watches: `log --follow` follows the task at the server's pace (push where
-    offered) and sees every status message of the demo task, then ends with it."""
-    with DemoServer(task_seconds=20) as server:  # a step every ~3 s: time to start
+    offered) and sees every status message of the demo task, then ends with it. The demo's
+    clock is the test's: each stage comes only once the follower printed the one before."""
+    # the demo's clock a minute behind (it steps by hand): its times are never ahead of when
+    # mcptask sees them, as a server's are not
+    start = time.time() - 60
+    now = [start]
+    stages = ["Collecting sources", "Reading 12 documents", "Drafting report"]
+    stages += ["Checking citations", "Finalizing", "Report ready"]
+    # six stages of one second on the test's clock, each half way through when shown
+    with DemoServer(task_seconds=6.0, clock=lambda: now[0]) as server:
         created = ok(run_cli("call", "build-report", "topic=alone", "--url", server.url))
         tid = created.json()["taskId"]
-        followed = ok(run_cli("log", tid, "--follow", "--timeout", "90")).lines()
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "mcptask", "log", tid, "--follow", "--timeout", "120"],
+            env=clean_env(state_dir),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert follower.stdout is not None
+        followed = []
+
+        def until(said: str) -> None:
+            while True:
+                line = follower.stdout.readline()  # type: ignore[union-attr]
+                assert line, (followed, follower.stderr.read() if follower.stderr else "")
+                followed.append(json.loads(line))
+                if followed[-1].get("message") == said:
+                    return
+
+        until("Queued")
+        for n, stage in enumerate(stages, 1):
+            now[0] = start + n + 0.5
+            until(stage)
+        rest, err = follower.communicate(timeout=60)
+        assert follower.returncode == 0, err
+        followed += [json.loads(x) for x in rest.splitlines()]
     said = [x["message"] for x in followed if x["kind"] in ("created", "status", "message")]
     assert said == [
         "Queued",
