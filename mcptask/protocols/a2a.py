@@ -509,6 +509,8 @@ class A2ABase(TaskProtocol):
                 ends[aid] = event.get("lastChunk") is True
         merged = merge_event(current, kind, event)
         return merged, self._task(merged, "task in the event stream")
+        #: the tasks whose artifacts this run has given the task book
+        self._written: set[str] = set()
 
     # -- encoding -------------------------------------------------------------------------------
 
@@ -542,10 +544,14 @@ class A2ABase(TaskProtocol):
         return task
 
     def seen_fields(self, task: Task) -> dict[str, Any]:
-        """The artifacts a task was seen with, for the task book (bounded: an agent's big
-        answer is fetched again, not kept twice)."""
+        """The artifacts a task was seen with, for the task book: when first seen this run
+        and when it ends, not at every poll between (a big watch's records stay light), and
+        bounded (an agent's big answer is fetched again, not kept twice)."""
         artifacts = self._artifacts.get(task.taskId)
-        if not artifacts or len(json.dumps(artifacts, default=str)) > SEEN_LIMIT:
+        if not artifacts or (task.taskId in self._written and not task.terminal):
+            return {}
+        self._written.add(task.taskId)
+        if len(json.dumps(artifacts, default=str)) > SEEN_LIMIT:
             return {}
         return {"artifactsSeen": artifacts}
 

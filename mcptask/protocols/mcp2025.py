@@ -358,13 +358,19 @@ class Mcp2025(TaskProtocol):
         #: the progress token mcptask gave each task's `tools/call` -> the task (kept in the
         #: task book): progress that names the token but not the task is the task's
         self._tokens: dict[str, str] = {}
+        #: the tokens this run minted, by task (written to the task book once)
+        self._minted: dict[str, str] = {}
 
     def task_of_token(self, token: Any) -> str | None:
         """The task whose `tools/call` carried this progress token."""
         return self._tokens.get(token) if isinstance(token, str) else None
 
+    def _minted_for(self, token: str, task_id: str) -> None:
+        self._tokens[token] = task_id
+        self._minted[task_id] = token
+
     def seen_fields(self, task: Task) -> dict[str, Any]:
-        token = next((t for t, tid in self._tokens.items() if tid == task.taskId), None)
+        token = self._minted.pop(task.taskId, None)
         return {"progressToken": token} if token is not None else {}
 
     def recall(self, task_id: str, record: dict[str, Any]) -> None:
@@ -895,7 +901,7 @@ class Mcp2025(TaskProtocol):
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None
         if isinstance(data, dict) and "task" in data:
             task = self._task(data["task"], "created task")
-            self._tokens[token] = task.taskId
+            self._minted_for(token, task.taskId)
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             return Created(task=task, ref=ref)
         draft = draft_task(data)
@@ -903,7 +909,7 @@ class Mcp2025(TaskProtocol):
             # an earlier draft of the tasks spec: a `CallToolResult` (empty) whose `_meta`
             # names the task; it is running, so it is followed, never reported as the result
             task = self._task(draft, "task in the result's _meta")
-            self._tokens[token] = task.taskId
+            self._minted_for(token, task.taskId)
             ref = TaskRef(task.taskId, session=self.session or None, version=self.negotiated)
             note = (
                 f"the server answered in a draft shape of MCP tasks (a result whose _meta "
