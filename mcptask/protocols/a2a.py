@@ -947,7 +947,8 @@ def _grpc_binding(item: Any) -> bool:
 
 def protocol_from_card(card: Any) -> str | None:
     """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it;
-    without a JSON-RPC interface, A2A 1.0 over HTTP+JSON where the card offers it."""
+    without a JSON-RPC interface, A2A 1.0 over HTTP+JSON where the card offers it, else over
+    gRPC."""
     if not isinstance(card, dict):
         return None
     interfaces = card.get("supportedInterfaces")
