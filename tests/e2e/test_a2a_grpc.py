@@ -132,3 +132,23 @@ def test_without_the_extra_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -> N
 )
 def test_the_grpc_target(typed: str, named: str, expected: tuple[str, bool]) -> None:
     assert a2a_grpc.grpc_target(typed, named) == expected
+
+
+def test_credentials_go_as_metadata_to_the_typed_host_only() -> None:
+    """The endpoint's token and `-H` headers (what its HTTP transport sends to its own origin)
+    are the gRPC calls' metadata, keys lower-cased; the channel is on the typed host."""
+    from mcptask.transports.http import HttpOptions, HttpTransport
+    from mcptask.transports.rpc import RpcClient
+
+    transport = HttpTransport(
+        HttpOptions(url="http://agent.test:8000/", token="t0k", headers={"X-Team": "blue"})
+    )
+    proto = a2a_grpc.A2AGrpc(RpcClient(transport), "http://agent.test:8000/")
+    metadata = dict(proto._credentials())
+    assert metadata["authorization"] == "Bearer t0k"
+    assert metadata["x-team"] == "blue"
+    assert metadata["a2a-version"] == "1.0"
+    assert a2a_grpc.grpc_target(transport.url, "elsewhere.example:50051") == (
+        "agent.test:50051",
+        False,
+    )
