@@ -114,10 +114,23 @@ def test_answer_cancel_and_push_configs_over_grpc(
     assert_one_line_error(again)
 
 
-def test_without_the_extra_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_extra_a_one_line_hint(
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: RunCli,
+    a2a_grpc_server: A2AServerProcess,
+    tmp_path: Path,
+) -> None:
     monkeypatch.setitem(sys.modules, "grpc", None)  # `import grpc` fails as if not installed
     with pytest.raises(UsageError, match=r"pip install 'mcptask\[grpc\]'"):
         a2a_grpc._sdk()
+    # the real CLI, where `import grpc` fails: the card is read, then one line says what to do
+    blocked = tmp_path / "blocked"
+    (blocked / "grpc").mkdir(parents=True)
+    (blocked / "grpc" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    r = run_cli("send", "hi", "-u", a2a_grpc_server.url, env={"PYTHONPATH": str(blocked)})
+    assert r.code == 2, r.stderr
+    assert_one_line_error(r)
+    assert "pip install 'mcptask[grpc]'" in r.stderr
 
 
 @pytest.mark.parametrize(
