@@ -64,10 +64,27 @@ TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
     "get": TaskIdCommand(1, frozenset({"--history"})),
     "watch": TaskIdCommand(
         None,
-        frozenset({"--interval", "--push-port", "--push-public-url", "--timeout", "--until"}),
-        frozenset({"--all", "--bell", "--no-push", "--notify", "--push-receiver", "--result"}),
+        frozenset(
+            {"--interval", "--push-port", "--push-public-url", "--save", "--timeout", "--until"}
+        ),
+        frozenset(
+            {
+                "--all",
+                "--bell",
+                "--download",
+                "--force",
+                "--no-push",
+                "--notify",
+                "--push-receiver",
+                "--result",
+            }
+        ),
     ),
-    "result": TaskIdCommand(1, frozenset({"--interval", "--timeout"}), frozenset({"--no-wait"})),
+    "result": TaskIdCommand(
+        1,
+        frozenset({"--interval", "--save", "--timeout"}),
+        frozenset({"--download", "--force", "--no-wait"}),
+    ),
     "cancel": TaskIdCommand(1),
     "log": TaskIdCommand(1, frozenset({"--timeout"}), frozenset({"--follow", "-f"})),
     "answer": TaskIdCommand(
