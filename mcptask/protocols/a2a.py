@@ -258,7 +258,8 @@ def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
         }
         view["parts"] = parts_of(artifact)
         artifacts.append(view)
-        texts.extend(part_text(p) for p in view["parts"])
+        if view["parts"]:
+            texts.append(artifact_text(view["parts"]))
     status = raw.get("status")
     status_message = message_text(status.get("message")) if isinstance(status, dict) else None
     if status_message:
@@ -277,6 +278,20 @@ def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
                 payload["message"] = {"role": message.get("role"), "parts": parts}
                 break
     return payload
+
+
+def artifact_text(parts: list[dict[str, Any]]) -> str:
+    """An artifact's parts for a person: text parts that end a line run on (the chunks of one
+    document streamed in pieces read as it was written), anything else on a line of its own."""
+    out = ""
+    for i, part in enumerate(parts):
+        text = part_text(part)
+        if i and not (
+            part["kind"] == "text" and parts[i - 1]["kind"] == "text" and out.endswith("\n")
+        ):
+            out += "\n"
+        out += text
+    return out
 
 
 def merge_event(current: dict[str, Any] | None, kind: str, event: dict[str, Any]) -> dict[str, Any]:
