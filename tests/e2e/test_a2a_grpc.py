@@ -107,6 +107,11 @@ def test_answer_cancel_and_push_configs_over_grpc(
     assert refused.code == 4
     assert_one_line_error(refused)
 
+    # a watch whose updates come by webhook: the configs it makes go over gRPC
+    hooked = _ok(run_cli("send", "hello hook", *url, "--watch", "--push-receiver", "-o", "ndjson"))
+    assert any(line.get("via") == "webhook" for line in hooked.lines()), hooked.stdout
+    assert hooked.lines()[-1]["outcome"] == "completed"
+
     cancelled = _ok(run_cli("cancel", slow, "-o", "json")).json()
     assert cancelled["status"] == "cancelled"
     again = run_cli("cancel", slow)
