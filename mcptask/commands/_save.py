@@ -121,8 +121,12 @@ class Plan:
 def _decoded(b64: Any, what: str) -> bytes:
     if not isinstance(b64, str):
         raise ProtocolError(f"the server sent {what} whose bytes are not base64 text")
+    text = "".join(b64.split())
+    padded = text + "=" * (-len(text) % 4)
     try:
-        return base64.b64decode(b64.strip() + "=" * (-len(b64.strip()) % 4), validate=False)
+        if "-" in text or "_" in text:  # the URL-safe alphabet (ProtoJSON reads both)
+            return base64.urlsafe_b64decode(padded)
+        return base64.b64decode(padded, validate=True)
     except (binascii.Error, ValueError):
         raise ProtocolError(f"the server sent {what} whose bytes are not base64") from None
 

@@ -177,7 +177,8 @@ async def _save_results(
     save: SaveTo, groups: list[_Group], events: NdjsonEvents | JsonEvents | LiveEvents
 ) -> None:
     """`--save DIR`: each task's result as files, in DIR (a folder per task when there are
-    several); the manifest goes with the task's end (ndjson, JSON) or as lines on stderr."""
+    several), once every task has ended; what was written is an ndjson `saved` line, `saved` in
+    the JSON summary, or a line a file on stderr below the live view."""
     from dataclasses import replace
 
     from mcptask.commands import _save

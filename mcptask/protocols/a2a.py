@@ -342,7 +342,8 @@ def result_payload(raw: dict[str, Any]) -> dict[str, Any]:
         }
         view["parts"] = parts_of(artifact)
         artifacts.append(view)
-        texts.extend(part_text(p) for p in view["parts"])
+        if view["parts"]:
+            texts.append(artifact_text(view["parts"]))
     status = raw.get("status")
     status_message = message_text(status.get("message")) if isinstance(status, dict) else None
     if status_message:
@@ -388,6 +389,20 @@ ANSWER_SOURCES = {
 }
 #: the largest artifacts (as JSON) the task book keeps of what a task was seen with
 SEEN_LIMIT = 256 * 1024
+
+
+def artifact_text(parts: list[dict[str, Any]]) -> str:
+    """An artifact's parts for a person: text parts that end a line run on (the chunks of one
+    document streamed in pieces read as it was written), anything else on a line of its own."""
+    out = ""
+    for i, part in enumerate(parts):
+        text = part_text(part)
+        if i and not (
+            part["kind"] == "text" and parts[i - 1]["kind"] == "text" and out.endswith("\n")
+        ):
+            out += "\n"
+        out += text
+    return out
 
 
 def merge_event(current: dict[str, Any] | None, kind: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -1102,7 +1117,8 @@ def _grpc_binding(item: Any) -> bool:
 
 def protocol_from_card(card: Any) -> str | None:
     """The highest A2A version mcptask speaks over JSON-RPC, as an agent card announces it;
-    without a JSON-RPC interface, A2A 1.0 over HTTP+JSON where the card offers it."""
+    without a JSON-RPC interface, A2A 1.0 over HTTP+JSON where the card offers it, else over
+    gRPC."""
     if not isinstance(card, dict):
         return None
     interfaces = card.get("supportedInterfaces")

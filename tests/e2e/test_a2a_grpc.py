@@ -107,6 +107,11 @@ def test_answer_cancel_and_push_configs_over_grpc(
     assert refused.code == 4
     assert_one_line_error(refused)
 
+    # a watch whose updates come by webhook: the configs it makes go over gRPC
+    hooked = _ok(run_cli("send", "hello hook", *url, "--watch", "--push-receiver", "-o", "ndjson"))
+    assert any(line.get("via") == "webhook" for line in hooked.lines()), hooked.stdout
+    assert hooked.lines()[-1]["outcome"] == "completed"
+
     cancelled = _ok(run_cli("cancel", slow, "-o", "json")).json()
     assert cancelled["status"] == "cancelled"
     again = run_cli("cancel", slow)
@@ -114,10 +119,23 @@ def test_answer_cancel_and_push_configs_over_grpc(
     assert_one_line_error(again)
 
 
-def test_without_the_extra_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_extra_a_one_line_hint(
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: RunCli,
+    a2a_grpc_server: A2AServerProcess,
+    tmp_path: Path,
+) -> None:
     monkeypatch.setitem(sys.modules, "grpc", None)  # `import grpc` fails as if not installed
     with pytest.raises(UsageError, match=r"pip install 'mcptask\[grpc\]'"):
         a2a_grpc._sdk()
+    # the real CLI, where `import grpc` fails: the card is read, then one line says what to do
+    blocked = tmp_path / "blocked"
+    (blocked / "grpc").mkdir(parents=True)
+    (blocked / "grpc" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    r = run_cli("send", "hi", "-u", a2a_grpc_server.url, env={"PYTHONPATH": str(blocked)})
+    assert r.code == 2, r.stderr
+    assert_one_line_error(r)
+    assert "pip install 'mcptask[grpc]'" in r.stderr
 
 
 @pytest.mark.parametrize(
@@ -132,3 +150,23 @@ def test_without_the_extra_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -> N
 )
 def test_the_grpc_target(typed: str, named: str, expected: tuple[str, bool]) -> None:
     assert a2a_grpc.grpc_target(typed, named) == expected
+
+
+def test_credentials_go_as_metadata_to_the_typed_host_only() -> None:
+    """The endpoint's token and `-H` headers (what its HTTP transport sends to its own origin)
+    are the gRPC calls' metadata, keys lower-cased; the channel is on the typed host."""
+    from mcptask.transports.http import HttpOptions, HttpTransport
+    from mcptask.transports.rpc import RpcClient
+
+    transport = HttpTransport(
+        HttpOptions(url="http://agent.test:8000/", token="t0k", headers={"X-Team": "blue"})
+    )
+    proto = a2a_grpc.A2AGrpc(RpcClient(transport), "http://agent.test:8000/")
+    metadata = dict(proto._credentials())
+    assert metadata["authorization"] == "Bearer t0k"
+    assert metadata["x-team"] == "blue"
+    assert metadata["a2a-version"] == "1.0"
+    assert a2a_grpc.grpc_target(transport.url, "elsewhere.example:50051") == (
+        "agent.test:50051",
+        False,
+    )

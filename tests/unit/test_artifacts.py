@@ -65,3 +65,13 @@ def test_the_live_view_draws_a_line_per_artifact_that_grew() -> None:
     assert line.plain.startswith("↳ report.md: 2 parts, 18 B ✔ line two")
     assert "\x1b" not in line.plain
     assert artifact_lines([Watched(ref=TaskRef("t2"))], 80) == []
+
+
+def test_an_artifact_s_text_chunks_read_as_written() -> None:
+    from mcptask.protocols.a2a import artifact_text, result_payload
+
+    chunks = [{"kind": "text", "text": t} for t in ("# R\n", "one\n", "two")]
+    assert artifact_text(chunks) == "# R\none\ntwo"
+    assert artifact_text([{"kind": "text", "text": "a"}, {"kind": "text", "text": "b"}]) == "a\nb"
+    raw = {"artifacts": [{"artifactId": "r", "parts": [{"text": "x\n"}, {"text": "y\n"}]}]}
+    assert result_payload(raw)["text"] == "x\ny\n"

@@ -66,6 +66,15 @@ def test_an_a2a_result_s_files() -> None:
     ]
     with pytest.raises(ProtocolError):
         plan_a2a({"artifacts": [{"parts": [{"kind": "file", "bytes": 3}]}]})
+    with pytest.raises(ProtocolError):
+        plan_a2a({"artifacts": [{"parts": [{"kind": "file", "bytes": "not*base64"}]}]})
+    urlsafe = {
+        "kind": "file",
+        "name": "u.bin",
+        "bytes": base64.urlsafe_b64encode(b"\xfb\xff").decode(),
+    }
+    (u,) = plan_a2a({"artifacts": [{"parts": [urlsafe]}]}).files
+    assert u.content == b"\xfb\xff"
 
 
 def test_an_mcp_result_s_files() -> None:
