@@ -30,7 +30,7 @@ def one_line(exc: Any, args: list[str] | None = None) -> str:
             what = str(getattr(param, "metavar", None) or param.name or "").upper()
         return f"{command or 'mcptask'} needs {what} {hint}"
     if isinstance(exc, click_exc.NoSuchOption):
-        message = exc.message.split(". Did you mean")[0]
+        message = exc.message
         # the closest by likeness (Click lists its guesses alphabetically: `--untill` got
         # `--notify` before `--until`)
         close = difflib.get_close_matches(exc.option_name, list(exc.possibilities or ()), n=1)

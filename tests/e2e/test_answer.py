@@ -792,7 +792,9 @@ def test_2025_answer_skips_what_is_not_ours_and_stops_reading() -> None:
     assert any("sampling/createMessage" in n for n in done.notes)
 
 
-def test_2025_a_dismissed_or_bad_answer_sends_cancel() -> None:
+def test_2025_a_dismissed_answer_sends_cancel_and_a_bad_one_is_held() -> None:
+    from mcptask.protocols.server_requests import HeldQuestion
+
     async def dismissed(req: InputRequest) -> dict[str, Any] | None:
         return None
 
@@ -803,11 +805,17 @@ def test_2025_a_dismissed_or_bad_answer_sends_cancel() -> None:
     done = asyncio.run(_proto(t1).answer(TaskRef("t1", session=SESSION), _task(), dismissed))
     assert done.dismissed and t1.responses()[-1]["result"] == {"action": "cancel"}
 
+    # an answer that does not fit: nothing is sent (issue 38), the question is held
     t2 = ScriptedTransport([_question(0, None)])  # no related-task: the stream is ours
-    with pytest.raises(UsageError) as err:
+    with pytest.raises(HeldQuestion) as err:
         asyncio.run(_proto(t2).answer(TaskRef("t1", session=SESSION), _task(), bad))
-    assert t2.responses()[-1]["result"] == {"action": "cancel"}
-    assert err.value.hint is not None and "cancel sent" in err.value.hint
+    assert t2.responses() == []
+    assert err.value.request_id == 0 and "requestedSchema" in err.value.params
+    # ... and answered later, to the same request id
+    asyncio.run(
+        _proto(t2).answer_held(TaskRef("t1", session=SESSION), 0, {"action": "accept"})
+    )
+    assert t2.responses()[-1] == {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept"}}
 
 
 def test_2025_no_question_or_a_task_that_moved_on(monkeypatch: pytest.MonkeyPatch) -> None:
