@@ -812,9 +812,7 @@ def test_2025_a_dismissed_answer_sends_cancel_and_a_bad_one_is_held() -> None:
     assert t2.responses() == []
     assert err.value.request_id == 0 and "requestedSchema" in err.value.params
     # ... and answered later, to the same request id
-    asyncio.run(
-        _proto(t2).answer_held(TaskRef("t1", session=SESSION), 0, {"action": "accept"})
-    )
+    asyncio.run(_proto(t2).answer_held(TaskRef("t1", session=SESSION), 0, {"action": "accept"}))
     assert t2.responses()[-1] == {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept"}}
 
 
