@@ -22,11 +22,13 @@ from mcptask.commands._answering import (
 )
 from mcptask.commands._shared import look_up
 from mcptask.errors import ExitCode, Interrupted, RpcError, TaskEnded, UsageError
+from mcptask.protocols.server_requests import HeldQuestion
 from mcptask.state.events import DISMISSED
+from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
     from mcptask.model import Task
-    from mcptask.protocols.base import TaskRef
+    from mcptask.protocols.base import Answered, TaskProtocol, TaskRef
     from mcptask.session.context import Context
 
 
@@ -89,7 +91,11 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         ctx, content=content, text=opts.text, action=action, console=console, data=data
     )
     try:
-        done = await proto.answer(ref, task, responder, key=opts.key, answered=answered)
+        held = _held(ctx, task)
+        if held is not None:
+            done = await _answer_held(ctx, proto, ref, task, held, responder)
+        else:
+            done = await proto.answer(ref, task, responder, key=opts.key, answered=answered)
         sent_at = time.time()
     except Interrupted as exc:  # Ctrl-C in the form
         exc.hint = exc.hint or f"nothing was sent: task {task.taskId} still waits for input"
@@ -98,6 +104,15 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     except RpcError as exc:  # the server refused the answer itself
         ctx.places.note_events([refused_event(task.taskId, task.status, exc.rpc_message)])
         raise
+    except HeldQuestion as exc:  # read, and the answer did not fit: kept to answer again
+        held_fields = {"id": exc.request_id, "params": exc.params}
+        ctx.places.remember(task, ref, heldQuestion=held_fields)
+        raise UsageError(
+            f"{exc.message}; nothing was sent: the server still waits for the answer (not for "
+            "ever: the reference server waits 60 s), and the task book holds the question, so "
+            f"`{command_line('answer', task.taskId)} --json ...` is checked against it before "
+            "it is sent"
+        ) from None
     for note in done.notes:
         ctx.out.note(note)
     keep_answered(ctx, task, ref, answered, done.keys)
@@ -128,6 +143,44 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
     ctx.out.note(f"task {task.taskId} took the answer ({actions}); it is {after.status} now")
     ctx.out.task(after)
     return ExitCode.OK
+
+
+def _held(ctx: Context, task: Task) -> dict[str, Any] | None:
+    """The question an earlier `answer` read and holds for this task (its answer did not
+    fit), when the task still waits for input."""
+    rec = ctx.book.lookup(ctx.server, task.taskId) if ctx.places.remembers else None
+    held = rec.get("heldQuestion") if rec else None
+    if not isinstance(held, dict) or "id" not in held or not isinstance(held.get("params"), dict):
+        return None
+    return held
+
+
+async def _answer_held(
+    ctx: Context,
+    proto: TaskProtocol,
+    ref: TaskRef,
+    task: Task,
+    held: dict[str, Any],
+    responder: Responder,
+) -> Answered:
+    """Answer the held question: checked against its form here, before anything is sent
+    (a bad answer is a usage error and the question stays held), then sent to its request
+    id."""
+    from mcptask.protocols.base import Answered, InputRequest
+    from mcptask.protocols.server_requests import ELICIT
+
+    request = InputRequest(task.taskId, ELICIT, held["params"], key=str(held["id"]))
+    done = Answered()
+    response = await responder(request)
+    if response is None:  # dismissed: the question stays held, nothing is sent
+        raise TaskEnded(
+            f"the form was dismissed; nothing was sent: task {task.taskId} still waits for input",
+            ExitCode.INPUT,
+        )
+    await proto.answer_held(ref, held["id"], response)
+    done.sent.append((request, response))
+    ctx.places.remember(task, ref, heldQuestion={})  # answered: held no more
+    return done
 
 
 def _new_task(ctx: Context, task: Task, ref: TaskRef, new: Task) -> int:

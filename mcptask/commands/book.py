@@ -23,6 +23,10 @@ async def run_book(opts: BookOptions, ctx: Context) -> int:
     book = ctx.book
     rows = book.summary()
     for row in rows:
+        if row["protocol"] is None:
+            # a stdio server's protocol is not kept for the endpoint (its tasks die with
+            # it), but its tasks name it
+            row["protocol"] = _tasks_protocol(ctx, row["endpoint"])
         for key in ("firstRecorded", "lastSeen", "lastContact", "lastFailure"):
             value = row.get(key)
             row[key] = iso(value) if isinstance(value, int | float) else None
@@ -31,6 +35,14 @@ async def run_book(opts: BookOptions, ctx: Context) -> int:
         return ExitCode.OK
     _table(ctx, rows, str(book.path))
     return ExitCode.OK
+
+
+def _tasks_protocol(ctx: Context, endpoint: str) -> str | None:
+    """The protocol the endpoint's tasks were seen speaking, when they agree on one."""
+    seen = {rec.get("protocol") for rec in ctx.book.tasks(endpoint).values()}
+    seen.discard(None)
+    (only,) = seen if len(seen) == 1 else (None,)
+    return only if isinstance(only, str) else None
 
 
 def _table(ctx: Context, rows: list[dict[str, Any]], path: str) -> None:

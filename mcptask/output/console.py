@@ -341,9 +341,11 @@ def _terminal_width(stream: Any) -> int | None:
     try:
         if not stream.isatty():
             return None
-        return max(os.get_terminal_size(stream.fileno()).columns, 20)
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):
         return None
+    # a terminal that does not say its size (0: a bare pty) is left to wrap as it does
+    return max(columns, 20) if columns > 0 else None
 
 
 def delay_text(seconds: float) -> str:

@@ -753,6 +753,10 @@ class TaskProtocol(ABC):
         acknowledge answers they ignore)."""
         raise NotApplicable(f"{self.name} tasks never ask for input: there is nothing to answer")
 
+    async def answer_held(self, ref: TaskRef, request_id: Any, response: dict[str, Any]) -> None:
+        """Send the answer to a question read before and held (`HeldQuestion`)."""
+        raise NotApplicable(f"{self.name} holds no question to answer later")
+
 
 #: a paginated list is walked for at most this many pages ...
 MAX_PAGES = 1000

@@ -54,7 +54,7 @@ from mcptask.protocols.base import (
     tool_from_wire,
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
-from mcptask.protocols.server_requests import ELICIT, ServerRequests
+from mcptask.protocols.server_requests import ELICIT, HeldQuestion, ServerRequests
 from mcptask.protocols.wire import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
@@ -622,11 +622,12 @@ class Mcp2025(TaskProtocol):
         Read but not answered: requests for another task (their `related-task` names it; they
         cannot be put back: a note says so) and ids the task book says were answered (stale).
         Sampling and any other request get a JSON-RPC error (mcptask does not do them); pings
-        are answered. A question that has been read cannot be left unanswered without being
-        lost, so when the person dismisses it, or the answer given does not fit its form, or
-        the run is interrupted, `cancel` is sent. While no question has come, the task is
-        polled: the read ends when it stops waiting (`NotApplicable`) or after QUESTION_WAIT
-        seconds (`TaskEnded`, 6)."""
+        are answered. A question that has been read cannot be put back: when the person
+        dismisses it or the run is interrupted, `cancel` is sent; an answer given that does not
+        fit its form sends nothing and raises `HeldQuestion` (the server still waits: a later
+        `answer_held` sends a fitting answer to the same request id). While no question has
+        come, the task is polled: the read ends when it stops waiting (`NotApplicable`) or
+        after QUESTION_WAIT seconds (`TaskEnded`, 6)."""
         import asyncio
 
         if key is not None:
@@ -658,7 +659,9 @@ class Mcp2025(TaskProtocol):
             asking = True
             try:
                 response = await responder(request)
-            except McptaskError as exc:  # a bad answer: dismissed (`cancel` sent)
+            except UsageError as exc:  # an answer that does not fit: held, nothing sent
+                raise HeldQuestion(exc.message, req_id, params) from None
+            except McptaskError as exc:  # dismissed (`cancel` sent)
                 exc.hint = (
                     "the question was dismissed (cancel sent): an MCP 2025-11-25 question "
                     "is delivered once"
@@ -742,6 +745,13 @@ class Mcp2025(TaskProtocol):
             f"task {ref.task_id} no longer waits for input: the server sent its result "
             "instead of a question"
         )
+
+    async def answer_held(self, ref: TaskRef, request_id: Any, response: dict[str, Any]) -> None:
+        """The JSON-RPC response to a question read by an earlier run (its request id, in the
+        task's session): the server waits for it as long as it waits for any answer."""
+        session = await self._session_for(ref)
+        headers = {"Mcp-Session-Id": session} if session else {}
+        await self.rpc.respond(request_id, response, headers=headers)
 
     # -- questions on the GET stream -----------------------------------------------------------
 

@@ -2,7 +2,8 @@
 streams, `answer`'s `tasks/result` stream): `ping` is answered, `elicitation/create` goes to
 the caller's `elicit`, every other method is refused with METHOD_NOT_FOUND and a note. Each
 request id is answered once; a question that will not be answered (the person dismissed it,
-the answer did not fit, Ctrl-C) gets `cancel`, bounded by DISMISS_GRACE."""
+Ctrl-C) gets `cancel`, bounded by DISMISS_GRACE; one whose answer did not fit is held
+(`HeldQuestion`: nothing sent, a later run may answer it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcptask.errors import McptaskError
+from mcptask.errors import McptaskError, UsageError
 from mcptask.protocols.wire import METHOD_NOT_FOUND
 from mcptask.transports.rpc import Message, RpcClient
 
@@ -22,6 +23,18 @@ DISMISS_GRACE = 2.0
 #: answers one `elicitation/create` (its id, its params): the answer to send, or None to send
 #: nothing (a question that is not this caller's to answer); what it raises dismisses it
 Elicit = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+
+
+class HeldQuestion(UsageError):
+    """An MCP 2025-11-25 question that was read, whose answer did not fit its form: nothing
+    was sent (not even `cancel`), so the server still waits for an answer to `request_id`,
+    which a later `answer` may send (`TaskProtocol.answer_held`) once it fits `params`'
+    `requestedSchema`, checked before anything is sent."""
+
+    def __init__(self, message: str, request_id: Any, params: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        self.params = params
 
 
 class ServerRequests:
@@ -63,7 +76,9 @@ class ServerRequests:
             return None
         try:
             answer = await elicit(req_id, params)
-        except BaseException:  # an answer that does not fit, Ctrl-C: the server hears
+        except HeldQuestion:  # an answer that did not fit: the question is held, unanswered
+            raise
+        except BaseException:  # dismissed, Ctrl-C: the server hears
             await self.dismiss(req_id)
             raise
         if answer is None:

@@ -141,11 +141,14 @@ def test_everything_answer_from_another_process(
     assert unknown.code == 9
 
 
-def test_everything_answer_that_does_not_fit_dismisses_the_read_question(
+def test_everything_answer_that_does_not_fit_is_held_and_checked_locally(
     run_cli: RunCli, everything_server: ServerProcess
 ) -> None:
-    """A question read from a 2025-11-25 server cannot be put back: an answer that does not fit
-    the form is a usage error, and the server gets `cancel` rather than silence."""
+    """A question read from a 2025-11-25 server cannot be put back, but it need not be lost
+    (issue 38): an answer that does not fit its form sends nothing (not `cancel`: a typo
+    must not change what the server does), the task book holds the question, the next
+    answer is checked against it before anything is sent, and a fitting one goes to the same
+    request id."""
     url = everything_server.url
     tid = _ok(
         run_cli(
@@ -161,11 +164,21 @@ def test_everything_answer_that_does_not_fit_dismisses_the_read_question(
     ).json()["taskId"]
     _wait_for(run_cli, url, tid, "input_required")
     r = run_cli("answer", "--url", url, "--json", '{"interpretation": "snakes"}', "--", tid)
-    assert r.code == 2
+    assert r.code == 2 and "Traceback" not in r.stderr
     assert "snakes is not one of programming, snake, comedy" in r.stderr
-    assert "cancel sent" in r.stderr
+    assert "cancel sent" not in r.stderr and "nothing was sent" in r.stderr
+    # still waiting, and a second bad answer is refused here, before anything is sent
+    assert _ok(run_cli("get", "--url", url, "-o", "json", "--", tid)).json()["status"] == (
+        "input_required"
+    )
+    again = run_cli("answer", "--url", url, "--json", '{"interpretation": "snek"}', "--", tid)
+    assert again.code == 2 and "snek is not one of" in again.stderr
+    assert "asks: The research query" in again.stderr  # the held question, from the book
+    done = _ok(run_cli("answer", "--url", url, "--json", '{"interpretation": "snake"}', "--", tid))
+    assert "took the answer (accept)" in done.stderr
     result = _ok(run_cli("result", "--url", url, "-o", "json", "--", tid)).json()
-    assert "User cancelled" in result["content"][0]["text"]
+    text = result["content"][0]["text"]
+    assert "Clarification**: snake" in text and "User cancelled" not in text
 
 
 # -- MCP 2026-07-28: fastmcp 4 ---------------------------------------------------------------------
@@ -783,7 +796,9 @@ def test_2025_answer_skips_what_is_not_ours_and_stops_reading() -> None:
     assert any("sampling/createMessage" in n for n in done.notes)
 
 
-def test_2025_a_dismissed_or_bad_answer_sends_cancel() -> None:
+def test_2025_a_dismissed_answer_sends_cancel_and_a_bad_one_is_held() -> None:
+    from mcptask.protocols.server_requests import HeldQuestion
+
     async def dismissed(req: InputRequest) -> dict[str, Any] | None:
         return None
 
@@ -794,11 +809,15 @@ def test_2025_a_dismissed_or_bad_answer_sends_cancel() -> None:
     done = asyncio.run(_proto(t1).answer(TaskRef("t1", session=SESSION), _task(), dismissed))
     assert done.dismissed and t1.responses()[-1]["result"] == {"action": "cancel"}
 
+    # an answer that does not fit: nothing is sent (issue 38), the question is held
     t2 = ScriptedTransport([_question(0, None)])  # no related-task: the stream is ours
-    with pytest.raises(UsageError) as err:
+    with pytest.raises(HeldQuestion) as err:
         asyncio.run(_proto(t2).answer(TaskRef("t1", session=SESSION), _task(), bad))
-    assert t2.responses()[-1]["result"] == {"action": "cancel"}
-    assert err.value.hint is not None and "cancel sent" in err.value.hint
+    assert t2.responses() == []
+    assert err.value.request_id == 0 and "requestedSchema" in err.value.params
+    # ... and answered later, to the same request id
+    asyncio.run(_proto(t2).answer_held(TaskRef("t1", session=SESSION), 0, {"action": "accept"}))
+    assert t2.responses()[-1] == {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept"}}
 
 
 def test_2025_no_question_or_a_task_that_moved_on(monkeypatch: pytest.MonkeyPatch) -> None:

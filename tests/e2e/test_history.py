@@ -277,6 +277,13 @@ def test_stdio_results_outlive_the_server(run_cli: RunCli, everything_stdio_cmd:
     assert_one_line_error(status)
     endpoints = ok(run_cli("book", "-o", "json")).json()["endpoints"]
     assert [e["kind"] for e in endpoints if e["endpoint"] == "stdio:" + cmd] == ["stdio"]
+    # its protocol, as its tasks were seen speaking it (not `?`: issue 38)
+    assert [e["protocol"] for e in endpoints if e["endpoint"] == "stdio:" + cmd] == [
+        "mcp-2025-11-25"
+    ]
+    pretty = ok(run_cli("book", "-o", "pretty", env={"COLUMNS": "200"})).stdout
+    row = next(ln for ln in pretty.splitlines() if "stdio:" in ln)
+    assert "mcp-2025-11-25" in row and " ? " not in row
 
 
 def test_book_forget_and_prune(run_cli: RunCli, everything_server: ServerProcess) -> None:
