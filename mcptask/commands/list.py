@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from mcptask.session.context import Context
 
 
+#: listed tasks recorded in the task book per transaction
+RECORD_BATCH = 5000
+
+
 @dataclass
 class ListOptions:
     local: bool = False
@@ -33,7 +37,8 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         return ExitCode.OK
     from mcptask.protocols.base import TaskRef
 
-    refs = ctx.places.refs(ctx.book.tasks(ctx.server)) if ctx.places.remembers else []
+    known = ctx.places.known()
+    refs = ctx.places.refs_from(known, known)
     # and the sessions where a task may exist that the book does not know (a lost answer)
     refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
     try:
@@ -42,9 +47,13 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.note(f"{exc.message}; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
-    ctx.places.remember_many(
-        list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True)), via="listed"
-    )
+    # the listed tasks' references from the book's read above (not read again), recorded by
+    # the batch: what one batch needs is made, written and let go
+    for start in range(0, len(tasks), RECORD_BATCH):
+        part = tasks[start : start + RECORD_BATCH]
+        listed = ctx.places.refs_from([t.taskId for t in part], known)
+        ctx.places.remember_many(list(zip(part, listed, strict=True)), via="listed")
+    del known
     ctx.out.tasks(tasks)
     if proto.list_cut:
         ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {len(tasks)} tasks")

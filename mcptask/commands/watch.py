@@ -400,7 +400,7 @@ async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
     this endpoint that were last seen unfinished; `ask`: list the server even when the book
     has no unfinished task there."""
     ids: dict[str, None] = {}
-    book = ctx.book.tasks(ctx.server) if ctx.places.remembers else {}
+    book = ctx.places.known()  # status and reference of each, one read
     unfinished = [t for t, rec in book.items() if str(rec.get("status", "working")) not in TERMINAL]
     if not unfinished and not ask:
         return []  # nothing of ours is left there: no need to ask the server
@@ -410,7 +410,7 @@ async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
         from mcptask.protocols.base import CannotList
 
         try:
-            listed = await proto.list_tasks(ctx.places.refs(book))
+            listed = await proto.list_tasks(ctx.places.refs_from(book, book))
         except CannotList as exc:  # the server turned out not to list after all
             ctx.out.note(f"{exc.message}; watching the task book's unfinished tasks")
             listed = []

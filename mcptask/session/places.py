@@ -78,7 +78,7 @@ class Places:
                 raise UsageError("a task id cannot be empty")
         ctx = self._ctx
         if ctx.has_target():
-            return [(ctx, [self._expand(task_id) for task_id in ids])]
+            return [(ctx, self._expand_many(ids))]
         groups: dict[str, dict[str, None]] = {}
         found = self._ctx.book.find_many(ids)  # one read of the book, by index
         for task_id in ids:
@@ -86,7 +86,17 @@ class Places:
             groups.setdefault(endpoint, {})[full] = None
         return [(ctx.at(endpoint), list(found)) for endpoint, found in groups.items()]
 
-    def _expand(self, task_id: str) -> str:
+    def _expand_many(self, task_ids: list[str]) -> list[str]:
+        """`_expand` by the set: the ids the book knows on this endpoint in one query per
+        batch; only the others are looked up as prefixes."""
+        from mcptask.state.taskbook import MIN_PREFIX
+
+        if not self.remembers or all(len(t) < MIN_PREFIX for t in task_ids):
+            return task_ids
+        known = self._ctx.book.refs_many(self._ctx.server, task_ids)
+        return [t if t in known else self._expand(t, known=False) for t in task_ids]
+
+    def _expand(self, task_id: str, *, known: bool | None = None) -> str:
         """A prefix of one of this endpoint's ids in the book, as the whole id."""
         from mcptask.state.taskbook import MIN_PREFIX
 
@@ -94,7 +104,9 @@ class Places:
             return task_id
         server = self._ctx.server
         book = self._ctx.book
-        if book.lookup(server, task_id) is not None:
+        if known is None:
+            known = book.lookup(server, task_id) is not None
+        if known:
             return task_id
         matches = book.find_prefix(server, task_id)
         if len(matches) > 1:
@@ -146,14 +158,25 @@ class Places:
         return self.refs([task_id])[0]
 
     def refs(self, task_ids: Iterable[str]) -> list[TaskRef]:
-        """Many references from one read of the task book."""
+        """Many references from one read of the task book (one query per batch of ids)."""
+        ids = list(task_ids)
+        book = self._ctx.book.refs_many(self._ctx.server, ids) if self.remembers and ids else {}
+        return self.refs_from(ids, book)
+
+    def known(self) -> dict[str, dict[str, Any]]:
+        """Every task of the endpoint that the book knows: its status and what its reference
+        takes (`TaskBook.refs_many`), in one query; nothing where the book does not reach
+        the target's tasks again."""
+        return self._ctx.book.refs_many(self._ctx.server) if self.remembers else {}
+
+    def refs_from(self, task_ids: Iterable[str], book: dict[str, dict[str, Any]]) -> list[TaskRef]:
+        """References of `task_ids` from records the caller read (`known`, `refs_many`),
+        with `--session`/`--context-id` on top."""
         from mcptask.protocols.base import TaskRef
 
         options = self._ctx.options
-        ids = list(task_ids)
-        book = self._ctx.book.lookup_many(self._ctx.server, ids) if self.remembers else {}
         out = []
-        for task_id in ids:
+        for task_id in task_ids:
             rec = book.get(task_id) or {}
             session = options.session or rec.get("session")
             context = options.context_id or rec.get("contextId")
@@ -203,7 +226,7 @@ class Places:
             if task.createdAt and task.ttl is not None:  # a task lost inside it is told apart
                 fields.update(createdAt=task.createdAt, ttl=task.ttl)
             updates[task.taskId] = fields
-        self._ctx.book.record_many(
+        self._ctx.book.record_set(
             self._ctx.server, updates, events=events, command=self._ctx.command
         )
 

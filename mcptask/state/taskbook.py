@@ -259,6 +259,23 @@ class TaskBook:
 
         return self._read(q, {}) if ids else {}
 
+    def refs_many(self, url: str, task_ids: Iterable[str] | None = None) -> dict[str, Record]:
+        """What reaches some of the endpoint's tasks again, by the set: for each id the book
+        knows, its `status` and the fields a reference takes (`REF_FIELDS`), under every
+        spelling of the endpoint (its own key wins). One query per batch of `BATCH` ids;
+        None: every task of the endpoint, one query. Nothing else of a row is parsed (its
+        result is not read)."""
+        ids = None if task_ids is None else list(dict.fromkeys(task_ids))
+
+        def q(conn: sqlite3.Connection) -> dict[str, Record]:
+            out: dict[str, Record] = {}
+            for eid, _key, _f in reversed(_endpoint_rows(conn, url)):
+                for tid, status, fields in _ref_rows(conn, eid, ids):
+                    out[tid] = _ref_record(status, fields)
+            return out
+
+        return self._read(q, {}) if ids is None or ids else {}
+
     def lookup(self, url: str, task_id: str) -> Record | None:
         return self.lookup_many(url, [task_id]).get(task_id)
 
@@ -533,6 +550,51 @@ class TaskBook:
             if any(text is not None and not isinstance(text, tuple) for text in kept.values()):
                 _limit_results(conn)
             _limit_events(conn, eid, {r[1] for r in rows})
+
+        self._write(change, None)
+
+    def record_set(
+        self,
+        url: str,
+        updates: dict[str, Record],
+        *,
+        events: list[Record] | None = None,
+        command: str | None = None,
+    ) -> None:
+        """`record_many` by the set (`list`, a watch's flush): the same rows and events, but
+        the tasks' old rows read in one query per batch of `BATCH` ids and written back in one
+        statement per batch (new rows inserted, changed rows updated, unchanged rows only
+        marked as seen)."""
+        if not updates and not events:
+            return
+        results: dict[str, Any] = {}
+        plain: dict[str, Record] = {}
+        for task_id, fields in updates.items():
+            fields = dict(fields)
+            if "result" in fields:
+                results[task_id] = fields.pop("result")
+            plain[task_id] = fields
+        plain = redact.scrub(plain)
+        kept = {tid: _result_text(r) for tid, r in results.items() if r is not None}
+        extra = redact.scrub(events or [])
+        stamp = now_iso()
+
+        def change(conn: sqlite3.Connection) -> None:
+            eid, _ = _endpoint_for_write(conn, url, tasks=True)
+            now = time.time()
+            if plain:
+                conn.execute("UPDATE endpoints SET last_ok = ? WHERE id = ?", (now, eid))
+            rows = _upsert_set(conn, eid, plain, kept, stamp, now)
+            rows += [_event_row(eid, e, now) for e in extra]
+            if rows:
+                conn.executemany(
+                    "INSERT INTO events (endpoint, task, at, kind, via, status, message, command,"
+                    " data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(*r[:7], command, r[7]) for r in rows],
+                )
+            if any(text is not None and not isinstance(text, tuple) for text in kept.values()):
+                _limit_results(conn)
+            _limit_events_set(conn, eid, {r[1] for r in rows})
 
         self._write(change, None)
 
@@ -839,6 +901,176 @@ def _upsert(
             (result, len(result), stamp, eid, task_id),
         )
     return out
+
+
+#: ids per query or statement of the batch functions (SQLite allows 32,766 parameters)
+BATCH = 500
+#: the fields of a task's record that its reference takes (`refs_many`)
+REF_FIELDS = ("session", "contextId", "protocolVersion", "protocol")
+
+
+def _rows_in(
+    conn: sqlite3.Connection, cols: str, eid: int, ids: list[str]
+) -> Iterator[tuple[Any, ...]]:
+    """The endpoint's task rows (`cols`) whose id is among `ids`: one query per BATCH."""
+    for start in range(0, len(ids), BATCH):
+        chunk = ids[start : start + BATCH]
+        marks = ",".join("?" * len(chunk))
+        yield from conn.execute(
+            f"SELECT {cols} FROM tasks WHERE endpoint = ? AND id IN ({marks})", (eid, *chunk)
+        )
+
+
+def _ref_rows(
+    conn: sqlite3.Connection, eid: int, ids: list[str] | None
+) -> Iterable[tuple[Any, ...]]:
+    """(id, status, fields) of the endpoint's tasks: all (`ids` None) or those among ids."""
+    if ids is None:
+        return conn.execute("SELECT id, status, fields FROM tasks WHERE endpoint = ?", (eid,))
+    return _rows_in(conn, "id, status, fields", eid, ids)
+
+
+def _ref_record(status: str | None, fields: str | None) -> Record:
+    """A task's status and its reference's fields, from its row."""
+    stored = _quick_fields(fields)
+    rec = {k: stored[k] for k in REF_FIELDS if k in stored}
+    if status is not None:
+        rec["status"] = status
+    return rec
+
+
+def _upsert_set(
+    conn: sqlite3.Connection,
+    eid: int,
+    updates: dict[str, Record],
+    results: dict[str, str | tuple[str] | None],
+    stamp: str,
+    now: float,
+) -> list[tuple[Any, ...]]:
+    """`_upsert` for many tasks (`updates`, fields by id, consumed): the old rows in one query
+    per BATCH, new rows in one INSERT, changed rows in one UPDATE, unchanged rows in one
+    UPDATE of when they were seen, results in one more; the events their changes make."""
+    olds: dict[str, tuple[Any, ...]] = {
+        row[0]: row[1:] for row in _rows_in(conn, "id, status, message, fields", eid, list(updates))
+    }
+    inserts: list[tuple[Any, ...]] = []
+    changed: list[tuple[Any, ...]] = []
+    seen: list[str] = []
+    kept: list[tuple[Any, ...]] = []
+    out: list[tuple[Any, ...]] = []
+    for task_id, fields in updates.items():
+        result = results.get(task_id)
+        via = fields.pop(VIA, None)
+        at = fields.pop(AT, None)
+        at = at if isinstance(at, int | float) else now
+        status = fields.pop("status", None)
+        message = fields.pop("statusMessage", None)
+        fields.pop("firstSeenAt", None)
+        fields.pop("lastSeenAt", None)
+        fields.pop("resultKeptAt", None)
+        new = {k: v for k, v in fields.items() if v is not None}
+        if isinstance(result, tuple):
+            new["resultNotKept"] = result[0]
+        pace = new.get("pollInterval")
+        asked = new.get("inputRequests")
+        old = olds.get(task_id)
+        if old is None:
+            inserts.append((eid, task_id, status, message, stamp, stamp, now, store.dumps(new)))
+            if status is not None:
+                out.append((eid, task_id, at, ev.CREATED, via, status, message, _data(new)))
+            if isinstance(asked, dict) and asked:
+                out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked)))
+        else:
+            old_status, old_message, old_text = old
+            old_fields = _quick_fields(old_text)
+            merged = {**old_fields, **new}
+            if isinstance(result, str):
+                merged.pop("resultNotKept", None)
+            to_status = status if status is not None else old_status
+            to_message = message if status is not None else old_message
+            if merged == old_fields and to_status == old_status and to_message == old_message:
+                seen.append(task_id)  # nothing to write but when
+            else:
+                text = store.dumps(merged)
+                changed.append((to_status, to_message, stamp, now, text, eid, task_id))
+            if status is not None:
+                if status != old_status:
+                    out.append((eid, task_id, at, ev.STATUS, via, status, message, _data(new)))
+                elif message != old_message:
+                    out.append((eid, task_id, at, ev.MESSAGE, via, status, message, _data(new)))
+                elif pace is not None and pace != old_fields.get("pollInterval"):
+                    out.append((eid, task_id, at, ev.PACE, via, status, None, _data(new)))
+            if isinstance(asked, dict) and asked and asked != old_fields.get("inputRequests"):
+                out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked)))
+        if isinstance(result, str):
+            kept.append((result, len(result), stamp, eid, task_id))
+    if inserts:
+        conn.executemany(
+            "INSERT INTO tasks (endpoint, id, status, message, first_seen, last_seen, seen, fields)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            inserts,
+        )
+    if changed:
+        conn.executemany(
+            "UPDATE tasks SET status = ?, message = ?, last_seen = ?, seen = ?, fields = ? "
+            "WHERE endpoint = ? AND id = ?",
+            changed,
+        )
+    for start in range(0, len(seen), BATCH):
+        chunk = seen[start : start + BATCH]
+        conn.execute(
+            f"UPDATE tasks SET last_seen = ?, seen = ? WHERE endpoint = ? AND id IN "
+            f"({','.join('?' * len(chunk))})",
+            (stamp, now, eid, *chunk),
+        )
+    if kept:
+        conn.executemany(
+            "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
+            "WHERE endpoint = ? AND id = ?",
+            kept,
+        )
+    return out
+
+
+def _quick_fields(text: str | None) -> Record:
+    """`_fields` for the many small rows of the batch functions: json's decoder called
+    directly, `_fields` (deep or bad text) only when it fails."""
+    try:
+        value = json.loads(text) if text is not None else {}
+    except (ValueError, RecursionError, TypeError):
+        return _fields(text)
+    return value if isinstance(value, dict) else {}
+
+
+def _data(new: Record) -> str | None:
+    """A state event's data: the server's time and pace it came with (as `_upsert` keeps)."""
+    data = {
+        k: new[k]
+        for k in ("lastUpdatedAt", "pollInterval")
+        if isinstance(new.get(k), str | int | float)
+    }
+    return store.dumps(data) if data else None
+
+
+def _limit_events_set(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> None:
+    """`_limit_events` for the tasks among `task_ids` that may be over the cap, found in one
+    query per BATCH."""
+    cap = max(ev.MAX_EVENTS_PER_TASK - 1, 1)
+    ids = sorted(task_ids)
+    over: set[str] = set()
+    for start in range(0, len(ids), BATCH):
+        chunk = ids[start : start + BATCH]
+        marks = ",".join("?" * len(chunk))
+        over.update(
+            tid
+            for (tid,) in conn.execute(
+                f"SELECT task FROM events WHERE endpoint = ? AND task IN ({marks}) "
+                "GROUP BY task HAVING COUNT(*) >= ?",
+                (eid, *chunk, cap),
+            )
+        )
+    if over:
+        _limit_events(conn, eid, over)
 
 
 def _question(asked: dict[str, Any]) -> str:
