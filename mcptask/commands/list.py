@@ -37,26 +37,43 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         return ExitCode.OK
     from mcptask.protocols.base import TaskRef
 
-    known = ctx.places.known()
+    known = ctx.places.known()  # every task the book knows there, in one read
     refs = ctx.places.refs_from(known, known)
     # and the sessions where a task may exist that the book does not know (a lost answer)
     refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
+    # -o ndjson passes each page on as it comes (a line per task); the other outputs need
+    # the whole list. Either way the tasks are recorded by the batch, their references from
+    # the read above (not read again), and each batch let go once written
+    streaming = ctx.out.mode == "ndjson"
+    tasks: list[Task] = []
+    batch: list[Task] = []
+    count = 0
+
+    def record() -> None:
+        listed = ctx.places.refs_from([t.taskId for t in batch], known)
+        ctx.places.remember_many(list(zip(batch, listed, strict=True)), via="listed")
+        batch.clear()
+
     try:
-        tasks = await proto.list_tasks(refs)
+        async for page in proto.list_pages(refs):
+            count += len(page)
+            batch.extend(page)
+            if streaming:
+                ctx.out.tasks(page)
+            else:
+                tasks.extend(page)
+            if len(batch) >= RECORD_BATCH:
+                record()
     except CannotList as exc:  # the server turned out not to list after all
         ctx.out.note(f"{exc.message}; showing the task book's tasks")
         ctx.out.tasks(local_tasks(ctx), title="tasks in the task book")
         return ExitCode.OK
-    # the listed tasks' references from the book's read above (not read again), recorded by
-    # the batch: what one batch needs is made, written and let go
-    for start in range(0, len(tasks), RECORD_BATCH):
-        part = tasks[start : start + RECORD_BATCH]
-        listed = ctx.places.refs_from([t.taskId for t in part], known)
-        ctx.places.remember_many(list(zip(part, listed, strict=True)), via="listed")
-    del known
-    ctx.out.tasks(tasks)
+    if batch:
+        record()
+    if not streaming:
+        ctx.out.tasks(tasks)
     if proto.list_cut:
-        ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {len(tasks)} tasks")
+        ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {count} tasks")
     return ExitCode.OK
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ from mcptask.protocols.base import (
     Deliver,
     Health,
     InputRequest,
+    PageWalk,
     PushFeed,
     Responder,
     TaskProtocol,
@@ -46,6 +48,7 @@ from mcptask.protocols.base import (
     Tool,
     lenient_int,
     lenient_str,
+    page_by_page,
     paged,
     parse_wire,
     progress_from,
@@ -789,6 +792,9 @@ class Mcp2025(TaskProtocol):
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         """Every known session's `tasks/list`. A server whose `tasks` capability has no
         `list`, or that answers -32601, cannot list: `CannotList`."""
+        return [task async for page in self.list_pages(refs) for task in page]
+
+    async def list_pages(self, refs: list[TaskRef]) -> AsyncIterator[list[Task]]:
         sessions: list[str | None] = []
         for ref in refs:
             if ref.session not in sessions:
@@ -797,16 +803,18 @@ class Mcp2025(TaskProtocol):
             sessions.append(self.session)
         if not sessions:
             sessions.append(None)
-        seen: dict[str, Task] = {}
+        seen: set[str] = set()
         for session in sessions:
             try:
-                for task in await self._list_session(session):
-                    seen.setdefault(task.taskId, task)
+                async for page in self._list_session(session):
+                    fresh = [t for t in page if t.taskId not in seen]
+                    seen.update(t.taskId for t in fresh)
+                    if fresh:
+                        yield fresh
             except TaskNotFound:
                 continue  # that session is gone
-        return list(seen.values())
 
-    async def _list_session(self, session: str | None) -> list[Task]:
+    async def _list_session(self, session: str | None) -> AsyncIterator[list[Task]]:
         ref = TaskRef(task_id="(list)", session=session) if session else None
         if ref is None:
             await self._session_for(None)  # the capabilities say whether it lists
@@ -815,16 +823,18 @@ class Mcp2025(TaskProtocol):
             raise CannotList(
                 "the server's tasks capability has no `list`: it cannot list its tasks"
             )
+        walk = PageWalk("tasks/list")
+        pages = page_by_page(lambda p: self._call("tasks/list", p, ref), walk, "tasks")
         try:
-            tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+            async for items in pages:
+                yield [self._task(t, "task in tasks/list") for t in items]
         except RpcError as exc:
             if exc.code == -32601:
                 raise CannotList(
                     f"the server has no tasks/list ({exc.rpc_message or 'method not found'})"
                 ) from None
             raise
-        self.list_cut = tasks.cut or self.list_cut
-        return [self._task(t, "task in tasks/list") for t in tasks]
+        self.list_cut = walk.cut or self.list_cut
 
     # -- tools ----------------------------------------------------------------------------------
 
