@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcptask.model import Task
 from mcptask.protocols import mcp2025
 from mcptask.state import events as ev
 from mcptask.state import taskbook
@@ -130,9 +131,7 @@ _wire = st.fixed_dictionaries(
 
 def _validated(data: Any) -> Any:
     try:
-        return mcp2025.Task.model_validate(
-            mcp2025.normalize(data, protocol="p", server="s").model_dump()
-        )
+        return Task.model_validate(mcp2025.normalize(data, protocol="p", server="s").model_dump())
     except Exception as exc:  # the quick path must fail the same way
         return type(exc).__name__
 
@@ -146,8 +145,8 @@ def test_quick_normalize_makes_the_validated_task(data: dict[str, Any]) -> None:
         mcp2025._plain = lambda _data: False  # type: ignore[assignment]
         slow = _validated(data)
     finally:
-        mcp2025._plain = slow_path  # type: ignore[assignment]
+        mcp2025._plain = slow_path
     assert quick == slow
     if not isinstance(quick, str):
         task = mcp2025.normalize(data, protocol="p", server="s")
-        assert task.to_json() == mcp2025.Task.model_validate(task.model_dump()).to_json()
+        assert task.to_json() == Task.model_validate(task.model_dump()).to_json()
