@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mcptask.commands._webhook import PushReceiver
     from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
+    from mcptask.scheduler.width import Lateness
     from mcptask.session.context import Context
 
 
@@ -193,6 +194,7 @@ class _Group:
                 want_result=opts.want_result,
                 keep_result=ctx.places.records,
                 push=opts.push,
+                cap_in_flight=cap_in_flight(),
                 until=opts.until_statuses(),
                 on_input=inline_answers(ctx, proto, events, lock=lock)
                 if answers and isinstance(events, LiveEvents)
@@ -423,6 +425,18 @@ async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
 SILENT_FOR = 86400.0
 
 
+def cap_in_flight() -> int:
+    """`MCPTASK_MAX_IN_FLIGHT`: the most polls a watch keeps in flight per endpoint when its
+    polls run late (1 to 100; unset: 64)."""
+    import os
+
+    from mcptask.scheduler.width import DEFAULT_CAP, MOST
+    from mcptask.text.numbers import whole
+
+    raw = os.environ.get("MCPTASK_MAX_IN_FLIGHT", "")
+    return whole(raw, "MCPTASK_MAX_IN_FLIGHT", high=MOST) if raw.strip() else DEFAULT_CAP
+
+
 class _Recorder:
     """Passes events through and records what the watch sees in the task book (batched by
     the task's `_Group`)."""
@@ -473,3 +487,9 @@ class _Recorder:
         from mcptask.state import events as ev
 
         self.group.note(w, ev.PUSH_OPEN if live else ev.PUSH_LOST, via="push")
+
+    def late(self, note: Lateness) -> None:
+        """Polls of this endpoint run late at the cap of polls in flight."""
+        import dataclasses
+
+        self.inner.late(dataclasses.replace(note, server=self.group.ctx.server))

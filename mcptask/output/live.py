@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
     from mcptask.scheduler.watcher import Watched
+    from mcptask.scheduler.width import Lateness
 
 
 from mcptask.output.console import (
@@ -90,6 +91,12 @@ class NdjsonEvents:
     def end(self, w: Watched) -> None:
         self.out.line(end_record(w, with_result=self.with_result))
 
+    def late(self, note: Lateness) -> None:
+        """Polls run late at the cap of polls in flight (scheduler/width.py): one line on
+        stderr and one in the output."""
+        self.out.note(note.line())
+        self.out.line({"event": "late", **note.to_json(), "reason": note.line()})
+
     def finish(self, watched: list[Watched], code: int) -> None:
         if len(watched) > 1:
             outcomes: dict[str, int] = {}
@@ -114,6 +121,10 @@ class JsonEvents:
 
     def end(self, w: Watched) -> None:
         pass
+
+    def late(self, note: Lateness) -> None:
+        """Polls run late at the cap of polls in flight: one line on stderr."""
+        self.out.note(note.line())
 
     def finish(self, watched: list[Watched], code: int) -> None:
         tasks = []
@@ -178,6 +189,9 @@ class LiveEvents:
         self._drawn_width = 0
         #: task id -> when it was created, in wall-clock seconds (None: no usable createdAt)
         self._created: dict[str, float | None] = {}
+        #: polls run late at the cap of polls in flight (a line under the summary, and on
+        #: stderr once the view is gone)
+        self.lateness: list[Lateness] = []
 
     def __enter__(self) -> LiveEvents:
         self._start()
@@ -241,6 +255,8 @@ class LiveEvents:
             self.refresh()
             self._live.stop()
             self._live = None
+            for note in self.lateness:  # the one line, where it stays
+                self.out.note(note.line())
 
     def pause(self) -> None:
         """Take the frame off the terminal while a form asks there (`resume` draws afresh
@@ -333,7 +349,13 @@ class LiveEvents:
             + (f"  (+{hidden} more rows; -o ndjson shows every task)" if hidden else ""),
             style="dim",
         )
+        if self.lateness:
+            late = Text("\n".join(n.line() for n in self.lateness), style="yellow")
+            return Group(table, summary, late)
         return Group(table, summary)
+
+    def late(self, note: Lateness) -> None:
+        self.lateness.append(note)
 
     def _layout(self, width: int, cells: list[list[Any]]) -> list[tuple[int, int]]:
         """Which columns to draw and how wide. The columns are chosen once per terminal width

@@ -573,7 +573,9 @@ class HttpTransport:
                     f"cannot connect to {where}: the server answered without TLS; it speaks "
                     f"http, not https (try --url {'http' + url.removeprefix('https')})"
                 )
-            return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
+            err = TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
+            err.refused = _refused(exc)
+            return err
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {where} (more than {MAX_REDIRECTS})")
         detail = one_line(str(exc), 120) or type(exc).__name__
