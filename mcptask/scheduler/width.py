@@ -2,9 +2,11 @@
 
 A watch starts with `start` polls in flight at most. Each poll that goes out records how late
 it went (the clock at its start minus when it was due), each answer how long it took. Once a
-`WINDOW` of the clock has passed: when polls ran late (median over `LATE`) and some waited for
-a free place, the width doubles, up to `cap` (more kept-alive connections; the server's pace
-is never outrun: a poll still goes out only when it is due). An HTTP 429, a `Retry-After` or a
+`WINDOW` of the clock has passed: when polls ran late (median over `LATE`), some waited for a
+free place, and the width cannot carry the polls that were due at the answers' pace (width /
+median answer time), the width doubles, up to `cap` (more kept-alive connections; the server's
+pace is never outrun: a poll still goes out only when it is due). Polls on time let it shrink
+back towards `start`, an eighth a window. An HTTP 429, a `Retry-After` or a
 refused connection halves it at once and holds it there until the server's wait is over (and
 at least one more `WINDOW`). When the width is at its cap and polls still run late (median over
 `TOO_LATE`), `late()` says how late and why, once per watch, for the caller to show.
@@ -74,7 +76,7 @@ class Width:
 
     def __init__(self, start: int, cap: int, clock: Callable[[], float]) -> None:
         self.cap = max(1, min(cap, MOST))
-        self.limit = max(1, min(start, self.cap))
+        self.limit = self.start = max(1, min(start, self.cap))
         self.clock = clock
         self.busy = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -133,7 +135,8 @@ class Width:
 
     def _judge(self) -> Lateness | None:
         now = self.clock()
-        if now - self._window < WINDOW:
+        elapsed = now - self._window
+        if elapsed < WINDOW:
             return None
         late, answers, waited = self._late, self._answers, self._waited
         self._late, self._answers, self._waited = [], [], 0
@@ -141,7 +144,15 @@ class Width:
         if not late:
             return None
         p50 = _pct(late, 50)
-        if p50 <= LATE or waited == 0:
+        answer = _pct(answers, 50) if answers else 0.0
+        # the polls this width can carry a second, against those that were due: more in
+        # flight helps only where slow answers hold the places (a burst of polls due at once,
+        # or a busy machine, makes polls late that more places would not speed up)
+        carried = self.limit / max(answer, 1e-3)
+        wanted = (len(late) + len(self._waiters)) / max(elapsed, 1e-3)
+        if p50 <= LATE or waited == 0 or carried >= wanted * 1.25:
+            if p50 <= LATE and self.limit > self.start and now >= self._calm_until:
+                self.limit = max(self.start, self.limit - max(1, self.limit // 8))
             return None
         if self.limit < self.cap:
             if now >= self._calm_until:
@@ -151,10 +162,6 @@ class Width:
         if p50 <= TOO_LATE or self.said is not None:
             return None
         self.said = Lateness(
-            p50=p50,
-            p99=_pct(late, 99),
-            width=self.limit,
-            cap=self.cap,
-            answer=_pct(answers, 50) if answers else 0.0,
+            p50=p50, p99=_pct(late, 99), width=self.limit, cap=self.cap, answer=answer
         )
         return self.said

@@ -25,6 +25,18 @@ class Clock:
         self.now += seconds
 
 
+def _window(w: Width, clock: Clock, *, polls: int, late: float, answer: float) -> object:
+    """A window of the clock in which `polls` went out `late` and their answers took `answer`
+    seconds, some waiting for a place; what the last one's judgement said."""
+    for _ in range(polls):
+        w.answered(answer)
+    w._waited += 1
+    for _ in range(polls - 1):
+        w.started(late)
+    clock.now += width_mod.WINDOW
+    return w.started(late)
+
+
 def test_late_polls_that_wait_for_a_place_widen_up_to_the_cap() -> None:
     clock = Clock()
 
@@ -37,9 +49,8 @@ def test_late_polls_that_wait_for_a_place_widen_up_to_the_cap() -> None:
             extra = asyncio.ensure_future(w.acquire())  # waits: no place
             await asyncio.sleep(0)
             assert not extra.done()
-            w.started(0.5)
-            clock.now += width_mod.WINDOW
-            w.started(0.5)  # a window passed: judged
+            # 100 polls due a second, answers of 0.1 s: 2 places carry 20 a second
+            _window(w, clock, polls=100, late=0.5, answer=0.1)
             limits.append(w.limit)
             await asyncio.sleep(0)
             if not extra.done():  # at the cap: it waits for a place to be given back
@@ -52,13 +63,29 @@ def test_late_polls_that_wait_for_a_place_widen_up_to_the_cap() -> None:
     assert asyncio.run(go()) == [4, 8, 8, 8, 8]  # and not past the cap
 
 
+def test_late_polls_that_more_places_would_not_speed_up_do_not_widen() -> None:
+    """A burst of polls due at once, answered quickly: the places are not what holds them."""
+    clock = Clock()
+    w = Width(4, 64, clock)
+    _window(w, clock, polls=100, late=0.5, answer=0.002)  # 4 places carry 2,000 a second
+    assert w.limit == 4
+
+
+def test_polls_on_time_shrink_the_width_back() -> None:
+    clock = Clock()
+    w = Width(4, 64, clock)
+    _window(w, clock, polls=100, late=0.5, answer=0.1)
+    _window(w, clock, polls=100, late=0.5, answer=0.1)
+    assert w.limit == 16
+    for _ in range(30):
+        _window(w, clock, polls=100, late=0.0, answer=0.01)
+    assert w.limit == 4
+
+
 def test_polls_on_time_do_not_widen() -> None:
     clock = Clock()
     w = Width(4, 64, clock)
-    w._waited = 3
-    w.started(0.01)
-    clock.now += 2
-    assert w.started(0.01) is None
+    assert _window(w, clock, polls=100, late=0.01, answer=0.1) is None
     assert w.limit == 4
 
 
@@ -67,13 +94,10 @@ def test_narrowing_halves_at_once_and_holds_for_the_servers_wait() -> None:
     w = Width(16, 64, clock)
     w.narrow(wait=5.0)
     assert w.limit == 8
-    for _ in range(6):  # late and waiting, but inside the server's wait: no widening
-        w._waited = 1
-        w.started(1.0)
-        clock.now += 1.0
+    for _ in range(5):  # late and short of places, but inside the server's wait: held
+        _window(w, clock, polls=200, late=1.0, answer=0.1)
     assert w.limit == 8
-    w._waited = 1
-    w.started(1.0)  # the wait and one more window are over
+    _window(w, clock, polls=200, late=1.0, answer=0.1)  # the wait and a window are over
     assert w.limit == 16
     for _ in range(10):
         w.narrow()
@@ -83,19 +107,12 @@ def test_narrowing_halves_at_once_and_holds_for_the_servers_wait() -> None:
 def test_late_at_the_cap_is_said_once() -> None:
     clock = Clock()
     w = Width(4, 4, clock)
-    w.answered(0.2)
-    w._waited = 1
-    assert w.started(2.0) is None
-    clock.now += 1.5
-    w._waited = 1
-    said = w.started(2.0)
-    assert said is not None and said.cap == 4 and said.p50 == 2.0 and said.answer == 0.2
+    said = _window(w, clock, polls=100, late=2.0, answer=0.2)
+    assert isinstance(said, width_mod.Lateness)
+    assert said.cap == 4 and said.p50 == 2.0 and said.answer == 0.2
     assert "2.0 s late" in said.line() and "MCPTASK_MAX_IN_FLIGHT" in said.line()
     assert said.to_json()["lateMs"] == {"p50": 2000, "p99": 2000}
-    clock.now += 1.5
-    w._waited = 1
-    w.started(2.0)
-    assert w.started(3.0) is None  # once
+    assert _window(w, clock, polls=100, late=3.0, answer=0.2) is None  # once
 
 
 def test_a_cancelled_wait_passes_its_place_on() -> None:
