@@ -85,7 +85,8 @@ class WireTask(BaseModel):
     """A task as MCP 2025-11-25 sends it. `taskId` and `status` must be strings; the rest is
     read leniently (a wrong type is dropped, the original stays in `raw`)."""
 
-    model_config = ConfigDict(extra="allow")
+    # built on first use: a task in the usual shape never needs it (`_plain`)
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     taskId: StrictStr
     status: StrictStr
