@@ -15,7 +15,12 @@ each, a few results), then measured:
 - the start of a watch of 1,000 ids from the book (`find` for each, `lookup_many` once),
   the issue 30 goal being <= 0.5 s of CPU before the first poll.
 
-    python bench/book_scale.py [--sizes 10,10000,100000] [--json]
+Then, as whole processes against the load server (`bench/load_server.py`) holding `--list-tasks`
+tasks (100,000 by default; issue 41's goal <= 3.5 s of CPU and 200 MiB): `list -o ndjson` with an
+empty book, and again with every task already in the book; and `log ID` (pretty, to a pipe) of a
+task with 5,000 events (issue 41's goal <= 0.3 s for the rendering).
+
+    python bench/book_scale.py [--sizes 10,10000,100000] [--list-tasks 100000] [--json]
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from mcptask.state.taskbook import TaskBook  # noqa: E402
 
@@ -170,19 +176,80 @@ def measure(n: int) -> dict[str, Any]:
         return out
 
 
+def process(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """A whole process: its CPU seconds (user + system), peak RSS and exit code."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    return {
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "exit": os.waitstatus_to_exitcode(status),
+        **({"stderr": err[-300:]} if err.strip() else {}),
+    }
+
+
+def measure_processes(n: int) -> dict[str, Any]:
+    """`list -o ndjson` of n tasks, book empty then full; a 5,000-event pretty `log`."""
+    from load_server import LoadServer
+
+    from mcptask.state.events import STATUS, event
+
+    out: dict[str, Any] = {"list_tasks": n}
+    with tempfile.TemporaryDirectory() as d, LoadServer(duration=3600) as server:
+        state = Path(d)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MCPTASK_")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["MCPTASK_STATE_DIR"] = str(state)
+        env["MCPTASK_CONFIG"] = str(state / "none.toml")
+        py = [sys.executable, "-m", "mcptask"]
+        if n:
+            made = server.create(n, 3600, 1000)
+            cmd = [*py, "list", "-o", "ndjson", "--url", server.url, "--session", made["session"]]
+            out["list_empty_book"] = process(cmd, env)
+            out["list_full_book"] = process(cmd, env)
+        book = TaskBook(state / "tasks.db")
+        tid = task_id(1)
+        book.record_many(url(1), {tid: {"status": "working", "protocol": "mcp-2025-11-25"}})
+        events = [
+            event(tid, STATUS, at=1.7e9 + k, via="poll", status="working", message=f"step {k}")
+            for k in range(5000)
+        ]
+        for chunk in range(0, len(events), 1000):
+            book.add_events(url(1), events[chunk : chunk + 1000], command="watch")
+        book.close()
+        out["log_5000_pretty"] = process([*py, "log", tid, "-o", "pretty"], env)
+        out["log_5000_json"] = process([*py, "log", tid, "-o", "json"], env)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10,10000,100000")
+    parser.add_argument("--list-tasks", type=int, default=100_000, help="0: no `list` figure")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rows = [measure(int(s)) for s in args.sizes.split(",")]
+    rows = [measure(int(s)) for s in args.sizes.split(",") if s.strip()]
+    procs = measure_processes(args.list_tasks)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"book": rows, "processes": procs}, indent=2))
         return
-    keys = [k for k in rows[0] if k != "tasks"]
-    print(f"{'tasks':>28}" + "".join(f"{r['tasks']:>12,}" for r in rows))
-    for k in keys:
-        print(f"{k:>28}" + "".join(f"{r[k]:>12}" for r in rows))
+    if rows:
+        keys = [k for k in rows[0] if k != "tasks"]
+        print(f"{'tasks':>28}" + "".join(f"{r['tasks']:>12,}" for r in rows))
+        for k in keys:
+            print(f"{k:>28}" + "".join(f"{r[k]:>12}" for r in rows))
+    for k, v in procs.items():
+        if isinstance(v, dict):
+            extra = f"  {v['stderr']!r}" if "stderr" in v else ""
+            print(
+                f"{k:>28}  CPU {v['cpu_s']:.3f} s, peak RSS {v['peak_rss_mib']} MiB, "
+                f"exit {v['exit']}{extra}"
+            )
+        else:
+            print(f"{k:>28}  {v:,}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,13 @@ Linux is one clock for every process of the machine:
 - `POST /admin/restart` `{"session"}`: start that session's task clocks again from now;
 - `POST /admin/reset`: forget every session and task; `POST /admin/shutdown`: stop.
 
+Answers: in one write with `TCP_NODELAY` (the default); with `--two-writes`, headers and body in
+two writes with Nagle on, as Python's `http.server` answers (the body waits for the client's ACK of
+the headers: about 40 ms on a kept-alive connection unless the client ACKs at once); with
+`--limit-rps R`, MCP requests past R a second get HTTP 429 with `Retry-After: 1`. `/stats` also
+counts the 429s (`refused429`), the connections accepted (`connections`) and the most open at once
+(`peakConnections`).
+
 Run it alone: `python bench/load_server.py [--port 8765] [--precreate 1000 --duration 10]`
 prints the URL, the session and the task ids. `--self-test` measures its own throughput.
 """
@@ -76,6 +83,7 @@ REASONS = {
     404: "Not Found",
     405: "Method Not Allowed",
     411: "Length Required",
+    429: "Too Many Requests",
 }
 Json = dict[str, Any]
 
@@ -160,9 +168,23 @@ NEW_PROTOCOL = "\x00" + VERSION_2026
 class State:
     """Sessions, tasks and the counters; everything runs on the one event loop thread."""
 
-    def __init__(self, duration: float, poll_ms: int) -> None:
+    def __init__(
+        self, duration: float, poll_ms: int, two_writes: bool = False, limit_rps: float = 0.0
+    ) -> None:
         self.duration = duration
         self.poll_ms = poll_ms
+        #: answer in two `send` calls (headers, then body) with Nagle on, as Python's
+        #: `http.server` does: the body waits for the client's ACK of the headers
+        self.two_writes = two_writes
+        #: answer MCP requests past this many a second (a token bucket of one second's worth)
+        #: with HTTP 429 and `Retry-After: 1`; 0: no limit
+        self.limit_rps = limit_rps
+        self.bucket = limit_rps
+        self.bucket_at = time.monotonic()
+        self.refused = 0
+        self.connections = 0
+        self.open_connections = 0
+        self.peak_connections = 0
         self.sessions: set[str] = set()
         self.tasks: dict[str, Task] = {}
         self.requests = 0
@@ -190,6 +212,9 @@ class State:
             "now": time.monotonic(),
             "requests": self.requests,
             "methods": self.methods,
+            "refused429": self.refused,
+            "connections": self.connections,
+            "peakConnections": self.peak_connections,
             "tasks": {
                 t.task_id: {
                     "session": t.session,
@@ -329,12 +354,18 @@ class Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        st = self.state
+        st.connections += 1
+        st.open_connections += 1
+        st.peak_connections = max(st.peak_connections, st.open_connections)
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # asyncio sets TCP_NODELAY on every connection: two writes turn it off again
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0 if st.two_writes else 1)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
+        self.state.open_connections -= 1
 
     def data_received(self, data: bytes) -> None:
         arrived = time.monotonic()
@@ -383,7 +414,12 @@ class Conn(asyncio.Protocol):
 
     def send(self, data: bytes, close: bool = False) -> None:
         if self.transport is not None:
-            self.transport.write(data)
+            if self.state.two_writes:
+                cut = data.find(b"\r\n\r\n") + 4
+                self.transport.write(data[:cut])
+                data = data[cut:]
+            if data:
+                self.transport.write(data)
             if close:
                 self.transport.close()
 
@@ -396,6 +432,15 @@ class Conn(asyncio.Protocol):
             self.admin(method, path_only, body, close)
             return
         st.requests += 1
+        if st.limit_rps > 0:
+            st.bucket = min(st.limit_rps, st.bucket + (arrived - st.bucket_at) * st.limit_rps)
+            st.bucket_at = arrived
+            if st.bucket < 1:
+                st.refused += 1
+                err = b'{"error":"too many requests"}'
+                self.send(response(429, err, "Retry-After: 1\r\n", close), close)
+                return
+            st.bucket -= 1
         if method != b"POST":
             self.send(response(405, rpc_error(-32000, "Method not allowed"), close=close), close)
             return
@@ -526,7 +571,8 @@ class Conn(asyncio.Protocol):
         elif method == b"POST" and path == b"/admin/reset":
             st.sessions.clear()
             st.tasks.clear()
-            st.requests = 0
+            st.requests = st.refused = st.connections = 0
+            st.peak_connections = st.open_connections
             st.methods.clear()
             data = b"{}"
         elif method == b"POST" and path == b"/admin/shutdown":
@@ -546,8 +592,10 @@ async def serve(
     precreate: int,
     stagger: float,
     as_json: bool,
+    two_writes: bool = False,
+    limit_rps: float = 0.0,
 ) -> None:
-    state = State(duration, poll_ms)
+    state = State(duration, poll_ms, two_writes, limit_rps)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Conn(state), host, port, backlog=1024)
     real_port = server.sockets[0].getsockname()[1]
@@ -576,8 +624,15 @@ async def serve(
 class LoadServer:
     """The load server in a subprocess: `with LoadServer() as s: s.create(...)`."""
 
-    def __init__(self, duration: float = 10.0, poll_ms: int = 1000) -> None:
+    def __init__(
+        self,
+        duration: float = 10.0,
+        poll_ms: int = 1000,
+        two_writes: bool = False,
+        limit_rps: float = 0.0,
+    ) -> None:
         self.duration, self.poll_ms = duration, poll_ms
+        self.two_writes, self.limit_rps = two_writes, limit_rps
         self.proc: subprocess.Popen[str] | None = None
         self.url = self.admin = ""
         self.pid = 0
@@ -585,6 +640,10 @@ class LoadServer:
     def __enter__(self) -> LoadServer:
         cmd = [sys.executable, os.path.abspath(__file__), "--json"]
         cmd += ["--duration", str(self.duration), "--poll-interval-ms", str(self.poll_ms)]
+        if self.two_writes:
+            cmd.append("--two-writes")
+        if self.limit_rps:
+            cmd += ["--limit-rps", str(self.limit_rps)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         info = json.loads(self.proc.stdout.readline())
@@ -697,6 +756,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--precreate", type=int, default=0, help="create N tasks in one session")
     p.add_argument("--stagger", type=float, default=0.0, help="spread their ends over S seconds")
     p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.add_argument(
+        "--two-writes",
+        action="store_true",
+        help="answer in two writes, headers then body, with Nagle on (as http.server does)",
+    )
+    p.add_argument(
+        "--limit-rps",
+        type=float,
+        default=0.0,
+        help="answer MCP requests past this many a second with 429 and Retry-After: 1",
+    )
     p.add_argument("--self-test", action="store_true", help="measure the server's throughput")
     p.add_argument("--requests", type=int, default=20_000, help="self-test: requests in all")
     p.add_argument("--connections", type=int, default=16, help="self-test: connections")
@@ -704,7 +774,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.self_test:
         return self_test(a.requests, a.connections, a.json)
     asyncio.run(
-        serve(a.host, a.port, a.duration, a.poll_interval_ms, a.precreate, a.stagger, a.json)
+        serve(
+            a.host,
+            a.port,
+            a.duration,
+            a.poll_interval_ms,
+            a.precreate,
+            a.stagger,
+            a.json,
+            a.two_writes,
+            a.limit_rps,
+        )
     )
     return 0
 

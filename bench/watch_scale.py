@@ -25,12 +25,18 @@ Figures (targets from issue #8 in brackets):
 With `--pretty`, the watch shows its live view (`-o pretty`) on a pseudo-terminal of 120 x 50
 instead of ndjson: pacing, CPU and memory are measured, end-line lateness is not.
 
+With `--two-writes`, the server answers in two writes (headers, then body, Nagle on: Python's
+`http.server` habit that meets the client's delayed ACK); with `--limit-rps R`, it answers HTTP 429
+(`Retry-After: 1`) past R requests a second. Either way the table adds the connections the watch
+opened (in all, most at once) and the 429s it got.
+
 With `--warm-book`, `mcptask list` runs first in the same state directory, so every task is in
 the task book (as after `mcptask call`): this shows what reading and writing a large book costs
 (its wall and CPU are reported too).
 
     python bench/watch_scale.py [--tasks 1,200,1000] [--duration 10] [--poll-interval-ms 1000]
                                 [--protocol mcp-2025-11-25|mcp-2026-07-28]
+                                [--two-writes] [--limit-rps R]
                                 [--warm-book] [--pretty] [--mcptask PATH] [--json]
 """
 
@@ -277,6 +283,9 @@ def run_variant(server: LoadServer, n: int, args: argparse.Namespace) -> Json:
         "sampledPeakRssMiB": round(peak_rss / 1024, 1),
         "serverCpuS": round(server_cpu, 3),
         "serverRequests": stats["requests"],
+        "connections": stats.get("connections", 0),
+        "peakConnections": stats.get("peakConnections", 0),
+        "refused429": stats.get("refused429", 0),
         "serverCpuMicrosPerRequest": (
             round(server_cpu / stats["requests"] * 1e6, 1) if stats["requests"] else None
         ),
@@ -299,6 +308,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("CPU s: start-up / total", "cpu", ""),
     ("warm book: `list` wall/CPU s", "book", ""),
     ("peak RSS MiB", "peakRssMiB", "< 120"),
+    ("connections: in all / at once", "conns", ""),
+    ("HTTP 429 answers", "refused429", ""),
     ("wall s", "wallS", ""),
     ("server CPU us / request", "serverCpuMicrosPerRequest", ""),
 ]
@@ -313,6 +324,8 @@ def cell(r: Json, key: str) -> str:
     if key == "book":
         b = r["warmBook"]
         return f"{b['wallS']:.2f} / {b['cpuS']:.2f}" if b else "-"
+    if key == "conns":
+        return f"{r['connections']} / {r['peakConnections']}"
     if key == "cpu":
         return f"{r['cpuStartupS']:.2f} / {r['cpuTotalS']:.2f}"
     v = r[key]
@@ -334,6 +347,12 @@ def table(results: list[Json], args: argparse.Namespace) -> str:
         f"{getattr(args, 'protocol', 'mcp-2025-11-25')}: "
         f"{args.duration:g} s tasks, pollInterval {args.poll_interval_ms} ms, "
         f"ends spread over {results[0]['staggerS']:g} s ({os.cpu_count()} cores)"
+        + (", server answers in two writes" if getattr(args, "two_writes", False) else "")
+        + (
+            f", server refuses past {args.limit_rps:g} req/s (429)"
+            if getattr(args, "limit_rps", 0)
+            else ""
+        )
     ]
     for row in rows:
         out.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -366,6 +385,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="watch with the live view on a pty (no end-line lateness then)",
     )
+    p.add_argument(
+        "--two-writes",
+        action="store_true",
+        help="the server answers in two writes, headers then body (Nagle on, as http.server)",
+    )
+    p.add_argument(
+        "--limit-rps",
+        type=float,
+        default=0.0,
+        help="the server answers 429 (Retry-After: 1) past this many requests a second",
+    )
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more watch arguments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)
@@ -373,7 +403,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--warm-book lists the tasks: MCP 2026-07-28 has no tasks/list")
     counts = [int(x) for x in args.tasks.split(",") if x.strip()]
     results = []
-    with LoadServer(duration=args.duration, poll_ms=args.poll_interval_ms) as server:
+    with LoadServer(
+        duration=args.duration,
+        poll_ms=args.poll_interval_ms,
+        two_writes=args.two_writes,
+        limit_rps=args.limit_rps,
+    ) as server:
         for n in counts:
             results.append(run_variant(server, n, args))
             if not args.json:

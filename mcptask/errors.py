@@ -79,6 +79,9 @@ class TransportError(ServerError):
 
     #: False for failures that retrying cannot mend (a stdio server that exited)
     transient = True
+    #: the connection was refused (nothing listens there, or the server turns connections
+    #: away): a watch asks less of it
+    refused = False
 
 
 class AnswerLost(TransportError):

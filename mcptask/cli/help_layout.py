@@ -61,6 +61,12 @@ class HelpfulCommand(TyperCommand):
     def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
         write_examples(self.epilog, formatter)
 
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        from mcptask.cli.lean_params import lean
+
+        lean(self.params)  # no pydantic adapter where none is needed (cli/lean_params.py)
+        return super().parse_args(ctx, args)
+
     def get_help_option(self, ctx: Context) -> TyperOption | None:
         return _flag_help(super().get_help_option(ctx))
 

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from mcptask.session.context import Context
 
 
+#: listed tasks recorded in the task book per transaction
+RECORD_BATCH = 5000
+
+
 @dataclass
 class ListOptions:
     local: bool = False
@@ -87,22 +91,43 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     proto.list_filter = wanted
     from mcptask.protocols.base import TaskRef
 
-    refs = ctx.places.refs(ctx.book.tasks(ctx.server)) if ctx.places.remembers else []
+    known = ctx.places.known()  # every task the book knows there, in one read
+    refs = ctx.places.refs_from(known, known)
     # and the sessions where a task may exist that the book does not know (a lost answer)
     refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
+    # -o ndjson passes each page on as it comes (a line per task); the other outputs need
+    # the whole list. Either way the tasks are recorded by the batch, their references from
+    # the read above (not read again), and each batch let go once written
+    streaming = ctx.out.mode == "ndjson" and wanted is None  # filters see the whole list
+    tasks: list[Task] = []
+    batch: list[Task] = []
+    count = 0
+
+    def record() -> None:
+        listed = ctx.places.refs_from([t.taskId for t in batch], known)
+        ctx.places.remember_many(list(zip(batch, listed, strict=True)), via="listed")
+        batch.clear()
+
     try:
-        tasks = await proto.list_tasks(refs)
+        async for page in proto.list_pages(refs):
+            count += len(page)
+            batch.extend(page)
+            if streaming:
+                ctx.out.tasks(page)
+            else:
+                tasks.extend(page)
+            if len(batch) >= RECORD_BATCH:
+                record()
     except CannotList as exc:  # the server turned out not to list after all
         ctx.out.note(f"{exc.message}; showing the task book's tasks")
         ctx.out.tasks(_kept(local_tasks(ctx), wanted), title="tasks in the task book")
         return ExitCode.OK
-    tasks = _kept(tasks, wanted)
-    ctx.places.remember_many(
-        list(zip(tasks, ctx.places.refs(t.taskId for t in tasks), strict=True)), via="listed"
-    )
-    ctx.out.tasks(tasks)
+    if batch:
+        record()
+    if not streaming:
+        ctx.out.tasks(_kept(tasks, wanted))
     if proto.list_cut:
-        ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {len(tasks)} tasks")
+        ctx.out.note(f"the list is cut short: {proto.list_cut}; showing {count} tasks")
     return ExitCode.OK
 
 

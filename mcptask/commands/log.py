@@ -201,5 +201,12 @@ class _Tail:
     def end(self, w: Watched) -> None:
         self.printer.pull()
 
+    def artifact(self, w: Watched, update: Any) -> None:
+        self.printer.pull()
+
+    def late(self, note: Any) -> None:
+        """Polls run late at the cap of polls in flight: one line on stderr."""
+        self.printer.ctx.out.note(note.line())
+
     def finish(self, watched: list[Watched], code: int) -> None:
         self.printer.pull()

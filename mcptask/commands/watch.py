@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mcptask.protocols.artifacts import ArtifactUpdate
     from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
+    from mcptask.scheduler.width import Lateness
     from mcptask.session.context import Context
 
 
@@ -262,6 +263,7 @@ class _Group:
                 want_result=opts.want_result,
                 keep_result=ctx.places.records,
                 push=opts.push,
+                cap_in_flight=cap_in_flight(),
                 until=opts.until_statuses(),
                 stop_on_input=opts.stop_on_input,
                 artifacts=proto.chunk_ends if proto.has_artifacts else None,
@@ -477,7 +479,7 @@ async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
     this endpoint that were last seen unfinished; `ask`: list the server even when the book
     has no unfinished task there."""
     ids: dict[str, None] = {}
-    book = ctx.book.tasks(ctx.server) if ctx.places.remembers else {}
+    book = ctx.places.known()  # status and reference of each, one read
     unfinished = [t for t, rec in book.items() if str(rec.get("status", "working")) not in TERMINAL]
     if not unfinished and not ask:
         return []  # nothing of ours is left there: no need to ask the server
@@ -487,7 +489,7 @@ async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
         from mcptask.protocols.base import CannotList
 
         try:
-            listed = await proto.list_tasks(ctx.places.refs(book))
+            listed = await proto.list_tasks(ctx.places.refs_from(book, book))
         except CannotList as exc:  # the server turned out not to list after all
             ctx.out.note(f"{exc.message}; watching the task book's unfinished tasks")
             listed = []
@@ -498,6 +500,18 @@ async def _unfinished_tasks(ctx: Context, *, ask: bool) -> list[str]:
 
 #: `watch --all` skips an endpoint that has not answered for this long (seconds)
 SILENT_FOR = 86400.0
+
+
+def cap_in_flight() -> int:
+    """`MCPTASK_MAX_IN_FLIGHT`: the most polls a watch keeps in flight per endpoint when its
+    polls run late (1 to 100; unset: 64)."""
+    import os
+
+    from mcptask.scheduler.width import DEFAULT_CAP, MOST
+    from mcptask.text.numbers import whole
+
+    raw = os.environ.get("MCPTASK_MAX_IN_FLIGHT", "")
+    return whole(raw, "MCPTASK_MAX_IN_FLIGHT", high=MOST) if raw.strip() else DEFAULT_CAP
 
 
 class _Recorder:
@@ -558,7 +572,19 @@ class _Recorder:
 
     def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
         from mcptask.scheduler.watcher import ShowsArtifacts
+        from mcptask.state import events as ev
 
+        self.group.note(
+            w,
+            ev.ARTIFACT,
+            message=update.tail or None,
+            artifactId=update.artifact_id,
+            name=update.name,
+            append=update.append,
+            lastChunk=update.last_chunk,
+            parts=update.total_parts,
+            bytes=update.size,
+        )
         if isinstance(self.inner, ShowsArtifacts):
             self.inner.artifact(w, update)
 
@@ -573,3 +599,9 @@ class _Recorder:
         self.group.note(
             w, ev.PUSH_OPEN if live else ev.PUSH_LOST, via="push", resumed=resumed or None
         )
+
+    def late(self, note: Lateness) -> None:
+        """Polls of this endpoint run late at the cap of polls in flight."""
+        import dataclasses
+
+        self.inner.late(dataclasses.replace(note, server=self.group.ctx.server))

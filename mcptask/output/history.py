@@ -64,6 +64,14 @@ def details(line: dict[str, Any]) -> str:
         parts.append(f"push config {what}: {data.get('configId') or '?'} {data.get('url') or ''}")
     elif kind == "history":
         parts.append(f"{data.get('role') or 'message'}: {message}")
+    elif kind == "artifact":
+        name = data.get("name") or data.get("artifactId") or "?"
+        size = data.get("bytes")
+        last = "; the last chunk" if data.get("lastChunk") else ""
+        so_far = f", {size} bytes so far" if isinstance(size, int) else ""
+        parts.append(f"artifact {name}{so_far}{last}")
+        if message:
+            parts.append(message)
     elif kind == "history-gap":
         parts.append(message or "messages the server no longer holds")
     elif kind == "push-open" and data.get("resumed"):

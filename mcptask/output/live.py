@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from mcptask.protocols.artifacts import ArtifactUpdate
     from mcptask.scheduler.watcher import Watched
+    from mcptask.scheduler.width import Lateness
 
 
 from mcptask.output.console import (
@@ -99,6 +100,12 @@ class NdjsonEvents:
     def end(self, w: Watched) -> None:
         self.out.line(end_record(w, with_result=self.with_result))
 
+    def late(self, note: Lateness) -> None:
+        """Polls run late at the cap of polls in flight (scheduler/width.py): one line on
+        stderr and one in the output."""
+        self.out.note(note.line())
+        self.out.line({"event": "late", **note.to_json(), "reason": note.line()})
+
     def finish(self, watched: list[Watched], code: int) -> None:
         if len(watched) > 1:
             outcomes: dict[str, int] = {}
@@ -128,6 +135,10 @@ class JsonEvents:
 
     def saved(self, manifest: dict[str, Any]) -> None:
         self._saved[manifest["taskId"]] = manifest
+
+    def late(self, note: Lateness) -> None:
+        """Polls run late at the cap of polls in flight: one line on stderr."""
+        self.out.note(note.line())
 
     def finish(self, watched: list[Watched], code: int) -> None:
         tasks = []
@@ -196,6 +207,9 @@ class LiveEvents:
         self._running_message: dict[str, str] = {}
         #: the message column's width in the last frame (a progress bar where there is room)
         self.message_width = 0
+        #: polls run late at the cap of polls in flight (a line under the summary, and on
+        #: stderr once the view is gone)
+        self.lateness: list[Lateness] = []
 
     def __enter__(self) -> LiveEvents:
         self._start()
@@ -259,6 +273,8 @@ class LiveEvents:
             self.refresh()
             self._live.stop()
             self._live = None
+            for note in self.lateness:  # the one line, where it stays
+                self.out.note(note.line())
 
     def pause(self) -> None:
         """Take the frame off the terminal while a form asks there (`resume` draws afresh
@@ -377,7 +393,13 @@ class LiveEvents:
             + (f"  (+{hidden} more rows; -o ndjson shows every task)" if hidden else ""),
             style="dim",
         )
-        return Group(table, summary, *artifact_lines(rows, width or self.out.console.width))
+        extra = list(artifact_lines(rows, width or self.out.console.width))
+        if self.lateness:
+            extra.append(Text("\n".join(n.line() for n in self.lateness), style="yellow"))
+        return Group(table, summary, *extra)
+
+    def late(self, note: Lateness) -> None:
+        self.lateness.append(note)
 
     def _layout(self, width: int, cells: list[list[Any]]) -> list[tuple[int, int]]:
         """Which columns to draw and how wide. The columns are chosen once per terminal width

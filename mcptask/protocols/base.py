@@ -615,6 +615,11 @@ class TaskProtocol(ABC):
         """The server's tasks (all pages). `refs` are the task book's tasks for this endpoint
         (session-bound protocols list once per known session)."""
 
+    async def list_pages(self, refs: list[TaskRef]) -> AsyncIterator[list[Task]]:
+        """`list_tasks` a page at a time, for a caller that passes them on as they come (a
+        list of 100,000 tasks is never held whole); here, all of them at once."""
+        yield await self.list_tasks(refs)
+
     def push_feeds(self, refs: list[TaskRef]) -> list[PushFeed]:
         """Feeds of pushed updates for these tasks: one subscription per task where the
         protocol can re-subscribe to a task (A2A), none where it cannot push."""
@@ -801,18 +806,29 @@ async def paged(fetch: Callable[[dict[str, Any]], Awaitable[Any]], method: str, 
     A walk stopped early (cursors that loop or never end) says why in `Pages.cut`."""
     out = Pages()
     walk = PageWalk(method)
+    async for items in page_by_page(fetch, walk, key):
+        out.extend(items)
+    out.cut = walk.cut
+    return out
+
+
+async def page_by_page(
+    fetch: Callable[[dict[str, Any]], Awaitable[Any]], walk: PageWalk, key: str
+) -> AsyncIterator[list[Any]]:
+    """`paged`'s pages as they come; why the walk stopped early, in `walk.cut`."""
+    count = 0
     cursor: str | None = None
     while True:
         data = await fetch({"cursor": cursor} if cursor else {})
         if not isinstance(data, dict) or not isinstance(data.get(key), list):
-            raise ProtocolError(f"the server's {method} answer has no `{key}` list")
-        out.extend(data[key][: max(0, MAX_ITEMS - len(out))])
+            raise ProtocolError(f"the server's {walk.method} answer has no `{key}` list")
+        items = data[key][: max(0, MAX_ITEMS - count)]
+        count += len(items)
+        yield items
         nxt = data.get("nextCursor")
-        if not walk.go_on(nxt, len(out)):
-            break
+        if not walk.go_on(nxt, count):
+            return
         cursor = nxt
-    out.cut = walk.cut
-    return out
 
 
 def parse_wire(model: type[BaseModel], data: Any, what: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model import Task, normalize_status
+from mcptask.model import Task, normalize_status, utc_stamp
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.base import (
     PROGRESS_NOTIFICATION,
@@ -38,6 +39,7 @@ from mcptask.protocols.base import (
     Deliver,
     Health,
     InputRequest,
+    PageWalk,
     PushFeed,
     Responder,
     TaskProtocol,
@@ -47,6 +49,7 @@ from mcptask.protocols.base import (
     Unrecognised,
     lenient_int,
     lenient_str,
+    page_by_page,
     paged,
     parse_wire,
     progress_from,
@@ -83,7 +86,8 @@ class WireTask(BaseModel):
     """A task as MCP 2025-11-25 sends it. `taskId` and `status` must be strings; the rest is
     read leniently (a wrong type is dropped, the original stays in `raw`)."""
 
-    model_config = ConfigDict(extra="allow")
+    # built on first use: a task in the usual shape never needs it (`_plain`)
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     taskId: StrictStr
     status: StrictStr
@@ -104,7 +108,48 @@ class WireTask(BaseModel):
         return lenient_int(v)
 
 
+#: a task's optional fields that are text, and numbers (`WireTask`)
+_TEXT = ("statusMessage", "createdAt", "lastUpdatedAt")
+_WHOLE = ("ttl", "pollInterval")
+
+
+def _plain(data: Any) -> bool:
+    """Whether a wire task is already in the shape `WireTask` leaves as it is (as most are):
+    `taskId` and `status` text, the text fields text or null, the numbers integers or null."""
+    if type(data) is not dict or type(data.get("taskId")) is not str:
+        return False
+    if type(data.get("status")) is not str:
+        return False
+    for k in _TEXT:
+        v = data.get(k)
+        if v is not None and type(v) is not str:
+            return False
+    for k in _WHOLE:
+        v = data.get(k)
+        if v is not None and type(v) is not int:
+            return False
+    return True
+
+
 def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> Task:
+    if _plain(data):
+        # the same task without two pydantic validations (a list of 100,000 passes through)
+        return Task.trusted(
+            {
+                "taskId": data["taskId"],
+                "status": normalize_status(data["status"]),
+                "statusMessage": data.get("statusMessage"),
+                "createdAt": utc_stamp(data.get("createdAt")),
+                "lastUpdatedAt": utc_stamp(data.get("lastUpdatedAt")),
+                "ttl": data.get("ttl"),
+                "pollInterval": data.get("pollInterval"),
+                "protocol": protocol,
+                "server": server,
+                "contextId": None,
+                "inputRequests": None,
+                "raw": dict(data),
+            }
+        )
     wire: WireTask = parse_wire(WireTask, data, what)
     return Task(
         taskId=wire.taskId,
@@ -804,6 +849,9 @@ class Mcp2025(TaskProtocol):
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         """Every known session's `tasks/list`. A server whose `tasks` capability has no
         `list`, or that answers -32601, cannot list: `CannotList`."""
+        return [task async for page in self.list_pages(refs) for task in page]
+
+    async def list_pages(self, refs: list[TaskRef]) -> AsyncIterator[list[Task]]:
         sessions: list[str | None] = []
         for ref in refs:
             if ref.session not in sessions:
@@ -812,16 +860,18 @@ class Mcp2025(TaskProtocol):
             sessions.append(self.session)
         if not sessions:
             sessions.append(None)
-        seen: dict[str, Task] = {}
+        seen: set[str] = set()
         for session in sessions:
             try:
-                for task in await self._list_session(session):
-                    seen.setdefault(task.taskId, task)
+                async for page in self._list_session(session):
+                    fresh = [t for t in page if t.taskId not in seen]
+                    seen.update(t.taskId for t in fresh)
+                    if fresh:
+                        yield fresh
             except TaskNotFound:
                 continue  # that session is gone
-        return list(seen.values())
 
-    async def _list_session(self, session: str | None) -> list[Task]:
+    async def _list_session(self, session: str | None) -> AsyncIterator[list[Task]]:
         ref = TaskRef(task_id="(list)", session=session) if session else None
         if ref is None:
             await self._session_for(None)  # the capabilities say whether it lists
@@ -830,16 +880,18 @@ class Mcp2025(TaskProtocol):
             raise CannotList(
                 "the server's tasks capability has no `list`: it cannot list its tasks"
             )
+        walk = PageWalk("tasks/list")
+        pages = page_by_page(lambda p: self._call("tasks/list", p, ref), walk, "tasks")
         try:
-            tasks = await paged(lambda p: self._call("tasks/list", p, ref), "tasks/list", "tasks")
+            async for items in pages:
+                yield [self._task(t, "task in tasks/list") for t in items]
         except RpcError as exc:
             if exc.code == -32601:
                 raise CannotList(
                     f"the server has no tasks/list ({exc.rpc_message or 'method not found'})"
                 ) from None
             raise
-        self.list_cut = tasks.cut or self.list_cut
-        return [self._task(t, "task in tasks/list") for t in tasks]
+        self.list_cut = walk.cut or self.list_cut
 
     # -- tools ----------------------------------------------------------------------------------
 

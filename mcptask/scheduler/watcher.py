@@ -37,13 +37,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from mcptask.errors import (
     OUTCOME_EXIT,
+    TOO_MANY_REQUESTS,
     AuthError,
     ExitCode,
     HttpStatusError,
     McptaskError,
     ProtocolError,
+    RpcError,
     ServerError,
     TaskNotFound,
+    TransportError,
     UsageError,
     is_transient,
 )
@@ -51,6 +54,7 @@ from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task, epoch, ms_secon
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.artifacts import ArtifactTracker, ArtifactUpdate
 from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult
+from mcptask.scheduler.width import DEFAULT_CAP, Lateness, Width
 
 MAX_BACKOFF = 60.0
 RELAX_FACTOR = 5.0
@@ -75,7 +79,10 @@ class WatchConfig:
     #: the caller keeps it): one try, a failure changes nothing
     keep_result: bool = False
     max_failures: int = 5
+    #: polls in flight at once at the start; lateness widens it up to `cap_in_flight`
+    #: (scheduler/width.py)
     max_in_flight: int = 16
+    cap_in_flight: int = DEFAULT_CAP
     #: end a task that needs input (the run cannot answer it)
     stop_on_input: bool = True
     #: use the server's push feeds (`--no-push` turns it off)
@@ -171,6 +178,13 @@ class ShowsPush(Protocol):
     def push_state(self, w: Watched, live: bool) -> None: ...
 
 
+@runtime_checkable
+class ShowsPace(Protocol):
+    """Events that also say when polls run late with as many in flight as allowed."""
+
+    def late(self, note: Lateness) -> None: ...
+
+
 def interval_for(task: Task | None, config: WatchConfig, *, relaxed: bool = False) -> float:
     hint = poll_seconds(task.pollInterval if task is not None else None, config.default_interval)
     hint = max(hint, config.floor)
@@ -210,6 +224,8 @@ class Watcher:
     _spoke: bool = False
     #: raised in a poll or a push feed (a closed stdout, a bug): the loop re-raises the first
     _errors: list[BaseException] = field(default_factory=list)
+    #: the polls in flight and how late they run (made when the loop starts)
+    width: Width | None = None
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -379,7 +395,7 @@ class Watcher:
         never holds back another task's poll), O(log n) per poll."""
         start = self.clock()
         deadline = start + self.config.timeout if self.config.timeout is not None else None
-        sem = asyncio.Semaphore(self.config.max_in_flight)
+        width = self.width = Width(self.config.max_in_flight, self.config.cap_in_flight, self.clock)
         inflight: set[asyncio.Task[None]] = set()
         failed = self._errors
         active = self._active()
@@ -389,8 +405,16 @@ class Watcher:
 
         async def poll(w: Watched) -> None:
             try:
-                async with sem:
+                await width.acquire()
+                try:
+                    went = self.clock()
+                    note = width.started(went - w.due)
+                    if note is not None and isinstance(self.events, ShowsPace):
+                        self.events.late(note)
                     await self._poll(w)
+                    width.answered(self.clock() - went)
+                finally:
+                    width.release()
             except Exception as exc:
                 failed.append(exc)
                 self._wake.set()
@@ -617,6 +641,8 @@ class Watcher:
         # an origin-wide hold (HTTP 429 on another task) applies to this retry too
         delay = max(delay, self._hold_until - now)
         w.due = now + delay
+        if self.width is not None and _asks_for_less(exc):
+            self.width.narrow(float(retry_after or 0.0))
         if isinstance(exc, HttpStatusError) and exc.status == 429:
             # HTTP 429 speaks for the whole origin: every task waits
             self._hold_until = max(self._hold_until, now + delay)
@@ -723,6 +749,18 @@ def lost_after(
 
 def _seconds(value: float) -> str:
     return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
+
+
+def _asks_for_less(exc: McptaskError) -> bool:
+    """The server asks for fewer requests: HTTP 429 (or JSON-RPC's -32429), a `Retry-After`,
+    a refused connection."""
+    if isinstance(exc, TransportError) and exc.refused:
+        return True
+    if isinstance(exc, ServerError) and exc.retry_after is not None:
+        return True
+    return (isinstance(exc, HttpStatusError) and exc.status == 429) or (
+        isinstance(exc, RpcError) and exc.code == TOO_MANY_REQUESTS
+    )
 
 
 def _retryable(exc: McptaskError) -> bool:

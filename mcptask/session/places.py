@@ -90,9 +90,9 @@ class Places:
                 raise UsageError("a task id cannot be empty")
         ctx = self._ctx
         if ctx.has_target():
-            expanded = [self._expand(task_id) for task_id in ids]
-            _spoken(ctx, [rec for _, rec in expanded])
-            return [(ctx, [full for full, _ in expanded])]
+            expanded, known = self._expand_many(ids)
+            _spoken(ctx, known)
+            return [(ctx, expanded)]
         groups: dict[str, dict[str, None]] = {}
         records: dict[str, list[dict[str, Any] | None]] = {}
         found = self._ctx.book.find_many(ids)  # one read of the book, by index
@@ -107,7 +107,21 @@ class Places:
             out.append((child, list(tasks)))
         return out
 
-    def _expand(self, task_id: str) -> tuple[str, dict[str, Any] | None]:
+    def _expand_many(self, task_ids: list[str]) -> tuple[list[str], list[dict[str, Any] | None]]:
+        """`_expand` by the set: the ids the book knows on this endpoint in one query per
+        batch (with what their references take, the protocol among it); only the others are
+        looked up as prefixes. (whole ids, the book's records where it has them)."""
+        from mcptask.state.taskbook import MIN_PREFIX
+
+        if not self.remembers or all(len(t) < MIN_PREFIX for t in task_ids):
+            return task_ids, [None] * len(task_ids)
+        known = self._ctx.book.refs_many(self._ctx.server, task_ids)
+        out = [(t, known[t]) if t in known else self._expand(t, known=False) for t in task_ids]
+        return [full for full, _ in out], [rec for _, rec in out]
+
+    def _expand(
+        self, task_id: str, *, known: bool | None = None
+    ) -> tuple[str, dict[str, Any] | None]:
         """A prefix of one of this endpoint's ids in the book, as the whole id (and the
         book's record of it, when it has one)."""
         from mcptask.state.taskbook import MIN_PREFIX
@@ -116,9 +130,10 @@ class Places:
             return task_id, None
         server = self._ctx.server
         book = self._ctx.book
-        rec = book.lookup(server, task_id)
-        if rec is not None:
-            return task_id, rec
+        if known is None:
+            rec = book.lookup(server, task_id)
+            if rec is not None:
+                return task_id, rec
         matches = book.find_prefix(server, task_id)
         if len(matches) > 1:
             raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
@@ -176,15 +191,26 @@ class Places:
         return self.refs([task_id])[0]
 
     def refs(self, task_ids: Iterable[str]) -> list[TaskRef]:
-        """Many references from one read of the task book."""
+        """Many references from one read of the task book (one query per batch of ids)."""
+        ids = list(task_ids)
+        book = self._ctx.book.refs_many(self._ctx.server, ids) if self.remembers and ids else {}
+        return self.refs_from(ids, book)
+
+    def known(self) -> dict[str, dict[str, Any]]:
+        """Every task of the endpoint that the book knows: its status and what its reference
+        takes (`TaskBook.refs_many`), in one query; nothing where the book does not reach
+        the target's tasks again."""
+        return self._ctx.book.refs_many(self._ctx.server) if self.remembers else {}
+
+    def refs_from(self, task_ids: Iterable[str], book: dict[str, dict[str, Any]]) -> list[TaskRef]:
+        """References of `task_ids` from records the caller read (`known`, `refs_many`),
+        with `--session`/`--context-id` on top."""
         from mcptask.protocols.base import TaskRef
 
         options = self._ctx.options
-        ids = list(task_ids)
-        book = self._ctx.book.lookup_many(self._ctx.server, ids) if self.remembers else {}
         protocol = self._ctx.endpoint.built
         out = []
-        for task_id in ids:
+        for task_id in task_ids:
             rec = book.get(task_id) or {}
             if protocol is not None and rec:
                 protocol.recall(task_id, rec)  # what earlier runs saw of it
@@ -240,7 +266,7 @@ class Places:
             if turns:
                 fields[TURNS] = turns
             updates[task.taskId] = fields
-        self._ctx.book.record_many(
+        self._ctx.book.record_set(
             self._ctx.server, updates, events=events, command=self._ctx.command
         )
         self._keep_skew()

@@ -52,6 +52,8 @@ LOST = "lost"
 PUSH_CONFIG = "push-config"
 #: a message of the task's own history (A2A) that arrived between two looks
 HISTORY = "history"
+#: an artifact grew (A2A): its id, name, parts and bytes so far, whether it was the last chunk
+ARTIFACT = "artifact"
 #: messages of the task's history that the server no longer holds (a gap the log cannot fill)
 HISTORY_GAP = "history-gap"
 
@@ -78,6 +80,7 @@ KINDS = frozenset(
         PUSH_CONFIG,
         HISTORY,
         HISTORY_GAP,
+        ARTIFACT,
     )
 )
 

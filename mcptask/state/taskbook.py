@@ -367,6 +367,23 @@ class TaskBook:
 
         return self._read(q, {}) if ids else {}
 
+    def refs_many(self, url: str, task_ids: Iterable[str] | None = None) -> dict[str, Record]:
+        """What reaches some of the endpoint's tasks again, by the set: for each id the book
+        knows, its `status` and the fields a reference takes (`REF_FIELDS`), under every
+        spelling of the endpoint (its own key wins). One query per batch of `BATCH` ids;
+        None: every task of the endpoint, one query. Nothing else of a row is parsed (its
+        result is not read)."""
+        ids = None if task_ids is None else list(dict.fromkeys(task_ids))
+
+        def q(conn: sqlite3.Connection) -> dict[str, Record]:
+            out: dict[str, Record] = {}
+            for eid, _key, _f in reversed(_endpoint_rows(conn, url)):
+                for tid, status, fields in _ref_rows(conn, eid, ids):
+                    out[tid] = _ref_record(status, fields)
+            return out
+
+        return self._read(q, {}) if ids is None or ids else {}
+
     def lookup(self, url: str, task_id: str) -> Record | None:
         return self.lookup_many(url, [task_id]).get(task_id)
 
@@ -649,8 +666,11 @@ class TaskBook:
         command: str | None = None,
     ) -> None:
         """Record tasks (fields by task id; None leaves a field as it was) and events, in one
-        transaction. A task's status or message that differs from the book's is an event
-        (`created`, `status`, `message`, `pace`), with `_via` and `_at` of its fields."""
+        transaction, by the set: the tasks' old rows read in one query per batch of `BATCH`
+        ids and written back in one statement per batch (new rows inserted, changed rows
+        updated, unchanged rows only marked as seen). A task's status or message that
+        differs from the book's is an event (`created`, `status`, `message`, `pace`), with
+        `_via` and `_at` of its fields, at the server's time where it gave one."""
         if not updates and not events:
             return
         results: dict[str, Any] = {}
@@ -672,11 +692,8 @@ class TaskBook:
             now = time.time()
             if plain:  # a task's state was seen: the endpoint answered
                 conn.execute("UPDATE endpoints SET last_ok = ? WHERE id = ?", (now, eid))
-            rows: list[tuple[Any, ...]] = []
-            for task_id, fields in plain.items():
-                rows += _upsert(conn, eid, task_id, fields, kept.get(task_id), stamp, now)
-            for e in extra:
-                rows.append(_event_row(eid, e, now))
+            rows = _upsert_set(conn, eid, dict(plain), kept, stamp, now)
+            rows += [_event_row(eid, e, now) for e in extra]
             if rows:
                 conn.executemany(
                     "INSERT INTO events (endpoint, task, at, kind, via, status, message, command,"
@@ -685,9 +702,12 @@ class TaskBook:
                 )
             if any(text is not None and not isinstance(text, tuple) for text in kept.values()):
                 _limit_results(conn)
-            _limit_events(conn, eid, {r[1] for r in rows})
+            _limit_events_set(conn, eid, {r[1] for r in rows})
 
         self._write(change, None, later=True)
+
+    #: `list` and a watch's flush call it so: one path for one task or 100,000
+    record_set = record_many
 
     def add_events(self, url: str, events: list[Record], *, command: str | None = None) -> None:
         self.record_many(url, {}, events=events, command=command)
@@ -985,117 +1005,6 @@ def _result_text(result: Any) -> str | tuple[str] | None:
     return text
 
 
-def _upsert(
-    conn: sqlite3.Connection,
-    eid: int,
-    task_id: str,
-    fields: Record,
-    result: str | tuple[str] | None,
-    stamp: str,
-    now: float,
-) -> list[tuple[Any, ...]]:
-    """Write one task's fields; the events its change of state makes, each at the server's
-    time where the server gave one (its creation at `createdAt`, a change at a new
-    `lastUpdatedAt`)."""
-    via = fields.pop(VIA, None)
-    at = fields.pop(AT, None)
-    turns = fields.pop(TURNS, None)
-    at = at if isinstance(at, int | float) else now
-    old = conn.execute(
-        "SELECT status, message, fields, seen FROM tasks WHERE endpoint = ? AND id = ?",
-        (eid, task_id),
-    ).fetchone()
-    status = fields.pop("status", None)
-    message = fields.pop("statusMessage", None)
-    fields.pop("firstSeenAt", None)
-    fields.pop("lastSeenAt", None)
-    fields.pop("resultKeptAt", None)
-    new = {k: v for k, v in fields.items() if v is not None}
-    if isinstance(result, tuple):
-        new["resultNotKept"] = result[0]
-    out: list[tuple[Any, ...]] = []
-    pace = new.get("pollInterval")
-    data = {
-        k: new[k]
-        for k in ("lastUpdatedAt", "pollInterval")
-        if isinstance(new.get(k), str | int | float)
-    }
-    data_text = store.dumps(data) if data else None
-    updated = server_time(new.get("lastUpdatedAt"))
-    if old is None:
-        if isinstance(turns, list) and turns:
-            out += _turns(new, None, turns, (eid, task_id, at, via, status))
-        conn.execute(
-            "INSERT INTO tasks (endpoint, id, status, message, first_seen, last_seen, seen, fields)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (eid, task_id, status, message, stamp, stamp, min(at, now), store.dumps(new)),
-        )
-        if status is not None:
-            created = server_time(new.get("createdAt"))
-            moved_on = created is not None and updated is not None and updated - created > 0.0005
-            if via is not None and moved_on:
-                # first seen by a look (not its creation's answer) after it moved on: its
-                # creation on the server, then the state the server says it reached at
-                # `lastUpdatedAt` (not when mcptask looked)
-                first = store.dumps({"firstSeen": True})
-                out.append((eid, task_id, at, ev.CREATED, via, None, None, first, created))
-                out.append((eid, task_id, at, ev.STATUS, via, status, message, data_text, updated))
-            else:
-                when = created if created is not None else updated
-                out.append((eid, task_id, at, ev.CREATED, via, status, message, data_text, when))
-        asked = new.get("inputRequests")
-        if isinstance(asked, dict) and asked:
-            out.append(
-                (eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), updated)
-            )
-    else:
-        old_status, old_message, old_fields, looked = old
-        was = _fields(old_fields)
-        merged = {**was, **new}
-        if isinstance(turns, list) and turns:
-            # they came between the last look and this one: timed at the last look (the
-            # earliest they can be), so that they come before the change they led to
-            between = looked if isinstance(looked, int | float) and looked < at else at
-            out += _turns(merged, was.get("turnsSeen"), turns, (eid, task_id, between, via, status))
-        if isinstance(result, str):
-            merged.pop("resultNotKept", None)
-        conn.execute(
-            "UPDATE tasks SET status = COALESCE(?, status), message = CASE WHEN ? THEN ? ELSE "
-            "message END, last_seen = ?, seen = ?, fields = ? WHERE endpoint = ? AND id = ?",
-            (
-                status,
-                status is not None,
-                message,
-                stamp,
-                min(at, now),  # when it was seen (a watch writes in batches)
-                store.dumps(merged),
-                eid,
-                task_id,
-            ),
-        )
-        # a change the server dated: its `lastUpdatedAt` moved (a server that changes state
-        # without moving it gave no time for this change)
-        when = updated if updated != server_time(was.get("lastUpdatedAt")) else None
-        if status is not None:
-            old_pace = was.get("pollInterval")
-            if status != old_status:
-                out.append((eid, task_id, at, ev.STATUS, via, status, message, data_text, when))
-            elif message != old_message:
-                out.append((eid, task_id, at, ev.MESSAGE, via, status, message, data_text, when))
-            elif pace is not None and pace != old_pace:
-                out.append((eid, task_id, at, ev.PACE, via, status, None, data_text, when))
-        asked = new.get("inputRequests")
-        if isinstance(asked, dict) and asked and asked != was.get("inputRequests"):
-            out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), when))
-    if isinstance(result, str):
-        conn.execute(
-            "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
-            "WHERE endpoint = ? AND id = ?",
-            (result, len(result), stamp, eid, task_id),
-        )
-    return out
-
-
 def _turns(
     fields: Record, kept: Any, turns: list[Any], where: tuple[int, str, float, Any, Any]
 ) -> list[tuple[Any, ...]]:
@@ -1161,6 +1070,236 @@ def _bounded_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     if isinstance(data, str) and len(data) > MAX_EVENT_DATA:
         data = store.dumps({"omitted": f"{len(data)} characters, over the book's limit"})
     return (eid, task, at, kind, via, status, message, command, data)
+
+
+#: ids per query or statement of the batch functions (SQLite allows 32,766 parameters)
+BATCH = 500
+#: the fields of a task's record that its reference takes (`refs_many`)
+REF_FIELDS = (
+    "session",
+    "contextId",
+    "protocolVersion",
+    "protocol",
+    # what earlier runs saw of it, taken back by its protocol (`TaskProtocol.recall`)
+    "artifactsSeen",
+    "progressToken",
+)
+
+
+def _rows_in(
+    conn: sqlite3.Connection, cols: str, eid: int, ids: list[str]
+) -> Iterator[tuple[Any, ...]]:
+    """The endpoint's task rows (`cols`) whose id is among `ids`: one query per BATCH."""
+    for start in range(0, len(ids), BATCH):
+        chunk = ids[start : start + BATCH]
+        marks = ",".join("?" * len(chunk))
+        yield from conn.execute(
+            f"SELECT {cols} FROM tasks WHERE endpoint = ? AND id IN ({marks})", (eid, *chunk)
+        )
+
+
+def _ref_rows(
+    conn: sqlite3.Connection, eid: int, ids: list[str] | None
+) -> Iterable[tuple[Any, ...]]:
+    """(id, status, fields) of the endpoint's tasks: all (`ids` None) or those among ids."""
+    if ids is None:
+        return conn.execute("SELECT id, status, fields FROM tasks WHERE endpoint = ?", (eid,))
+    return _rows_in(conn, "id, status, fields", eid, ids)
+
+
+def _ref_record(status: str | None, fields: str | None) -> Record:
+    """A task's status and its reference's fields, from its row."""
+    stored = _quick_fields(fields)
+    rec = {k: stored[k] for k in REF_FIELDS if k in stored}
+    if status is not None:
+        rec["status"] = status
+    return rec
+
+
+def _upsert_set(
+    conn: sqlite3.Connection,
+    eid: int,
+    updates: dict[str, Record],
+    results: dict[str, str | tuple[str] | None],
+    stamp: str,
+    now: float,
+) -> list[tuple[Any, ...]]:
+    """Write many tasks (`updates`, fields by id, consumed): the old rows in one query per
+    BATCH, new rows in one INSERT, changed rows in one UPDATE, unchanged rows in one UPDATE
+    of when they were seen, results in one more; the events their changes make (`_changes`),
+    each row (endpoint, task, at, kind, via, status, message, data, server_at)."""
+    olds: dict[str, tuple[Any, ...]] = {
+        row[0]: row[1:]
+        for row in _rows_in(conn, "id, status, message, fields, seen", eid, list(updates))
+    }
+    inserts: list[tuple[Any, ...]] = []
+    changed: list[tuple[Any, ...]] = []
+    seen: list[tuple[float, str]] = []
+    kept: list[tuple[Any, ...]] = []
+    out: list[tuple[Any, ...]] = []
+    for task_id, fields in updates.items():
+        result = results.get(task_id)
+        via = fields.pop(VIA, None)
+        at = fields.pop(AT, None)
+        at = at if isinstance(at, int | float) else now
+        turns = fields.pop(TURNS, None)
+        status = fields.pop("status", None)
+        message = fields.pop("statusMessage", None)
+        fields.pop("firstSeenAt", None)
+        fields.pop("lastSeenAt", None)
+        fields.pop("resultKeptAt", None)
+        new = {k: v for k, v in fields.items() if v is not None}
+        if isinstance(result, tuple):
+            new["resultNotKept"] = result[0]
+        old = olds.get(task_id)
+        when_seen = min(at, now)  # a watch writes in batches: when it was seen
+        if old is None:
+            if isinstance(turns, list) and turns:
+                out += _turns(new, None, turns, (eid, task_id, at, via, status))
+            out += _changes(eid, task_id, at, via, status, message, new, None)
+            inserts.append(
+                (eid, task_id, status, message, stamp, stamp, when_seen, store.dumps(new))
+            )
+        else:
+            old_status, old_message, old_text, looked = old
+            old_fields = _quick_fields(old_text)
+            merged = {**old_fields, **new}
+            if isinstance(result, str):
+                merged.pop("resultNotKept", None)
+            if isinstance(turns, list) and turns:
+                # they came between the last look and this one: timed at the last look (the
+                # earliest they can be), so that they come before the change they led to
+                between = looked if isinstance(looked, int | float) and looked < at else at
+                where = (eid, task_id, between, via, status)
+                out += _turns(merged, old_fields.get("turnsSeen"), turns, where)
+            out += _changes(
+                eid, task_id, at, via, status, message, new, (old_status, old_message, old_fields)
+            )
+            to_status = status if status is not None else old_status
+            to_message = message if status is not None else old_message
+            if merged == old_fields and to_status == old_status and to_message == old_message:
+                seen.append((when_seen, task_id))  # nothing to write but when
+            else:
+                text = store.dumps(merged)
+                changed.append((to_status, to_message, stamp, when_seen, text, eid, task_id))
+        if isinstance(result, str):
+            kept.append((result, len(result), stamp, eid, task_id))
+    if inserts:
+        conn.executemany(
+            "INSERT INTO tasks (endpoint, id, status, message, first_seen, last_seen, seen, fields)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            inserts,
+        )
+    if changed:
+        conn.executemany(
+            "UPDATE tasks SET status = ?, message = ?, last_seen = ?, seen = ?, fields = ? "
+            "WHERE endpoint = ? AND id = ?",
+            changed,
+        )
+    if seen:
+        conn.executemany(
+            "UPDATE tasks SET last_seen = ?, seen = ? WHERE endpoint = ? AND id = ?",
+            [(stamp, when, eid, tid) for when, tid in seen],
+        )
+    if kept:
+        conn.executemany(
+            "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
+            "WHERE endpoint = ? AND id = ?",
+            kept,
+        )
+    return out
+
+
+def _changes(
+    eid: int,
+    task_id: str,
+    at: float,
+    via: Any,
+    status: Any,
+    message: Any,
+    new: Record,
+    old: tuple[Any, Any, Record] | None,
+) -> list[tuple[Any, ...]]:
+    """The events a task's new state makes against the book's (`old`: status, message,
+    fields; None for a first sighting), each at the server's time where it gave one: the
+    creation at `createdAt`, a change at a new `lastUpdatedAt` (a server that changes state
+    without moving it gave no time for this change). A task first seen by a look (not its
+    creation's answer) after it moved on is created at its `createdAt`, then changed at its
+    `lastUpdatedAt`, not when mcptask looked."""
+    out: list[tuple[Any, ...]] = []
+    data = _data(new)
+    updated = server_time(new.get("lastUpdatedAt"))
+    asked = new.get("inputRequests")
+    if old is None:
+        if status is not None:
+            created = server_time(new.get("createdAt"))
+            moved_on = created is not None and updated is not None and updated - created > 0.0005
+            if via is not None and moved_on:
+                first = store.dumps({"firstSeen": True})
+                out.append((eid, task_id, at, ev.CREATED, via, None, None, first, created))
+                out.append((eid, task_id, at, ev.STATUS, via, status, message, data, updated))
+            else:
+                when = created if created is not None else updated
+                out.append((eid, task_id, at, ev.CREATED, via, status, message, data, when))
+        if isinstance(asked, dict) and asked:
+            out.append(
+                (eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), updated)
+            )
+        return out
+    old_status, old_message, was = old
+    when = updated if updated != server_time(was.get("lastUpdatedAt")) else None
+    pace = new.get("pollInterval")
+    if status is not None:
+        if status != old_status:
+            out.append((eid, task_id, at, ev.STATUS, via, status, message, data, when))
+        elif message != old_message:
+            out.append((eid, task_id, at, ev.MESSAGE, via, status, message, data, when))
+        elif pace is not None and pace != was.get("pollInterval"):
+            out.append((eid, task_id, at, ev.PACE, via, status, None, data, when))
+    if isinstance(asked, dict) and asked and asked != was.get("inputRequests"):
+        out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), when))
+    return out
+
+
+def _quick_fields(text: str | None) -> Record:
+    """`_fields` for the many small rows of the batch functions: json's decoder called
+    directly, `_fields` (deep or bad text) only when it fails."""
+    try:
+        value = json.loads(text) if text is not None else {}
+    except (ValueError, RecursionError, TypeError):
+        return _fields(text)
+    return value if isinstance(value, dict) else {}
+
+
+def _data(new: Record) -> str | None:
+    """A state event's data: the server's time and pace it came with (as `_upsert` keeps)."""
+    data = {
+        k: new[k]
+        for k in ("lastUpdatedAt", "pollInterval")
+        if isinstance(new.get(k), str | int | float)
+    }
+    return store.dumps(data) if data else None
+
+
+def _limit_events_set(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> None:
+    """`_limit_events` for the tasks among `task_ids` that may be over the cap, found in one
+    query per BATCH."""
+    cap = max(ev.MAX_EVENTS_PER_TASK - 1, 1)
+    ids = sorted(task_ids)
+    over: set[str] = set()
+    for start in range(0, len(ids), BATCH):
+        chunk = ids[start : start + BATCH]
+        marks = ",".join("?" * len(chunk))
+        over.update(
+            tid
+            for (tid,) in conn.execute(
+                f"SELECT task FROM events WHERE endpoint = ? AND task IN ({marks}) "
+                "GROUP BY task HAVING COUNT(*) >= ?",
+                (eid, *chunk, cap),
+            )
+        )
+    if over:
+        _limit_events(conn, eid, over)
 
 
 def _question(asked: dict[str, Any]) -> str:

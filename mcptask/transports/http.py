@@ -622,7 +622,9 @@ class HttpTransport:
                     f"cannot connect to {where}: the server answered without TLS; it speaks "
                     f"http, not https (try --url {'http' + url.removeprefix('https')})"
                 )
-            return TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
+            err = TransportError(f"cannot connect to {where}: {one_line(reason, 120)}")
+            err.refused = _refused(exc)
+            return err
         if isinstance(exc, httpx.TooManyRedirects):
             return TransportError(f"too many redirects from {where} (more than {MAX_REDIRECTS})")
         detail = one_line(str(exc), 120) or type(exc).__name__
@@ -1012,21 +1014,24 @@ class HttpTransport:
                 self._trace(f"< {k}: {v}")
         return ex, started + within
 
-    def _plain_json(self, ex: Exchange) -> bytes | None:
-        """The body of an answer read whole that is a plain JSON success (2xx, JSON, no
-        Content-Encoding, no cookie, within the cap): the connection is released. None for any
-        other."""
-        whole = ex.done and ex.error is None
-        if not (whole and 200 <= ex.status < 300 and ex.buffered <= self.options.max_body):
-            return None
-        if ex.header(b"set-cookie") is not None:
-            return None  # for the client to keep (`_not_lean`)
+    @staticmethod
+    def _plain(ex: Exchange) -> bool:
+        """Whether an answer's head is that of a plain JSON success (2xx, JSON, no
+        Content-Encoding, no cookie)."""
+        if not 200 <= ex.status < 300 or ex.header(b"set-cookie") is not None:
+            return False  # a cookie is for the client to keep (`_not_lean`)
         ctype = ex.header(b"content-type")
-        if (
-            ctype is None
-            or ctype.partition(b";")[0].strip().lower() != b"application/json"
-            or ex.header(b"content-encoding") is not None
-        ):
+        return (
+            ctype is not None
+            and ctype.partition(b";")[0].strip().lower() == b"application/json"
+            and ex.header(b"content-encoding") is None
+        )
+
+    def _plain_json(self, ex: Exchange) -> bytes | None:
+        """The body of an answer read whole that is a plain JSON success (`_plain`, within
+        the cap): the connection is released. None for any other."""
+        whole = ex.done and ex.error is None
+        if not (whole and ex.buffered <= self.options.max_body and self._plain(ex)):
             return None
         body = ex.body()
         ex.release()
@@ -1066,6 +1071,17 @@ class HttpTransport:
             target=target,
             body=message,
         )
+        if not ex.done and ex.error is None and ex.small() and self._plain(ex):
+            # the body comes after the headers (a server that writes them apart): a short one
+            # is waited for here, within the whole answer's deadline, not handed over
+            try:
+                await ex.whole()
+            except httpx.HTTPError as exc:
+                ex.release()  # not done: closed
+                raise self._connect_error(exc, target) from None
+            except BaseException:
+                ex.release()
+                raise
         body = self._plain_json(ex)
         if body is not None:
             # every value, joined as httpx joins them (two ids are not one)

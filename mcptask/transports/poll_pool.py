@@ -22,6 +22,7 @@ import asyncio
 import errno
 import os
 import re
+import socket
 import ssl
 import time
 from collections import deque
@@ -45,6 +46,15 @@ HIGH_WATER = 256 * 1024
 MAX_HEAD = 16 * 1024
 #: `aclose` waits this long for connections to close before it aborts them
 CLOSE_SECONDS = 1.0
+#: an answer of at most this many bytes, its length known, is read whole here when its body
+#: comes after its headers (a server that writes them apart: Python's `http.server`)
+SMALL_BODY = 64 * 1024
+#: Linux's switch for an ACK sent at once rather than delayed (up to 40 ms): a server that
+#: writes headers and body apart with Nagle on holds the body until the headers are ACKed.
+#: It does not stay on (the kernel goes back to delayed ACKs), so it is set again after every
+#: read that leaves an answer unfinished; setting it also sends the ACK that was held back.
+#: None where the platform has no such switch
+QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 
 NOT_SENT = "Server disconnected without sending a response."
 CUT_SHORT = "peer closed connection without sending complete message body"
@@ -106,6 +116,9 @@ class Exchange:
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.released = False
+        #: the loop time the whole answer is due by, and the seconds it had (`PollPool.send`)
+        self.until = 0.0
+        self.within = 0.0
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of a header (names compared case-blind)."""
@@ -145,6 +158,26 @@ class Exchange:
         """Wait for the status line and headers (until the loop time `until`)."""
         while not self.head and self.error is None:
             await self._wait(until, within)
+        if self.error is not None:
+            raise self.error
+
+    def small(self) -> bool:
+        """The body still to come is short and its length known (`SMALL_BODY`): it is
+        worth waiting for here (`whole`) rather than reading as a stream."""
+        length = self.header(b"content-length")
+        return (
+            length is not None
+            and length.isdigit()
+            and int(length) <= SMALL_BODY
+            and self.header(b"transfer-encoding") is None
+        )
+
+    async def whole(self) -> None:
+        """Wait for the rest of the answer, until its deadline (`until`); past it, the
+        connection is closed and `httpx.ReadTimeout` raised; a connection lost meanwhile
+        raises as `stream` would."""
+        while not self.done and self.error is None:
+            await self._wait(self.until, self.within)
         if self.error is not None:
             raise self.error
 
@@ -238,6 +271,8 @@ class _Conn(asyncio.Protocol):
             lenient_headers=True, lenient_optional_cr_before_lf=True, lenient_chunked_length=True
         )
         self.exchange: Exchange | None = None
+        #: the socket, to ask for ACKs at once (`QUICKACK`); None where that is not to be had
+        self.sock: Any = None
         self.dead = False
         self.paused = False
         self.idle_since = 0.0
@@ -253,6 +288,16 @@ class _Conn(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.pool.conns.add(self)
+        if QUICKACK is not None:
+            self.sock = transport.get_extra_info("socket")
+            self._quick_ack()
+
+    def _quick_ack(self) -> None:
+        """ACK what came at once (and the next few packets): see `QUICKACK`."""
+        try:
+            self.sock.setsockopt(socket.IPPROTO_TCP, QUICKACK, 1)
+        except (OSError, AttributeError, TypeError):
+            self.sock = None  # not a TCP socket after all: never asked again
 
     def data_received(self, data: bytes) -> None:
         ex = self.exchange
@@ -271,13 +316,16 @@ class _Conn(asyncio.Protocol):
                     return
                 data = data[max(0, room) :]
             self._feed(ex, data)
-            return
-        # after the headers: what is not body (chunk sizes, trailers) stays in proportion to
-        # the body (1-byte chunks take 6 bytes): an endless trailer is refused, not kept
-        self.after_head += len(data)
-        self._feed(ex, data)
-        if self.after_head - ex.received > MAX_HEAD + 8 * ex.received:
-            self._refuse(ex, "Receive buffer too long")
+        else:
+            # after the headers: what is not body (chunk sizes, trailers) stays in proportion
+            # to the body (1-byte chunks take 6 bytes): an endless trailer is refused, not kept
+            self.after_head += len(data)
+            self._feed(ex, data)
+            if self.after_head - ex.received > MAX_HEAD + 8 * ex.received:
+                self._refuse(ex, "Receive buffer too long")
+                return
+        if not ex.done and self.sock is not None and not self.dead:
+            self._quick_ack()  # more is to come: the server may be waiting for this ACK
 
     def _feed(self, ex: Exchange, data: bytes) -> None:
         if self.dead or not data:
@@ -484,6 +532,7 @@ class PollPool:
                 content,
             )
         ex = conn.send(data)
+        ex.until, ex.within = until, within
         try:
             await ex.answer(until, within)
         except BaseException:

@@ -1,0 +1,55 @@
+"""Parameters read without Typer's pydantic adapters where none is needed.
+
+Typer coerces every parameter of the command it runs through a pydantic `TypeAdapter` built for
+it on first use (about 2 ms each, and the first imports Typer's adapter module): `mcptask get`
+has 17 parameters, most of them left out (None) or text given as text. Neither needs an
+adapter: a value left out is None (an empty tuple for one that repeats), exactly what Typer's
+coercion returns for it before it would consult the adapter, and text for a `str` parameter
+without a parser of its own is that text. Everything else (numbers, paths, choices, lists,
+bools Typer does not already skip) goes through Typer as before (bench/startup.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer._click import Context
+from typer._click.core import Parameter
+from typer._click.exceptions import MissingParameter
+from typer.core import TyperArgument, TyperOption
+
+_LEAN: dict[type[Parameter], type[Parameter]] = {}
+_MADE: set[type[Parameter]] = set()
+
+
+def _process_value(me: Any, ctx: Context, value: Any) -> Any:
+    """A lean parameter's `process_value` (its class is made by `lean`)."""
+    desc = me.type_descriptor
+    info = desc.parameter_info
+    plain = info.parser is None and getattr(info, "click_type", None) is None
+    if value is None and plain:
+        value = () if (me.multiple or me.nargs == -1) else None
+    elif not (plain and desc.annotation is str and type(value) is str):
+        return me._typer_process_value(ctx, value)
+    if me.required and me.value_is_missing(value):
+        raise MissingParameter(ctx=ctx, param=me)
+    if me.callback is not None:
+        value = me.callback(ctx, me, value)
+    return value
+
+
+def lean(params: list[Parameter]) -> None:
+    """Give each of a command's Typer parameters its lean class (a subclass of its own, with
+    `_process_value`)."""
+    for param in params:
+        cls = type(param)
+        if not issubclass(cls, TyperOption | TyperArgument) or cls in _MADE:
+            continue
+        lean_cls = _LEAN.get(cls)
+        if lean_cls is None:
+            lean_cls = _LEAN[cls] = type(
+                f"Lean{cls.__name__}",
+                (cls,),
+                {"process_value": _process_value, "_typer_process_value": cls.process_value},
+            )
+            _MADE.add(lean_cls)
+        param.__class__ = lean_cls
