@@ -147,6 +147,8 @@ def normalize(data: Any, *, protocol: str, server: str, what: str = "task") -> T
                 "server": server,
                 "contextId": None,
                 "inputRequests": None,
+                "lastSeenAt": None,
+                "bookNote": None,
                 "raw": dict(data),
             }
         )
