@@ -507,6 +507,8 @@ class A2ABase(TaskProtocol):
         self._artifacts: dict[str, list[Any]] = {}
         #: task id -> artifact id -> `lastChunk` of its latest chunk, as the stream said
         self._chunk_ends: dict[str, dict[str, bool]] = {}
+        #: the tasks whose artifacts this run has given the task book
+        self._written: set[str] = set()
 
     def chunk_ends(self, task_id: str) -> dict[str, bool] | None:
         return self._chunk_ends.get(task_id)
@@ -524,8 +526,6 @@ class A2ABase(TaskProtocol):
                 ends[aid] = event.get("lastChunk") is True
         merged = merge_event(current, kind, event)
         return merged, self._task(merged, "task in the event stream")
-        #: the tasks whose artifacts this run has given the task book
-        self._written: set[str] = set()
 
     # -- encoding -------------------------------------------------------------------------------
 
