@@ -30,7 +30,7 @@ def one_line(exc: Any, args: list[str] | None = None) -> str:
             what = str(getattr(param, "metavar", None) or param.name or "").upper()
         return f"{command or 'mcptask'} needs {what} {hint}"
     if isinstance(exc, click_exc.NoSuchOption):
-        message = f"No such option: {exc.option_name}"  # Click's words, without its guesses
+        message = exc.message  # Click's words (or mcptask's own), without its guesses
         # the closest by likeness (Click lists its guesses alphabetically: `--untill` got
         # `--notify` before `--until`)
         close = difflib.get_close_matches(exc.option_name, list(exc.possibilities or ()), n=1)

@@ -46,4 +46,9 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
         from mcptask.output.history import print_stuck
 
         print_stuck(ctx.out, info, task.taskId)
+    question = info.get("pendingQuestion") or {}
+    if task.status == "input_required" and not question.get("formOpenIn"):
+        from mcptask.text.command_line import command_line
+
+        ctx.out.note(f"answer it: {command_line('answer', task_id)}")
     return ExitCode.OK

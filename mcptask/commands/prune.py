@@ -32,8 +32,8 @@ def parse_age(text: str) -> float:
         raise UsageError(f"--older-than {text!r}: give an age like 7d, 12h, 30m or 2w")
     if not m.group(2):
         raise UsageError(
-            f"--older-than {text!r} needs a unit: {m.group(1)}d, {m.group(1)}h, "
-            f"{m.group(1)}m, {m.group(1)}s or {m.group(1)}w"
+            f"--older-than {text!r} needs a unit: {m.group(1)}d (days), {m.group(1)}h, "
+            f"{m.group(1)}m (minutes), {m.group(1)}s or {m.group(1)}w"
         )
     seconds = float(m.group(1)) * UNITS[m.group(2)]
     if not 0 <= seconds <= 100 * 365 * 86400:

@@ -522,8 +522,13 @@ def test_answer_json_fills_defaults() -> None:
         def note(self, message: str) -> None:
             pass
 
+    class Places:
+        def note(self, *_args: Any, **_kw: Any) -> None:
+            pass  # the question as asked goes to the log: none here
+
     class Ctx:
         out = Quiet()
+        places = Places()
 
     request = InputRequest("t", "elicitation/create", {"requestedSchema": DEFAULTS_FORM})
     responder = Responder(Ctx(), content={"age": 41})  # type: ignore[arg-type]
