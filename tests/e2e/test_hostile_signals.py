@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from servers.common import ServerProcess
 from servers.fault_server import FaultServer, base_env, hang, task
 
 pytestmark = pytest.mark.timeout(60)
@@ -104,3 +105,44 @@ def test_pipe_to_head(fault: FaultServer, tmp_path: Path) -> None:
     assert json.loads(first)["statusMessage"] == "step 0"
     assert status == "status=0"
     assert r.stderr == ""
+
+
+def test_ctrl_c_during_a_plain_call_says_whether_the_server_was_told(
+    everything_server: ServerProcess, fault: FaultServer, state_dir: Path
+) -> None:
+    """Ctrl-C while a plain call connects (its `initialize` hangs) or while it runs (its
+    progress comes): exit 130, no traceback nor asyncio dump, and a line that says what
+    became of the call (not sent; or whether `notifications/cancelled` went out)."""
+    from conftest import clean_env
+
+    args = ["call", "trigger-long-running-operation", "duration=20", "steps=40", "-o", "ndjson"]
+    hung = fault.url(init=[hang()])
+    for n in range(8):
+        connecting = n < 3
+        url = hung if connecting else everything_server.url
+        extra = ["-p", "mcp-2025-11-25"] if connecting else []
+        before = len(fault.seen(hung, "initialize"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcptask", *args, "--url", url, *extra],
+            env=clean_env(state_dir, None),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        if connecting:  # an event, not a delay: the server holds the initialize
+            deadline = time.monotonic() + 60
+            while len(fault.seen(hung, "initialize")) <= before and time.monotonic() < deadline:
+                time.sleep(0.02)
+        else:  # the call is out: its first progress came
+            assert proc.stdout is not None
+            proc.stdout.readline()
+            time.sleep(0.05 * n)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        stderr = err.decode()
+        assert proc.returncode == 130, stderr
+        assert "Traceback" not in stderr and "never retrieved" not in stderr, stderr
+        if connecting:
+            assert "before the call was sent" in stderr, stderr
+        else:
+            assert "notifications/cancelled" in stderr or "may still run it" in stderr, stderr
