@@ -18,7 +18,12 @@ def _catch_early_ctrl_c() -> None:
     # `_signal`, not `signal`: that one imports enum, ~10 ms
     import sys
 
-    if not sys.argv or sys.argv[0].rsplit("/", 1)[-1] not in ("mcptask", "-m"):
+    program = sys.argv[0].rsplit("/", 1)[-1] if sys.argv else ""
+    if program == "-m":  # which module: `python -m mcptask.demo.server` has Ctrl-C of its own
+        original = getattr(sys, "orig_argv", [])
+        at = original.index("-m") + 1 if "-m" in original else len(original)
+        program = "mcptask" if original[at : at + 1] == ["mcptask"] else ""
+    if program != "mcptask":
         return
     import _signal  # type: ignore[import-not-found]
 
