@@ -13,11 +13,17 @@ def interrupted_early(_signum: int, _frame: object) -> None:
 
 
 def _catch_early_ctrl_c() -> None:
-    # only when mcptask is the program (its console script, `python -m mcptask`), never when
-    # a test imports it; `_signal`, not `signal`: that one imports enum, ~10 ms
+    # only when mcptask is the program: its console script, or `python -m mcptask` (whose
+    # package is imported while argv[0] is still "-m"); never when a test imports it.
+    # `_signal`, not `signal`: that one imports enum, ~10 ms
     import sys
 
-    if not sys.argv or sys.argv[0].rsplit("/", 1)[-1] not in ("mcptask", "-m", "__main__.py"):
+    program = sys.argv[0].rsplit("/", 1)[-1] if sys.argv else ""
+    if program == "-m":  # which module: `python -m mcptask.demo.server` has Ctrl-C of its own
+        original = getattr(sys, "orig_argv", [])
+        at = original.index("-m") + 1 if "-m" in original else len(original)
+        program = "mcptask" if original[at : at + 1] == ["mcptask"] else ""
+    if program != "mcptask":
         return
     import _signal  # type: ignore[import-not-found]
 

@@ -44,6 +44,9 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     from mcptask.protocols import tool_args as arguments
 
     content = _answer_content(opts.answers)
+    # Ctrl-C before the call goes out (connecting, looking the tool up) says so: the server
+    # never started it (once it is out, `_plain` and `_create` say what became of it)
+    ctx.out.interrupted = "interrupted before the call was sent: the server did not start it"
     proto = await ctx.endpoint.protocol()
     if not proto.has_tools:
         created = await proto.call_tool(opts.tool, {}, ttl=opts.ttl)  # says what to use instead
@@ -52,6 +55,7 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     args = arguments.build(opts.pairs, opts.args_json, tool.inputSchema)
     arguments.check(opts.tool, args, tool.inputSchema, ctx.out.note)
     if _as_task(opts, proto, tool):
+        ctx.out.interrupted = None  # a task may have been made: the usual words
         created = await _create(opts, ctx, proto, args)
         return await after_create(ctx, created, opts.then)
     if opts.ttl is not None:
@@ -144,6 +148,7 @@ async def _plain(
         responder=_responder(ctx, opts.answers, content, events),
         on_note=ctx.out.note,
     )
+    ctx.out.interrupted = None  # from here the call may be out: said below, when it is
     with events:
         try:
             result = await proto.call_plain(opts.tool, args, hooks)

@@ -60,8 +60,6 @@ class Writer:
         self.lost = 0
         #: why the last change could not be written, else None
         self.error: str | None = None
-        #: the book was found locked at least once (the changes waited)
-        self.waited = False
         #: `finish` was cut short by Ctrl-C
         self.interrupted = False
         self._thread = threading.Thread(target=self._run, name="mcptask-book-writer", daemon=True)
@@ -75,11 +73,6 @@ class Writer:
                 self.error = f"more than {MAX_PENDING} changes waited for the book's lock"
             self._pending.append(change)
             self._cond.notify()
-
-    @property
-    def pending(self) -> int:
-        with self._cond:
-            return len(self._pending)
 
     def finish(self, timeout: float) -> int:
         """Wait up to `timeout` seconds for what is pending (Ctrl-C ends the wait at once),
@@ -123,7 +116,6 @@ class Writer:
                     self._commit(conn, batch)
                 except Exception as exc:  # a change that fails is counted, said
                     if isinstance(exc, sqlite3.Error) and is_busy(exc):
-                        self.waited = True
                         with self._cond:  # woken early by `finish`
                             if not self._stop:
                                 self._cond.wait(pause)
