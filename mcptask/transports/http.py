@@ -17,13 +17,13 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpcore
 import httpx
 
 from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
 from mcptask.text import redact, urls
 from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
+from mcptask.transports.net import UNTIL, Network, untrusted
 from mcptask.transports.rpc import StreamEvent
 
 if TYPE_CHECKING:
@@ -119,10 +119,9 @@ class BearerAuth(Protocol):
 
 #: redirects followed for one request
 MAX_REDIRECTS = 5
-#: a request's extension: the seconds its whole answer may take, headers included (`_send`)
+#: a request's extension: the seconds its whole answer may take, headers included (`_send`);
+#: `UNTIL` (transports/net.py): the `time.monotonic()` that comes to for the send under way
 WITHIN = "mcptask.within"
-#: ... and the `time.monotonic()` that comes to for the send under way
-UNTIL = "mcptask.until"
 
 #: a request is sent at most this many times while OAuth renews, logs in or steps up
 MAX_AUTH_TRIES = 4
@@ -155,6 +154,8 @@ class HttpOptions:
     many: bool = False
     #: OAuth credentials for the endpoint (used when no token was given)
     auth: BearerAuth | None = None
+    #: proxies and trusted CAs (transports/net.py): the environment's unless given
+    network: Network = field(default_factory=Network)
 
 
 def _refused(exc: BaseException) -> bool:
@@ -283,111 +284,6 @@ def _bounded(response: httpx.Response, seconds: float) -> _Deadline:
     return deadline
 
 
-class _BlockingTransport(httpx.AsyncBaseTransport):
-    """httpx's blocking transport behind the async client, for one-shot commands that make
-    one request at a time: it skips the async connection pool and anyio (start-up time and
-    CPU; see bench/startup.py). Concurrent work (`watch`, push streams) uses the async pool."""
-
-    def __init__(self, verify: bool) -> None:
-        self._sync = httpx.HTTPTransport(verify=verify, trust_env=False)
-        # every socket read waits at most until the request's deadline (`UNTIL`): a server
-        # that trickles its status line and headers cannot stretch them past it
-        pool = self._sync._pool
-        self._backend = _DeadlineBackend(pool._network_backend)
-        pool._network_backend = self._backend
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        until = request.extensions.get(UNTIL)
-        self._backend.until = until if isinstance(until, float) else None
-        try:
-            response = self._sync.handle_request(request)
-        finally:
-            self._backend.until = None  # the body: `_DeadlineStream`
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_AsyncOverSync(response),
-            extensions=response.extensions,
-        )
-
-    async def aclose(self) -> None:
-        self._sync.close()
-
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    """httpcore's blocking network, each read given no more time than `until` leaves."""
-
-    def __init__(self, inner: httpcore.NetworkBackend) -> None:
-        self.inner = inner
-        self.until: float | None = None
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore.NetworkStream:
-        stream = self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _DeadlineNetStream(stream, self)
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore.NetworkStream:
-        return _DeadlineNetStream(
-            self.inner.connect_unix_socket(path, timeout, socket_options), self
-        )
-
-    def sleep(self, seconds: float) -> None:
-        self.inner.sleep(seconds)
-
-
-class _DeadlineNetStream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream, backend: _DeadlineBackend) -> None:
-        self.inner = inner
-        self.backend = backend
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        until = self.backend.until
-        if until is not None:
-            left = until - time.monotonic()
-            if left <= 0:
-                raise httpcore.ReadTimeout("no whole answer before the deadline")
-            timeout = left if timeout is None else min(timeout, left)
-        return self.inner.read(max_bytes, timeout)
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.inner.write(buffer, timeout)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: Any,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        tls = self.inner.start_tls(ssl_context, server_hostname, timeout)
-        return _DeadlineNetStream(tls, self.backend)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self.inner.get_extra_info(info)
-
-
-class _AsyncOverSync(httpx.AsyncByteStream):
-    def __init__(self, response: httpx.Response) -> None:
-        self._response = response
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._response.stream:  # type: ignore[union-attr]
-            yield chunk
-
-    async def aclose(self) -> None:
-        self._response.close()
-
-
 class HttpTransport:
     """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
     attached only to requests for the endpoint's origin, redirects included."""
@@ -429,21 +325,15 @@ class HttpTransport:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             o = self.options
-            # no CA bundle work for plain http endpoints (start-up cost)
-            verify = bool(self.url.startswith("https"))
-            transport: httpx.AsyncBaseTransport | None = None
-            if o.blocking:
-                transport = _BlockingTransport(verify)
-            self._client = httpx.AsyncClient(
+            self._client = o.network.client(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
                 # only what transports/body.py decodes in bounded pieces
                 headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
+                blocking=o.blocking,
+                trace=self._trace,
+                follow_redirects=True,
+                max_redirects=MAX_REDIRECTS,
                 event_hooks={"request": [self._credentials]},
-                verify=verify,
-                trust_env=False,
-                transport=transport,
             )
         return self._client
 
@@ -565,6 +455,14 @@ class HttpTransport:
             return TransportError(f"timed out connecting to {where}")
         if isinstance(exc, httpx.TimeoutException):
             return TransportError(f"timed out waiting for {url} to answer")
+        proxy = self.options.network.route(url).proxy if _origin_of(url) else None
+        if proxy is not None and isinstance(exc, httpx.ConnectError | httpx.ProxyError):
+            # the proxy refused, or could not reach the server: say which of the two
+            where = f"{where} through the proxy {urls.safe_url(proxy)}"
+        if isinstance(exc, httpx.ConnectError) and (reason := untrusted(exc)) is not None:
+            return TransportError(f"cannot connect to {where}: {reason}")
+        if isinstance(exc, httpx.ProxyError):
+            return TransportError(f"cannot connect to {where}: {one_line(str(exc), 120)}")
         if isinstance(exc, httpx.ConnectError):
             reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
             if "WRONG_VERSION_NUMBER" in reason or "record layer failure" in reason:
@@ -848,8 +746,13 @@ class HttpTransport:
     # play, is sent again the general way (the client follows; OAuth renews).
 
     def _poll_line(self, method: str, target: str) -> bytes | None:
-        """The request line of a lean request for `method` on `target`, or None when it goes
-        the general way."""
+        """The one eligibility predicate of the lean lane: the request line of a lean request
+        for `method` on `target`, or None when it goes the general way. Lean only while the
+        endpoint has many tasks (`HttpOptions.many`), for a URL on the endpoint's own origin,
+        reached without a proxy (transports/net.py), while no cookie is kept and no redirect
+        was seen; credentials are the endpoint's static headers and bearer only: a refusal
+        while OAuth is in play, a redirect and a cookie are had again the general way
+        (`_not_lean`), where httpx follows, renews and keeps them."""
         o = self.options
         if not o.many or self._lean_off or (self._client is not None and self._client.cookies):
             return None
@@ -864,6 +767,9 @@ class HttpTransport:
             # on the endpoint's origin, as the client judges it (`origin`: an IDNA host in
             # either form is one host)
             if line is not None and _origin_of(target) != self._origin:
+                line = None
+            # a proxy is the general client's to speak (CONNECT, absolute-form, its auth)
+            if line is not None and o.network.route(target).proxy is not None:
                 line = None
             self._lines[key] = line
         return line
@@ -880,7 +786,7 @@ class HttpTransport:
                 self._polls = PollPool(
                     self.url,
                     connect_timeout=self.options.connect_timeout,
-                    ssl_context=httpx.create_ssl_context(trust_env=False) if verify else None,
+                    ssl_context=self.options.network.ssl_context() if verify else None,
                 )
                 self._trace("* HTTP: polls on keep-alive connections of their own (many tasks)")
                 self._post_extra = self._poll_extra(POST_HEADERS)
