@@ -23,7 +23,7 @@ from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, 
 from mcptask.text import redact, urls
 from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
-from mcptask.transports.net import UNTIL, Network, untrusted
+from mcptask.transports.net import UNTIL, Network, answered_in_plain_text, untrusted
 from mcptask.transports.rpc import StreamEvent
 
 if TYPE_CHECKING:
@@ -465,7 +465,7 @@ class HttpTransport:
             return TransportError(f"cannot connect to {where}: {one_line(str(exc), 120)}")
         if isinstance(exc, httpx.ConnectError):
             reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
-            if "WRONG_VERSION_NUMBER" in reason or "record layer failure" in reason:
+            if answered_in_plain_text(exc):
                 # a TLS handshake answered in plain text: the server speaks http, not https
                 return TransportError(
                     f"cannot connect to {where}: the server answered without TLS; it speaks "

@@ -165,30 +165,49 @@ class Network:
         )
 
 
-def untrusted(exc: BaseException) -> str | None:
-    """What a failed TLS handshake says when the server's certificate did not verify (by the
-    `ssl.SSLCertVerificationError` beneath httpx's error, never by its words): its reason and
-    how to name the CA; None for any other failure."""
-    import ssl
-
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and what lies beneath it (`__cause__`, `__context__`, anyio's exception groups)."""
     seen: set[int] = set()
-    cause: BaseException | None = exc
     todo = [exc]
     while todo:
         cause = todo.pop()
         if id(cause) in seen:
             continue
         seen.add(id(cause))
+        yield cause
+        if isinstance(cause, BaseExceptionGroup):
+            todo.extend(cause.exceptions)
+        todo.extend(c for c in (cause.__cause__, cause.__context__) if c is not None)
+
+
+def untrusted(exc: BaseException) -> str | None:
+    """What a failed TLS handshake says when the server's certificate did not verify (by the
+    `ssl.SSLCertVerificationError` beneath httpx's error, never by its words): its reason and
+    how to name the CA; None for any other failure."""
+    import ssl
+
+    for cause in _causes(exc):
         if isinstance(cause, ssl.SSLCertVerificationError):
             reason = cause.verify_message or cause.reason or "certificate verify failed"
             return (
                 f"its TLS certificate is not trusted ({reason}); name its CA with --cacert "
                 "or SSL_CERT_FILE"
             )
-        if isinstance(cause, BaseExceptionGroup):
-            todo.extend(cause.exceptions)
-        todo.extend(c for c in (cause.__cause__, cause.__context__) if c is not None)
     return None
+
+
+#: OpenSSL's reasons for a TLS handshake answered in plain text
+_PLAIN_TEXT = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST"})
+
+
+def answered_in_plain_text(exc: BaseException) -> bool:
+    """Whether a TLS handshake failed because the server answered without TLS (by the
+    `ssl.SSLError`'s `reason` field beneath httpx's error)."""
+    import ssl
+
+    return any(
+        isinstance(cause, ssl.SSLError) and cause.reason in _PLAIN_TEXT for cause in _causes(exc)
+    )
 
 
 def _proxy_url(value: str, where: str) -> str:
