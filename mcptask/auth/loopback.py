@@ -59,7 +59,7 @@ class Loopback:
         def listener(port: int) -> Listener:
             return Listener(
                 self._handle,
-                lambda status, reason: Reply(status),
+                lambda status, reason: Reply(400),  # whatever it was: not a redirect
                 port=port,
                 max_head=MAX_HEAD,
                 read_seconds=READ_SECONDS,

@@ -284,6 +284,58 @@ def _bounded(response: httpx.Response, seconds: float) -> _Deadline:
     return deadline
 
 
+class _OAuthFlow(httpx.Auth):
+    """OAuth's resend loop as httpx's `Auth` flow: the request goes with the bearer the
+    provider holds; a 401/403 from the endpoint's origin is handed to the provider (it
+    refreshes, logs in, steps up), and the request is sent again with the new token, at most
+    MAX_AUTH_TRIES times; the last refusal is the answer (its reason in the error). A refusal
+    from where a redirect led is the answer at once: its server is not the one logged in to,
+    and a login never follows a redirect to another origin (RFC 9728 §3.3). The bearer itself
+    is put on each request (redirects included) by the transport's request hook, for the
+    endpoint's origin only."""
+
+    def __init__(self, transport: HttpTransport, auth: BearerAuth) -> None:
+        self.transport = transport
+        self.auth = auth
+        #: the send's whole-answer timer (`_send`), paused while the provider renews (a login
+        #: may take minutes) and started again for each send
+        self.timer: Any = None
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        t = self.transport
+        within = request.extensions.get(WITHIN)
+        for attempt in range(MAX_AUTH_TRIES):
+            t._bearer = sent = await self.auth.bearer()
+            if attempt and isinstance(within, int | float):
+                request.extensions[UNTIL] = time.monotonic() + float(within)
+                self._reschedule(float(within))
+            response = yield request
+            if response.status_code not in (401, 403) or attempt == MAX_AUTH_TRIES - 1:
+                return
+            if origin(response.url) != t._origin:
+                return
+            challenge = response.headers.get_list("www-authenticate")
+            self._reschedule(None)
+            retry = await self.auth.refused(response.status_code, challenge, sent)
+            if not retry:
+                return
+            # the refusal's body is not wanted, and never read unbounded: its stream is
+            # closed and an empty one stands in (httpx reads a refused answer before resending)
+            await response.stream.aclose()  # type: ignore[union-attr]
+            response.stream = httpx.ByteStream(b"")
+            t._trace(f"* OAuth: sending {request.method} {request.url} again with a new token")
+
+    def _reschedule(self, seconds: float | None) -> None:
+        if self.timer is None:
+            return
+        import asyncio
+
+        when = None if seconds is None else asyncio.get_running_loop().time() + seconds
+        self.timer.reschedule(when)
+
+
 class HttpTransport:
     """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
     attached only to requests for the endpoint's origin, redirects included."""
@@ -374,46 +426,25 @@ class HttpTransport:
     # -- OAuth -------------------------------------------------------------------------------
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
-        """Send with the OAuth bearer (`HttpOptions.auth`), and send again when OAuth answers
-        a 401/403 with a new token (refreshed, logged in, stepped up)."""
+        """Send, with the OAuth bearer (`HttpOptions.auth`) and its resend loop as an
+        `httpx.Auth` flow (`_OAuthFlow`); the status line and headers come within the
+        request's `WITHIN` seconds (the blocking transport bounds each socket read by it; the
+        async pools are cancelled), counted again for each send of the flow."""
         auth = self.options.auth
-        if auth is None or self.options.token:
-            return await self._within(request)
-        for attempt in range(MAX_AUTH_TRIES):
-            self._bearer = sent = await auth.bearer()
-            response = await self._within(request)
-            if response.status_code not in (401, 403) or attempt == MAX_AUTH_TRIES - 1:
-                return response  # the last refusal is the answer (its reason in the error)
-            if origin(response.url) != self._origin:
-                # a refusal from where a redirect led: its server is not the one logged in
-                # to, and a login never follows a redirect to another origin (RFC 9728 §3.3)
-                return response
-            try:
-                challenge = response.headers.get_list("www-authenticate")
-                retry = await auth.refused(response.status_code, challenge, sent)
-            except BaseException:
-                await response.aclose()
-                raise
-            if not retry:
-                return response
-            await response.aclose()
-            self._trace(f"* OAuth: sending {request.method} {request.url} again with a new token")
-        return response
-
-    async def _within(self, request: httpx.Request) -> httpx.Response:
-        """Send; the status line and headers come within the request's `WITHIN` seconds (the
-        blocking transport bounds each socket read by it; the async pools are cancelled)."""
+        flow = _OAuthFlow(self, auth) if auth is not None and not self.options.token else None
         within = request.extensions.get(WITHIN)
         if not isinstance(within, int | float):
-            return await self.client.send(request, stream=True)
-        until = request.extensions[UNTIL] = time.monotonic() + float(within)
+            return await self.client.send(request, stream=True, auth=flow)
+        request.extensions[UNTIL] = time.monotonic() + float(within)
         if self.options.blocking or not _can_wait():
-            return await self.client.send(request, stream=True)
+            return await self.client.send(request, stream=True, auth=flow)
         import asyncio
 
         try:
-            async with asyncio.timeout(max(0.0, until - time.monotonic())):
-                return await self.client.send(request, stream=True)
+            async with asyncio.timeout(float(within)) as timer:
+                if flow is not None:
+                    flow.timer = timer
+                return await self.client.send(request, stream=True, auth=flow)
         except TimeoutError:
             raise httpx.ReadTimeout(f"no answer within {within:g} s", request=request) from None
 
@@ -830,7 +861,7 @@ class HttpTransport:
         """Send a lean request (`own`: its own headers) and wait for its answer's status and
         headers; a safe request is sent once more when its connection dies before any answer.
         Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent). The
-        `time.monotonic()` its whole answer is due by (`UNTIL`, as `_within` sets it)."""
+        `time.monotonic()` its whole answer is due by (`UNTIL`, as `_send` sets it)."""
         auth = self.options.auth
         if auth is not None and not self.options.token:
             self._bearer = await auth.bearer()
@@ -1218,7 +1249,7 @@ class HttpTransport:
             headers["Content-Type"] = "application/json"
 
         def build() -> httpx.Request:
-            # the status line and headers too (`_within`), and the whole answer from the
+            # the status line and headers too (`_send`), and the whole answer from the
             # request on (`UNTIL`), as a poll's
             request = self._build(method, url, headers=headers, content=content)
             return self._timed(request, self._time_left(None))
