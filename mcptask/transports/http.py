@@ -24,7 +24,7 @@ from mcptask.text import redact, urls
 from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.net import UNTIL, Network, answered_in_plain_text, untrusted
-from mcptask.transports.rpc import StreamEvent
+from mcptask.transports.rpc import StreamEvent, is_response
 
 if TYPE_CHECKING:
     from mcptask.transports.poll_pool import Exchange, PollPool
@@ -91,7 +91,7 @@ class _StreamState:
             self.retry = min(max(retry / 1000.0, 0.0), RESUME_MAX_WAIT)
 
     def saw(self, msg: Message) -> None:
-        if "method" not in msg and ("result" in msg or "error" in msg):
+        if is_response(msg):
             self.answered = self.answered or msg.get("id") == self.request_id
 
     @property
@@ -306,6 +306,11 @@ class _OAuthFlow(httpx.Auth):
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         t = self.transport
         within = request.extensions.get(WITHIN)
+        if request.url.username or request.url.password:
+            # as httpx does without a flow: a URL's user and password as Basic auth (a
+            # bearer, once there is one, takes its place: the transport's request hook)
+            basic = httpx.BasicAuth(request.url.username, request.url.password)
+            request = next(basic.sync_auth_flow(request))
         for attempt in range(MAX_AUTH_TRIES):
             t._bearer = sent = await self.auth.bearer()
             if attempt and isinstance(within, int | float):
