@@ -163,6 +163,12 @@ class _Worker:
         root = str(Path(mcptask.__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # the worker starts with Ctrl-C blocked (a thread's signal mask is kept across fork
+        # and exec), so that one arriving while its interpreter starts up waits instead of
+        # making it print a fatal error; it unblocks it once it runs (`_child`), and then
+        # dies of it as any filter does. Only this thread's mask changes, for this moment: a
+        # Ctrl-C meanwhile still reaches mcptask (another thread, or once unblocked)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [
@@ -180,6 +186,7 @@ class _Worker:
                 env=env,
             )
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.close(acks_w)
         assert self.proc.stdin is not None
         self._docs = self.proc.stdin
@@ -327,6 +334,8 @@ def _child(expression: str, docs_fd: int, acks_fd: int, out_fd: int, terminal: b
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # a Ctrl-C that came while this process started (blocked then: `_Worker`) ends it now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     program = jq.compile(expression)
     out = os.fdopen(os.dup(out_fd), "w", encoding="utf-8", errors="replace")
     with os.fdopen(docs_fd, "rb") as docs:

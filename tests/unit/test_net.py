@@ -123,3 +123,18 @@ def test_the_lean_lane_is_for_endpoints_reached_without_a_proxy() -> None:
     assert bypassed._poll_line("POST", url) is not None
     direct = HttpTransport(HttpOptions(url=url, many=True, network=Network(env={})))
     assert direct._poll_line("POST", url) is not None
+
+
+def test_an_https_request_from_an_http_endpoint_is_verified() -> None:
+    """The TLS context is chosen per request (a redirect from an http endpoint to https is
+    checked), and a plain http request loads no CA bundle."""
+    import ssl
+
+    net = Network(env={})
+    router = Router(net, blocking=True, trace=None)
+    router._for(httpx.Request("GET", "http://x.test/mcp"))
+    assert net._ssl is None  # no CA work for plain http
+    router._for(httpx.Request("GET", "https://x.test/mcp"))
+    assert net._ssl is not None and net._ssl.verify_mode == ssl.CERT_REQUIRED
+    assert net._ssl.check_hostname
+    assert set(router._transports) == {(None, False), (None, True)}
