@@ -65,7 +65,8 @@ async def drive(
 async def run_httpx(url: str, sid: str, ids: list[str], total: int, conc: int, aio: bool) -> None:
     import httpx
 
-    kwargs: dict[str, Any] = {"verify": False, "trust_env": False}
+    # a transport given: the environment's proxies are not consulted (the server is local)
+    kwargs: dict[str, Any] = {"transport": httpx.AsyncHTTPTransport(verify=False)}
     if aio:
         from httpx_aiohttp import AiohttpTransport
 
@@ -132,7 +133,7 @@ def run_sync(url: str, sid: str, ids: list[str], total: int) -> None:
     import httpx
 
     headers = {**HEADERS, "Mcp-Session-Id": sid}
-    with httpx.Client(verify=False, trust_env=False) as client:
+    with httpx.Client(transport=httpx.HTTPTransport(verify=False)) as client:
         for n in range(total):
             r = client.post(url, content=body(ids[n % len(ids)], n), headers=headers)
             json.loads(r.content)

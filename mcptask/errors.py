@@ -142,15 +142,31 @@ class RpcError(ServerError):
 
 
 class TaskNotFound(McptaskError):
-    """Unknown or expired task id (exit 9)."""
+    """Unknown or expired task id (exit 9). `reason`: the server's own words, when it gave any
+    (its JSON-RPC error message), kept apart from the message mcptask made of them."""
 
     exit_code: int = ExitCode.NOT_FOUND
+
+    def __init__(self, message: str, *, hint: str | None = None, reason: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+
+class SessionGone(TaskNotFound):
+    """The MCP session that created a task no longer exists on the server (exit 9): the task
+    cannot be reached, which says nothing of whether it expired. Raised by the protocol that
+    saw the session refused (HTTP 404 for the session); `reason` is what the server said."""
 
 
 class NotApplicable(McptaskError):
     """The operation does not apply to the task's state (exit 11)."""
 
     exit_code: int = ExitCode.NOT_APPLICABLE
+
+
+class PushUrlRefused(ServerError):
+    """An agent refused the webhook URL itself (not push notifications as such): every task's
+    config would be refused alike."""
 
 
 class TaskEnded(McptaskError):

@@ -50,6 +50,14 @@ def state_dir(tmp_path: Path) -> Path:
     return d
 
 
+#: a proxy of the machine's is not the tests' (tests/e2e/test_proxy_tls.py sets its own): every
+#: server the suite starts is on 127.0.0.1
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+for _name in PROXY_VARIABLES:
+    os.environ.pop(_name, None)
+    os.environ.pop(_name.upper(), None)
+
+
 def clean_env(state_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPTASK_")}
     env["MCPTASK_STATE_DIR"] = str(state_dir)

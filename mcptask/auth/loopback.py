@@ -1,24 +1,24 @@
 """Receiving the authorization response: a one-shot HTTP listener on 127.0.0.1 (a free port, or
-the port a stored registration names), and, for SSH sessions, the address the browser ended on
-pasted on stdin."""
+the port a stored registration names; requests parsed by h11 on transports/listener.py, as the
+webhook receiver's), and, for SSH sessions, the address the browser ended on pasted on stdin."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 import threading
 from urllib.parse import parse_qsl, urlsplit
 
 from mcptask.errors import AuthError
+from mcptask.transports.listener import Incoming, Listener, Reply
 
 CALLBACK = "/callback"
-_NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-_BAD = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 #: the most header lines a request to the listener may have (a browser sends about 20)
 MAX_HEADERS = 100
-#: the longest line of it (asyncio's StreamReader limit): longer is a forged request
-MAX_LINE = 16 * 1024
+#: the largest request head (a browser's is a few KiB): larger is a forged request
+MAX_HEAD = 16 * 1024
+#: seconds a browser has to send its request
+READ_SECONDS = 10.0
 _PAGE = (
     "<!doctype html><meta charset=utf-8><title>mcptask</title>"
     "<p>mcptask received the authorization response. You can close this tab.</p>"
@@ -39,7 +39,7 @@ class Loopback:
         self._want_port = port
         self._paste = paste
         self._stdin_fd = stdin_fd
-        self._server: asyncio.AbstractServer | None = None
+        self._listener: Listener | None = None
         self._answer: asyncio.Future[dict[str, str]] | None = None
         #: the login's `state`: a response without it is not this login's (answered 400)
         self._state: str | None = None
@@ -55,65 +55,46 @@ class Loopback:
     async def __aenter__(self) -> Loopback:
         loop = asyncio.get_running_loop()
         self._answer = loop.create_future()
-        try:
-            self._server = await asyncio.start_server(
-                self._serve, "127.0.0.1", self._want_port, limit=MAX_LINE
+
+        def listener(port: int) -> Listener:
+            return Listener(
+                self._handle,
+                lambda status, reason: Reply(400),  # whatever it was: not a redirect
+                port=port,
+                max_head=MAX_HEAD,
+                read_seconds=READ_SECONDS,
             )
+
+        self._listener = listener(self._want_port)
+        try:
+            await self._listener.start()
         except OSError:
             if not self._want_port:
                 raise
-            self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=MAX_LINE)
-        self.port = self._server.sockets[0].getsockname()[1]
+            self._listener = listener(0)
+            await self._listener.start()
+        self.port = self._listener.port
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self._done.set()
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 1)
+        if self._listener is not None:
+            await self._listener.aclose()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, incoming: Incoming) -> Reply:
         """One request. Anything but this login's redirect (a forged or oversized request, a
         response without this login's `state`) is answered 400 or 404, and the listener keeps
         waiting for the real one."""
-        try:
-            line = await asyncio.wait_for(reader.readline(), 10)
-            for _ in range(MAX_HEADERS):
-                if (await asyncio.wait_for(reader.readline(), 10)) in (b"\r\n", b"\n", b""):
-                    break
-            else:
-                writer.write(_BAD)
-                return
-            parts = line.decode("latin-1").split()
-            if len(parts) != 3 or parts[0] != "GET":
-                writer.write(_BAD)
-                return
-            u = urlsplit(parts[1])
-            params = dict(parse_qsl(u.query, keep_blank_values=True))
-            if u.path != CALLBACK or not params:
-                writer.write(_NOT_FOUND)
-                return
-            if not self._ours(params):
-                writer.write(_BAD)
-                return
-            body = _PAGE.encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-                + body
-            )
-            self._deliver(params)
-        except (ValueError, asyncio.LimitOverrunError, asyncio.IncompleteReadError):
-            with contextlib.suppress(Exception):
-                writer.write(_BAD)  # a line over MAX_LINE: not a browser's redirect
-            return
-        except (TimeoutError, OSError, UnicodeDecodeError):
-            return
-        finally:
-            with contextlib.suppress(Exception):
-                await writer.drain()
-                writer.close()
+        if incoming.header_count > MAX_HEADERS or incoming.method != "GET":
+            return Reply(400)
+        u = urlsplit(incoming.target)
+        params = dict(parse_qsl(u.query, keep_blank_values=True))
+        if u.path != CALLBACK or not params:
+            return Reply(404)
+        if not self._ours(params):
+            return Reply(400)
+        page = _PAGE.encode()
+        return Reply(200, page, "text/html; charset=utf-8", then=lambda: self._deliver(params))
 
     def _ours(self, params: dict[str, str]) -> bool:
         return self._state is None or params.get("state") == self._state

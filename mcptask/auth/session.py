@@ -19,6 +19,7 @@ from mcptask.text.sanitize import clean
 
 if TYPE_CHECKING:
     from mcptask.session.targets import OAuthSettings
+    from mcptask.transports.net import Network
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Io:
     read_timeout: float = 60.0
     #: stdin and stderr are a terminal: ask before logging in, read a pasted redirect
     interactive: bool = False
+    #: proxies and CAs (transports/net.py): the target's, else the environment's
+    network: Network | None = None
 
 
 def from_settings(settings: OAuthSettings, **extra: Any) -> AuthOptions:
@@ -99,6 +102,7 @@ def web(io: Io, *, blocking: bool = False) -> Web:
         connect_timeout=io.connect_timeout,
         read_timeout=io.read_timeout,
         blocking=blocking,
+        network=io.network,
     )
 
 

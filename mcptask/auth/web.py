@@ -20,6 +20,7 @@ import httpx
 from mcptask.errors import TransportError
 from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
+from mcptask.transports.net import Network, untrusted
 
 MAX_BODY = 1024 * 1024
 MAX_REDIRECTS = 5
@@ -139,36 +140,32 @@ class Web:
         read_timeout: float = 60.0,
         blocking: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
+        network: Network | None = None,
     ) -> None:
         self._trace_to = trace
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
         self._blocking = blocking
         self._transport = transport
-        self._clients: dict[bool, httpx.AsyncClient] = {}
+        #: proxies and CAs: the endpoint's (transports/net.py), so an authorization server is
+        #: reached the way the MCP server is
+        self.network = network or Network()
+        self._client_made: httpx.AsyncClient | None = None
 
     def _client(self, url: str) -> httpx.AsyncClient:
-        verify = url.startswith("https")
-        client = self._clients.get(verify)
-        if client is None:
-            transport = self._transport
-            if transport is None and self._blocking:
-                from mcptask.transports.http import _BlockingTransport
-
-                transport = _BlockingTransport(verify)
-            client = httpx.AsyncClient(
+        if self._client_made is None:
+            self._client_made = self.network.client(
                 timeout=self._timeout,
                 headers={"User-Agent": USER_AGENT},
-                verify=verify,
-                trust_env=False,
-                transport=transport,
+                blocking=self._blocking,
+                trace=self.trace,
+                transport=self._transport,
             )
-            self._clients[verify] = client
-        return client
+        return self._client_made
 
     async def aclose(self) -> None:
-        for client in self._clients.values():
+        client, self._client_made = self._client_made, None
+        if client is not None:
             await client.aclose()
-        self._clients.clear()
 
     def trace(self, line: str) -> None:
         if self._trace_to is not None:
@@ -305,5 +302,5 @@ def _answer(response: httpx.Response, body: bytes) -> Answer:
 def _connect_error(exc: httpx.HTTPError, url: str) -> TransportError:
     if isinstance(exc, httpx.TimeoutException):
         return TransportError(f"timed out waiting for {where(url)} (authorization)")
-    reason = one_line(str(exc), 120) or type(exc).__name__
+    reason = untrusted(exc) or one_line(str(exc), 120) or type(exc).__name__
     return TransportError(f"cannot reach {where(url)} (authorization): {reason}")

@@ -122,6 +122,30 @@ def _common_parameters() -> list[inspect.Parameter]:
             None,
         ),
         opt(
+            "proxy",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--proxy",
+                    help="Send HTTP requests through this proxy (http://HOST:PORT); beats HTTPS_PROXY, HTTP_PROXY and ALL_PROXY; NO_PROXY still applies.",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
+            "cacert",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--cacert",
+                    help="Trust the certificate authorities in this PEM file (or hashed directory) instead of the default ones; beats SSL_CERT_FILE and SSL_CERT_DIR.",
+                    rich_help_panel=TARGET,
+                ),
+            ],
+            None,
+        ),
+        opt(
             "login",
             Annotated[
                 bool,

@@ -37,6 +37,8 @@ COMMON_OPTIONS: dict[str, bool] = {
     "--header": True,
     "-H": True,
     "--token-file": True,
+    "--proxy": True,
+    "--cacert": True,
     "--session": True,
     "--context-id": True,
     "--output": True,

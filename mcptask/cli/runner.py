@@ -94,6 +94,8 @@ def execute(
         code = ExitCode.USAGE
     except Exception as exc:  # a bug: one line, the traceback only with --trace
         raise _unexpected(exc, g.trace, out) from None
+    if out.jq is not None:
+        code = _finish_jq(out.jq, out, code)
     out.save_recording()
     raise typer.Exit(code)
 
@@ -117,6 +119,28 @@ def _quiet_interrupted_tasks() -> None:
         loop.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+
+
+def _finish_jq(jq: JqFilter, out: Any, code: int) -> int:
+    """What the jq worker was handed while the loop ran is printed before the exit (an
+    interrupted run ends it instead); a jq error or Ctrl-C meanwhile is the run's outcome."""
+    from mcptask.errors import McptaskError, exit_code_for
+
+    if code == ExitCode.INTERRUPTED:
+        jq.close(kill=True)
+        return code
+    try:
+        jq.finish()
+    except McptaskError as exc:
+        out.error(exc.message)
+        return code or exc.exit_code
+    except KeyboardInterrupt:
+        out.error("interrupted")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError as exc:
+        _quiet_broken_pipe()
+        return code or exit_code_for(exc)
+    return code
 
 
 def jq_filter(g: GlobalOptions) -> JqFilter | None:

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mcptask.errors import ExitCode, McptaskError, TaskNotFound
+from mcptask.errors import ExitCode, McptaskError, SessionGone, TaskNotFound
 
 if TYPE_CHECKING:
     from mcptask.model import Task
@@ -71,7 +71,7 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
 
     rec = ctx.book.lookup(ctx.server, task_id) if ctx.places.remembers else None
     created, ttl = (rec.get("createdAt"), rec.get("ttl")) if rec is not None else (None, None)
-    session_gone = "session" in exc.message  # its session is gone, not the task: said as is
+    session_gone = isinstance(exc, SessionGone)  # its session is gone, not the task
     if (
         not session_gone
         and isinstance(created, str)
@@ -85,16 +85,20 @@ def gone(ctx: Context, task_id: str, exc: TaskNotFound) -> TaskNotFound:
             _expired(ctx, task_id, lost)
             return TaskNotFound(lost)
     if rec is not None:
-        import re
+        from mcptask.text.sanitize import one_line
 
         last = rec.get("status", "unknown")
-        # the server's reason, without the id a second time
-        reason = exc.message.removeprefix(f"task {task_id}: ")
-        reason = re.sub(rf"\b[Tt]ask {re.escape(task_id)}", "it", reason).replace(task_id, "it")
-        if re.fullmatch(r"(?i)(it )?not found\.?", reason.strip()):
-            reason = "the server no longer knows it"
-        message = f"task {task_id} has expired (last seen {last}): {reason}"
-        _expired(ctx, task_id, reason)
+        if session_gone:
+            why = (
+                f"the session that created it no longer exists on the server ({exc.reason}); "
+                "its tasks cannot be reached"
+            )
+        else:
+            why = "the server no longer knows it"
+            if exc.reason:  # the server's own words, as they came, apart from mcptask's
+                why += f" (the server said: {one_line(exc.reason, 120)})"
+        message = f"task {task_id} has expired (last seen {last}): {why}"
+        _expired(ctx, task_id, why)
         not_kept = rec.get("resultNotKept")
         if isinstance(not_kept, str):
             message += f"; its result was not kept ({not_kept})"

@@ -13,7 +13,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcptask.errors import McptaskError, NotApplicable, TaskNotFound, UsageError
+from mcptask.errors import (
+    McptaskError,
+    NotApplicable,
+    PushUrlRefused,
+    TaskNotFound,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from mcptask.protocols.base import TaskProtocol, TaskRef
@@ -171,7 +177,7 @@ async def _register(
             pass
         except McptaskError as exc:
             ctx.out.note(f"{where}: no webhook: {exc.message}; polling")
-            if isinstance(exc, NotApplicable) or "push URL" in exc.message:
+            if isinstance(exc, NotApplicable | PushUrlRefused):
                 return None
     gate = asyncio.Semaphore(REGISTER_AT_ONCE)
 

@@ -66,6 +66,7 @@ def _io(ctx: Context) -> Io:
         connect_timeout=limits.connect_timeout,
         read_timeout=limits.read_timeout,
         interactive=ctx.env.stdin_tty and ctx.env.stderr_tty,
+        network=ctx.target.network,
     )
 
 

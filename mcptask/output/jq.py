@@ -8,18 +8,23 @@ text (gh's convention, like `jq -r`), anything else as compact JSON. The filter 
 Values are printed as jq yields them (`repeat(1)` streams, it does not grow a list). libjq runs
 without giving the interpreter a chance to see Ctrl-C (it holds the GIL for as long as a step
 takes: `last(range(1e12))` would run on after SIGINT), so where the output is a real file the
-program runs in a child process (forked once, fed one document at a time) that writes to it
-directly: Ctrl-C ends the child with the rest of the terminal's process group, or mcptask ends
-it, and mcptask exits 130 at once. Output that is not a file (a test's StringIO) is filtered
-in this process.
+program runs in a worker process (started once with `subprocess`, never forked from this
+threaded process; fed one document at a time) that writes to it directly: Ctrl-C ends the worker
+with the rest of the terminal's process group, or mcptask ends it, and mcptask exits 130 at
+once. While an event loop runs (a watch, a call), documents go to the worker from a thread of
+their own and its answers are read there: the loop never waits for jq; what went wrong is raised
+at the next document or at `finish()`. Output that is not a file (a test's StringIO) is
+filtered in this process.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import sys
+import threading
 from typing import IO, Any
 
 from mcptask.errors import UsageError
@@ -65,8 +70,12 @@ class JqFilter:
             if self._worker is not None:
                 self._worker.close()
             self._worker = _Worker(self.expression, fd, terminal)
+        line = jsonsafe.dumps(data, ensure_ascii=False).encode() + b"\n"
+        if _loop_running():
+            self._worker.feed(line)  # off the loop: raises what an earlier document met
+            return
         try:
-            self._worker.run(data, self.expression)
+            self._worker.run(line, self.expression)
         except _Redelivered:
             self._interrupted = True  # the watch's own handler ends it
             self._worker = None
@@ -85,10 +94,37 @@ class JqFilter:
         except ValueError as exc:
             raise UsageError(f"--jq {self.expression}: {_first_line(exc)}") from None
 
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
+    def finish(self) -> None:
+        """Wait until the worker printed every document handed to it (Ctrl-C meanwhile ends it
+        at once); raise what went wrong (a jq error, the output's reader gone)."""
+        worker = self._worker
+        if worker is None or self._interrupted:
+            return
+        try:
+            worker.drain()
+        except _Redelivered:
+            self._interrupted = True
+        except BaseException:
+            self._interrupted = True
             self._worker = None
+            worker.close(kill=True)
+            raise
+
+    def close(self, kill: bool = False) -> None:
+        if self._worker is not None:
+            self._worker.close(kill=kill)
+            self._worker = None
+
+
+def _loop_running() -> bool:
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _text(value: Any) -> str:
@@ -108,52 +144,90 @@ class _Redelivered(Exception):
 
 
 class _Worker:
-    """A forked child that runs the program on each document it is sent (one JSON line on
-    a pipe) and writes the values to `fd` itself; it answers each document on a second
-    pipe: `K` (done), `E message` (a jq error), `P` (the output's reader went away)."""
+    """A worker process that runs the program on each document it is sent (one JSON line on
+    its stdin) and writes the values to `fd` (its stdout) itself; it answers each document on a
+    second pipe: `K` (done), `E message` (a jq error), `P` (the output's reader went away).
+    Started with `subprocess` (fork and exec in C: no Python runs in a forked copy of this
+    threaded process); the program is in its command line, as with any filter."""
 
     def __init__(self, expression: str, fd: int, terminal: bool) -> None:
+        import subprocess
+        from pathlib import Path
+
+        import mcptask
+
         self.fd = fd
-        docs_r, docs_w = os.pipe()
+        self.expression = expression
         acks_r, acks_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            try:
-                os.close(docs_w)
-                os.close(acks_r)
-                _child(expression, docs_r, acks_w, fd, terminal)
-            finally:
-                os._exit(1)
-        os.close(docs_r)
-        os.close(acks_w)
-        self.pid = pid
-        self._docs = os.fdopen(docs_w, "wb")
+        # the worker imports mcptask from where this process did (a checkout, a venv, a wheel)
+        root = str(Path(mcptask.__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # the worker starts with Ctrl-C blocked (a thread's signal mask is kept across fork
+        # and exec), so that one arriving while its interpreter starts up waits instead of
+        # making it print a fatal error; it unblocks it once it runs (`_child`), and then
+        # dies of it as any filter does. Only this thread's mask changes, for this moment: a
+        # Ctrl-C meanwhile still reaches mcptask (another thread, or once unblocked)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    "from mcptask.output.jq import _child_main; _child_main()",
+                    expression,
+                    "1" if terminal else "0",
+                    str(acks_w),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=fd,
+                pass_fds=(acks_w,),
+                close_fds=True,
+                env=env,
+            )
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            os.close(acks_w)
+        assert self.proc.stdin is not None
+        self._docs = self.proc.stdin
         self._acks = os.fdopen(acks_r, "rb")
+        #: the feeding thread (`feed`), its queue and what it met
+        self._queue: queue.SimpleQueue[bytes | None] | None = None
+        self._failure: BaseException | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._pending = 0
+        self._lock = threading.Lock()
         import atexit
 
-        atexit.register(self.close)
+        atexit.register(self.close, kill=True)
 
-    def run(self, data: Any, expression: str) -> None:
-        """Send one document and wait for the child to be done with it. Ctrl-C (SIGINT) meanwhile
-        ends the child and raises KeyboardInterrupt here, at once, whoever else handles SIGINT
-        (a watch's event loop would otherwise swallow it until jq is done)."""
-        line = jsonsafe.dumps(data, ensure_ascii=False).encode() + b"\n"
-        main = sys.modules.get("threading")
-        in_main = main is None or main.current_thread() is main.main_thread()
+    @property
+    def pid(self) -> int:
+        return self.proc.pid if self.proc is not None else 0
+
+    def _exchange(self, line: bytes) -> bytes:
+        try:
+            self._docs.write(line)
+            self._docs.flush()
+            return self._acks.readline()
+        except (BrokenPipeError, ValueError):  # ValueError: closed meanwhile
+            return b""
+
+    def run(self, line: bytes, expression: str) -> None:
+        """Send one document and wait for the worker to be done with it. Ctrl-C (SIGINT)
+        meanwhile ends the worker and raises KeyboardInterrupt here, at once, whoever else
+        handles SIGINT."""
+        in_main = threading.current_thread() is threading.main_thread()
         before = signal.signal(signal.SIGINT, signal.default_int_handler) if in_main else None
         try:
-            try:
-                self._docs.write(line)
-                self._docs.flush()
-                ack = self._acks.readline()
-            except BrokenPipeError:
-                ack = b""
+            ack = self._exchange(line)
         except KeyboardInterrupt:
             self.close(kill=True)
             if _ours(before):
                 raise
-            # someone else handles Ctrl-C (a watch's event loop): it gets the signal again,
-            # and this document's output ends here
+            # someone else handles Ctrl-C: it gets the signal again, and this document's
+            # output ends here
             signal.signal(signal.SIGINT, before)
             before = None
             signal.raise_signal(signal.SIGINT)
@@ -161,6 +235,10 @@ class _Worker:
         finally:
             if before is not None:
                 signal.signal(signal.SIGINT, before)
+        others = not _ours(before)  # SIGINT ignored (inherited so) is ours to raise too
+        self._judge(ack, expression, others_handle_sigint=others)
+
+    def _judge(self, ack: bytes, expression: str, *, others_handle_sigint: bool) -> None:
         if ack.startswith(b"K"):
             return
         if ack.startswith(b"E"):
@@ -170,31 +248,79 @@ class _Worker:
             self.close()
             raise BrokenPipeError(32, "the output's reader went away")
         status = self.close()
-        if status is not None and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT:
+        if status is not None and status == -signal.SIGINT:
             # the terminal's Ctrl-C reached the worker (the whole group gets it): so it reaches
-            # this process too, whose own handler acts on it (a watch's event loop: raised
-            # here, in one of its tasks, it would only end that task, noisily)
-            if _ours(before):
+            # this process too, whose own handler acts on it
+            if not others_handle_sigint:
                 raise KeyboardInterrupt
             raise _Redelivered
         raise UsageError(f"--jq {expression}: jq stopped ({_how(status)})")
 
+    # -- fed from a thread, while an event loop runs ----------------------------------------
+
+    def feed(self, line: bytes) -> None:
+        """Hand one document to the feeding thread; raise what an earlier one met."""
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+        if self._queue is None:
+            self._queue = queue.SimpleQueue()
+            threading.Thread(target=self._feeding, args=(self._queue,), daemon=True).start()
+        with self._lock:
+            self._pending += 1
+            self._idle.clear()
+        self._queue.put(line)
+
+    def _feeding(self, todo: queue.SimpleQueue[bytes | None]) -> None:
+        while True:
+            line = todo.get()
+            if line is None:
+                return
+            try:
+                if self._failure is None:
+                    ack = self._exchange(line)
+                    # a signal the loop's handler acts on: this thread only reports it
+                    self._judge(ack, self.expression, others_handle_sigint=True)
+            except BaseException as exc:  # raised where the loop next prints, or at `drain`
+                self._failure = exc
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    if self._pending == 0:
+                        self._idle.set()
+
+    def drain(self) -> None:
+        """Wait (Ctrl-C still heard) until every fed document was printed; raise a failure."""
+        while not self._idle.wait(0.1):
+            pass
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
     def close(self, kill: bool = False) -> int | None:
-        """End the child (closing its input ends it; `kill`: at once) and reap it."""
-        if self.pid <= 0:
+        """End the worker (closing its input ends it; `kill`: at once) and reap it: its
+        return code (negative: the signal that ended it)."""
+        proc, self.proc = self.proc, None
+        if proc is None:
             return None
-        pid, self.pid = self.pid, 0
+        if self._queue is not None:
+            self._queue.put(None)
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
         for f in (self._docs, self._acks):
             with contextlib.suppress(OSError):
                 f.close()
-        if kill:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
         try:
-            _, status = os.waitpid(pid, 0)
+            return proc.wait()
         except ChildProcessError:
             return None
-        return status
+
+
+def _child_main() -> None:
+    """The worker process's entry point: `python -c ... EXPRESSION TERMINAL ACKS_FD`."""
+    expression, terminal, acks = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3])
+    _child(expression, 0, acks, 1, terminal)
 
 
 def _ours(before: Any) -> bool:
@@ -205,8 +331,8 @@ def _ours(before: Any) -> bool:
 
 
 def _child(expression: str, docs_fd: int, acks_fd: int, out_fd: int, terminal: bool) -> None:
-    """The worker's loop (in the forked child): Ctrl-C and a closed output end it as they end
-    any command-line filter."""
+    """The worker's loop: Ctrl-C and a closed output end it as they end any command-line
+    filter."""
     import json
 
     import jq
@@ -215,13 +341,8 @@ def _child(expression: str, docs_fd: int, acks_fd: int, out_fd: int, terminal: b
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # nothing of the parent's stays open here (a stdio server's stdin would never see EOF)
-    low = 3
-    for keep in sorted({docs_fd, acks_fd, out_fd}):
-        if keep >= low:
-            os.closerange(low, keep)
-            low = keep + 1
-    os.closerange(low, 1 << 20)
+    # a Ctrl-C that came while this process started (blocked then: `_Worker`) ends it now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     program = jq.compile(expression)
     out = os.fdopen(os.dup(out_fd), "w", encoding="utf-8", errors="replace")
     with os.fdopen(docs_fd, "rb") as docs:
@@ -244,9 +365,9 @@ def _child(expression: str, docs_fd: int, acks_fd: int, out_fd: int, terminal: b
 def _how(status: int | None) -> str:
     if status is None:
         return "gone"
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return f"exit status {os.waitstatus_to_exitcode(status)}"
+    if status < 0:
+        return f"killed by signal {-status}"
+    return f"exit status {status}"
 
 
 def _first_line(exc: Exception) -> str:

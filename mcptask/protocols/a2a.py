@@ -22,6 +22,7 @@ from mcptask.errors import (
     HttpStatusError,
     NotApplicable,
     ProtocolError,
+    PushUrlRefused,
     RpcError,
     ServerError,
     TaskNotFound,
@@ -643,7 +644,7 @@ class A2ABase(TaskProtocol):
     def _error(self, exc: RpcError, method: str, ref: TaskRef | None) -> Exception:
         msg = exc.rpc_message
         if exc.code == TASK_NOT_FOUND and ref is not None:
-            return TaskNotFound(f"task {ref.task_id}: {msg or 'not found'}")
+            return TaskNotFound(f"task {ref.task_id}: {msg or 'not found'}", reason=msg or None)
         if exc.code == UNSUPPORTED_OPERATION:
             return ServerError(
                 f"the agent does not support {method} ({msg or 'unsupported operation'})"
@@ -946,14 +947,16 @@ class A2ABase(TaskProtocol):
                 f"{msg or 'push notification not supported'})"
             )
         if exc.code == INVALID_PARAMS and "url" in msg.lower():
-            return ServerError(
+            return PushUrlRefused(
                 f"the agent refused the push URL ({msg}); agents should refuse loopback and "
                 "private addresses from afar: give a URL it can reach (a tunnel, a public "
                 "host; `watch --push-public-url`)"
             )
         if exc.code == TASK_NOT_FOUND and which in (1, 3):
             # agents answer a config they do not have like a task they do not have
-            return TaskNotFound(f"task {ref.task_id}, or its push config: {msg or 'not found'}")
+            return TaskNotFound(
+                f"task {ref.task_id}, or its push config: {msg or 'not found'}", reason=msg or None
+            )
         return self._error(exc, method, ref)
 
     async def _call_lenient(self, method: str, params: dict[str, Any]) -> Any:

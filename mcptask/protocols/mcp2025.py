@@ -22,6 +22,7 @@ from mcptask.errors import (
     ProtocolError,
     RpcError,
     ServerError,
+    SessionGone,
     TaskEnded,
     TaskNotFound,
     TransportError,
@@ -553,9 +554,10 @@ class Mcp2025(TaskProtocol):
             )
         except HttpStatusError as exc:
             if exc.status == 404 and session and ref is not None:
-                raise TaskNotFound(
+                raise SessionGone(
                     f"the session that created task {ref.task_id} no longer exists on the server "
-                    "(HTTP 404); its tasks cannot be reached"
+                    "(HTTP 404); its tasks cannot be reached",
+                    reason="HTTP 404",
                 ) from None
             raise
         except RpcError as exc:
@@ -563,14 +565,17 @@ class Mcp2025(TaskProtocol):
                 exc.http_status == 400 and "session" in exc.rpc_message.lower()
             )
             if gone and session and ref is not None:
-                raise TaskNotFound(
+                raise SessionGone(
                     f"the session that created task {ref.task_id} no longer exists on the server "
-                    f"({exc.rpc_message}); its tasks cannot be reached"
+                    f"({exc.rpc_message}); its tasks cannot be reached",
+                    reason=exc.rpc_message or f"HTTP {exc.http_status}",
                 ) from None
             raise
 
     def _not_found(self, ref: TaskRef, exc: RpcError) -> TaskNotFound:
-        error = TaskNotFound(f"task {ref.task_id}: {exc.rpc_message or 'not found'}")
+        error = TaskNotFound(
+            f"task {ref.task_id}: {exc.rpc_message or 'not found'}", reason=exc.rpc_message or None
+        )
         if self.legacy_transport:
             from mcptask.transports.legacy_sse import DEPRECATED
 

@@ -467,7 +467,8 @@ class Mcp2026(TaskProtocol):
         except RpcError as exc:
             if exc.code == INVALID_PARAMS:
                 raise TaskNotFound(
-                    f"task {ref.task_id}: {exc.rpc_message or 'not found'}"
+                    f"task {ref.task_id}: {exc.rpc_message or 'not found'}",
+                    reason=exc.rpc_message or None,
                 ) from None
             raise
 

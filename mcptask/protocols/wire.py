@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 # -- JSON-RPC error codes ---------------------------------------------------------------------
+# the transports' own (what a request nobody answers gets), named here for the protocols
+from mcptask.transports.rpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
 
 INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 #: MCP servers that rate-limit polling: `errors.TOO_MANY_REQUESTS` (the kernel reads it)

@@ -45,6 +45,7 @@ from mcptask.errors import (
     ProtocolError,
     RpcError,
     ServerError,
+    SessionGone,
     TaskNotFound,
     TransportError,
     UsageError,
@@ -474,7 +475,7 @@ class Watcher:
         except TaskNotFound as exc:
             # a session that is gone is said as such; a task gone inside its ttl was lost
             lost = None
-            if w.task is not None and "session" not in exc.message:
+            if w.task is not None and not isinstance(exc, SessionGone):
                 lost = lost_inside_ttl(w.task)
             if lost is not None:
                 w.last_error = lost  # a server that forgot it: not an expiry

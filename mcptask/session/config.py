@@ -50,6 +50,8 @@ TOML_SERVER_KEYS = (
     "headers",
     "token_env",
     "token_file",
+    "proxy",
+    "cacert",
     *OAUTH_KEYS,
 )
 #: the largest config file read (a real one is a few KiB; `--config /dev/zero` must not hang)
@@ -77,6 +79,9 @@ class ServerEntry:
     client_secret_file: str | None = None
     client_key_file: str | None = None
     client_metadata_url: str | None = None
+    #: the proxy and CA file for this server (transports/net.py), under `--proxy`/`--cacert`
+    proxy: str | None = None
+    cacert: str | None = None
     #: why this entry cannot be used (said when it is picked)
     unsupported: str | None = None
 
@@ -381,13 +386,13 @@ def _toml_entry(name: str, raw: Any, path: Path) -> ServerEntry:
         for key in ("args", "env", "cwd"):
             if key in raw:
                 raise UsageError(f"{where}: `{key}` goes with `command`, not `url`")
-        for key in OAUTH_KEYS:
+        for key in (*OAUTH_KEYS, "proxy", "cacert"):
             if key in raw:
                 setattr(entry, key, _string(raw[key], f"{where}: {key}"))
         return entry
-    for key in OAUTH_KEYS:
+    for key in (*OAUTH_KEYS, "proxy", "cacert"):
         if key in raw:
-            raise UsageError(f"{where}: `{key}` goes with `url` (OAuth is for HTTP servers)")
+            raise UsageError(f"{where}: `{key}` goes with `url` (it is for HTTP servers)")
     command = raw["command"]
     if isinstance(command, list):
         entry.command = _strings(command, f"{where}: command")
@@ -471,6 +476,11 @@ def expanded(entry: ServerEntry) -> ServerEntry:
         if value is not None:
             path = Path(ex(value, key)).expanduser()
             setattr(out, key, str(path if path.is_absolute() else (src.parent / path)))
+    if entry.proxy is not None:
+        out.proxy = ex(entry.proxy, "proxy")
+    if entry.cacert is not None:
+        ca = Path(ex(entry.cacert, "cacert")).expanduser()
+        out.cacert = str(ca if ca.is_absolute() else (src.parent / ca))
     if entry.client_id is not None:
         out.client_id = ex(entry.client_id, "client_id")
     if entry.client_metadata_url is not None:

@@ -122,6 +122,7 @@ class Endpoint:
                         blocking=self.one_at_a_time,
                         many=self.many_tasks and not self.one_at_a_time,
                         auth=self._oauth(),
+                        network=target.network,
                     )
                 )
             self.out.redactor = transport.redact
@@ -149,6 +150,7 @@ class Endpoint:
                 connect_timeout=limits.connect_timeout,
                 read_timeout=limits.read_timeout,
                 interactive=env.stdin_tty and env.stderr_tty,
+                network=self.target.network,
             )
             opts = session.from_settings(settings)
             return session.provider(

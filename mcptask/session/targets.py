@@ -26,6 +26,7 @@ from mcptask.text.urls import safe_url, shown_url
 
 if TYPE_CHECKING:
     from mcptask.session.config import ConfigFile, ServerEntry
+    from mcptask.transports.net import Network
 
 ENV_URL = "MCPTASK_URL"
 ENV_SERVER = "MCPTASK_SERVER"
@@ -45,6 +46,9 @@ class GlobalOptions:
     protocol: str = "auto"
     headers: list[str] = field(default_factory=list)
     token_file: str | None = None
+    #: `--proxy URL` and `--cacert FILE` (transports/net.py): over the environment's
+    proxy: str | None = None
+    cacert: str | None = None
     session: str | None = None
     context_id: str | None = None
     output: str = "auto"
@@ -89,6 +93,28 @@ class Target:
     ephemeral: bool = False
     #: OAuth applies: an HTTP target with no token nor `Authorization` header given
     oauth: OAuthSettings | None = None
+    #: an explicit proxy and CA file (flag over config entry) and where each was given; the
+    #: environment's (HTTPS_PROXY, SSL_CERT_FILE, ...) otherwise: see `network`
+    proxy: str | None = None
+    cacert: str | None = None
+    proxy_from: str = "--proxy"
+    cacert_from: str = "--cacert"
+    _network: Network | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def network(self) -> Network:
+        """Proxies and trusted CAs for every HTTP request to this target, OAuth's included
+        (made once: the TLS context loads its CA bundle once)."""
+        if self._network is None:
+            from mcptask.transports.net import Network
+
+            self._network = Network(
+                proxy=self.proxy,
+                cacert=self.cacert,
+                proxy_from=self.proxy_from,
+                cacert_from=self.cacert_from,
+            )
+        return self._network
 
     @property
     def key(self) -> str:
@@ -306,7 +332,7 @@ def _url_target(
     oauth = None
     if token is None and not any(k.lower() == "authorization" for k in headers):
         oauth = oauth_settings(options, entry, url, own=own)
-    return Target(
+    target = Target(
         url=url,
         protocol=_protocol(options, entry),
         headers=headers,
@@ -314,6 +340,19 @@ def _url_target(
         name=entry.name if entry else None,
         oauth=oauth,
     )
+    # the network is not a credential: `--proxy`/`--cacert` go to every endpoint of the run
+    where = f"server {entry.name!r} ({entry.source})" if entry else ""
+    if options.proxy:
+        target.proxy = options.proxy
+    elif entry is not None and entry.proxy:
+        target.proxy, target.proxy_from = entry.proxy, f"{where}: proxy"
+    if options.cacert:
+        target.cacert = options.cacert
+    elif entry is not None and entry.cacert:
+        target.cacert, target.cacert_from = entry.cacert, f"{where}: cacert"
+    if target.proxy is not None:
+        target.network  # noqa: B018 (a bad proxy URL is a usage error before anything runs)
+    return target
 
 
 def oauth_settings(

@@ -18,14 +18,14 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpcore
 import httpx
 
 from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
 from mcptask.text import redact, urls
 from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
-from mcptask.transports.rpc import StreamEvent
+from mcptask.transports.net import UNTIL, Network, answered_in_plain_text, untrusted
+from mcptask.transports.rpc import StreamEvent, is_response
 
 if TYPE_CHECKING:
     from mcptask.transports.poll_pool import Exchange, PollPool
@@ -92,7 +92,7 @@ class _StreamState:
             self.retry = min(max(retry / 1000.0, 0.0), RESUME_MAX_WAIT)
 
     def saw(self, msg: Message) -> None:
-        if "method" not in msg and ("result" in msg or "error" in msg):
+        if is_response(msg):
             self.answered = self.answered or msg.get("id") == self.request_id
 
     @property
@@ -120,10 +120,9 @@ class BearerAuth(Protocol):
 
 #: redirects followed for one request
 MAX_REDIRECTS = 5
-#: a request's extension: the seconds its whole answer may take, headers included (`_send`)
+#: a request's extension: the seconds its whole answer may take, headers included (`_send`);
+#: `UNTIL` (transports/net.py): the `time.monotonic()` that comes to for the send under way
 WITHIN = "mcptask.within"
-#: ... and the `time.monotonic()` that comes to for the send under way
-UNTIL = "mcptask.until"
 
 #: a request is sent at most this many times while OAuth renews, logs in or steps up
 MAX_AUTH_TRIES = 4
@@ -156,6 +155,8 @@ class HttpOptions:
     many: bool = False
     #: OAuth credentials for the endpoint (used when no token was given)
     auth: BearerAuth | None = None
+    #: proxies and trusted CAs (transports/net.py): the environment's unless given
+    network: Network = field(default_factory=Network)
 
 
 def _refused(exc: BaseException) -> bool:
@@ -284,109 +285,61 @@ def _bounded(response: httpx.Response, seconds: float) -> _Deadline:
     return deadline
 
 
-class _BlockingTransport(httpx.AsyncBaseTransport):
-    """httpx's blocking transport behind the async client, for one-shot commands that make
-    one request at a time: it skips the async connection pool and anyio (start-up time and
-    CPU; see bench/startup.py). Concurrent work (`watch`, push streams) uses the async pool."""
+class _OAuthFlow(httpx.Auth):
+    """OAuth's resend loop as httpx's `Auth` flow: the request goes with the bearer the
+    provider holds; a 401/403 from the endpoint's origin is handed to the provider (it
+    refreshes, logs in, steps up), and the request is sent again with the new token, at most
+    MAX_AUTH_TRIES times; the last refusal is the answer (its reason in the error). A refusal
+    from where a redirect led is the answer at once: its server is not the one logged in to,
+    and a login never follows a redirect to another origin (RFC 9728 §3.3). The bearer itself
+    is put on each request (redirects included) by the transport's request hook, for the
+    endpoint's origin only."""
 
-    def __init__(self, verify: bool) -> None:
-        self._sync = httpx.HTTPTransport(verify=verify, trust_env=False)
-        # every socket read waits at most until the request's deadline (`UNTIL`): a server
-        # that trickles its status line and headers cannot stretch them past it
-        pool = self._sync._pool
-        self._backend = _DeadlineBackend(pool._network_backend)
-        pool._network_backend = self._backend
+    def __init__(self, transport: HttpTransport, auth: BearerAuth) -> None:
+        self.transport = transport
+        self.auth = auth
+        #: the send's whole-answer timer (`_send`), paused while the provider renews (a login
+        #: may take minutes) and started again for each send
+        self.timer: Any = None
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        until = request.extensions.get(UNTIL)
-        self._backend.until = until if isinstance(until, float) else None
-        try:
-            response = self._sync.handle_request(request)
-        finally:
-            self._backend.until = None  # the body: `_DeadlineStream`
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_AsyncOverSync(response),
-            extensions=response.extensions,
-        )
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        t = self.transport
+        within = request.extensions.get(WITHIN)
+        if request.url.username or request.url.password:
+            # as httpx does without a flow: a URL's user and password as Basic auth (a
+            # bearer, once there is one, takes its place: the transport's request hook)
+            basic = httpx.BasicAuth(request.url.username, request.url.password)
+            request = next(basic.sync_auth_flow(request))
+        for attempt in range(MAX_AUTH_TRIES):
+            t._bearer = sent = await self.auth.bearer()
+            if attempt and isinstance(within, int | float):
+                request.extensions[UNTIL] = time.monotonic() + float(within)
+                self._reschedule(float(within))
+            response = yield request
+            if response.status_code not in (401, 403) or attempt == MAX_AUTH_TRIES - 1:
+                return
+            if origin(response.url) != t._origin:
+                return
+            challenge = response.headers.get_list("www-authenticate")
+            self._reschedule(None)
+            retry = await self.auth.refused(response.status_code, challenge, sent)
+            if not retry:
+                return
+            # the refusal's body is not wanted, and never read unbounded: its stream is
+            # closed and an empty one stands in (httpx reads a refused answer before resending)
+            await response.stream.aclose()  # type: ignore[union-attr]
+            response.stream = httpx.ByteStream(b"")
+            t._trace(f"* OAuth: sending {request.method} {request.url} again with a new token")
 
-    async def aclose(self) -> None:
-        self._sync.close()
+    def _reschedule(self, seconds: float | None) -> None:
+        if self.timer is None:
+            return
+        import asyncio
 
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    """httpcore's blocking network, each read given no more time than `until` leaves."""
-
-    def __init__(self, inner: httpcore.NetworkBackend) -> None:
-        self.inner = inner
-        self.until: float | None = None
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore.NetworkStream:
-        stream = self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _DeadlineNetStream(stream, self)
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore.NetworkStream:
-        return _DeadlineNetStream(
-            self.inner.connect_unix_socket(path, timeout, socket_options), self
-        )
-
-    def sleep(self, seconds: float) -> None:
-        self.inner.sleep(seconds)
-
-
-class _DeadlineNetStream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream, backend: _DeadlineBackend) -> None:
-        self.inner = inner
-        self.backend = backend
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        until = self.backend.until
-        if until is not None:
-            left = until - time.monotonic()
-            if left <= 0:
-                raise httpcore.ReadTimeout("no whole answer before the deadline")
-            timeout = left if timeout is None else min(timeout, left)
-        return self.inner.read(max_bytes, timeout)
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.inner.write(buffer, timeout)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: Any,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        tls = self.inner.start_tls(ssl_context, server_hostname, timeout)
-        return _DeadlineNetStream(tls, self.backend)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self.inner.get_extra_info(info)
-
-
-class _AsyncOverSync(httpx.AsyncByteStream):
-    def __init__(self, response: httpx.Response) -> None:
-        self._response = response
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._response.stream:  # type: ignore[union-attr]
-            yield chunk
-
-    async def aclose(self) -> None:
-        self._response.close()
+        when = None if seconds is None else asyncio.get_running_loop().time() + seconds
+        self.timer.reschedule(when)
 
 
 class ServerClock:
@@ -471,21 +424,15 @@ class HttpTransport:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             o = self.options
-            # no CA bundle work for plain http endpoints (start-up cost)
-            verify = bool(self.url.startswith("https"))
-            transport: httpx.AsyncBaseTransport | None = None
-            if o.blocking:
-                transport = _BlockingTransport(verify)
-            self._client = httpx.AsyncClient(
+            self._client = o.network.client(
                 timeout=httpx.Timeout(o.read_timeout, connect=o.connect_timeout),
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
                 # only what transports/body.py decodes in bounded pieces
                 headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
+                blocking=o.blocking,
+                trace=self._trace,
+                follow_redirects=True,
+                max_redirects=MAX_REDIRECTS,
                 event_hooks={"request": [self._credentials]},
-                verify=verify,
-                trust_env=False,
-                transport=transport,
             )
         return self._client
 
@@ -530,46 +477,25 @@ class HttpTransport:
     # -- OAuth -------------------------------------------------------------------------------
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
-        """Send with the OAuth bearer (`HttpOptions.auth`), and send again when OAuth answers
-        a 401/403 with a new token (refreshed, logged in, stepped up)."""
+        """Send, with the OAuth bearer (`HttpOptions.auth`) and its resend loop as an
+        `httpx.Auth` flow (`_OAuthFlow`); the status line and headers come within the
+        request's `WITHIN` seconds (the blocking transport bounds each socket read by it; the
+        async pools are cancelled), counted again for each send of the flow."""
         auth = self.options.auth
-        if auth is None or self.options.token:
-            return await self._within(request)
-        for attempt in range(MAX_AUTH_TRIES):
-            self._bearer = sent = await auth.bearer()
-            response = await self._within(request)
-            if response.status_code not in (401, 403) or attempt == MAX_AUTH_TRIES - 1:
-                return response  # the last refusal is the answer (its reason in the error)
-            if origin(response.url) != self._origin:
-                # a refusal from where a redirect led: its server is not the one logged in
-                # to, and a login never follows a redirect to another origin (RFC 9728 §3.3)
-                return response
-            try:
-                challenge = response.headers.get_list("www-authenticate")
-                retry = await auth.refused(response.status_code, challenge, sent)
-            except BaseException:
-                await response.aclose()
-                raise
-            if not retry:
-                return response
-            await response.aclose()
-            self._trace(f"* OAuth: sending {request.method} {request.url} again with a new token")
-        return response
-
-    async def _within(self, request: httpx.Request) -> httpx.Response:
-        """Send; the status line and headers come within the request's `WITHIN` seconds (the
-        blocking transport bounds each socket read by it; the async pools are cancelled)."""
+        flow = _OAuthFlow(self, auth) if auth is not None and not self.options.token else None
         within = request.extensions.get(WITHIN)
         if not isinstance(within, int | float):
-            return await self.client.send(request, stream=True)
-        until = request.extensions[UNTIL] = time.monotonic() + float(within)
+            return await self.client.send(request, stream=True, auth=flow)
+        request.extensions[UNTIL] = time.monotonic() + float(within)
         if self.options.blocking or not _can_wait():
-            return await self.client.send(request, stream=True)
+            return await self.client.send(request, stream=True, auth=flow)
         import asyncio
 
         try:
-            async with asyncio.timeout(max(0.0, until - time.monotonic())):
-                return await self.client.send(request, stream=True)
+            async with asyncio.timeout(float(within)) as timer:
+                if flow is not None:
+                    flow.timer = timer
+                return await self.client.send(request, stream=True, auth=flow)
         except TimeoutError:
             raise httpx.ReadTimeout(f"no answer within {within:g} s", request=request) from None
 
@@ -614,9 +540,17 @@ class HttpTransport:
             return TransportError(f"timed out connecting to {where}")
         if isinstance(exc, httpx.TimeoutException):
             return TransportError(f"timed out waiting for {url} to answer")
+        proxy = self.options.network.route(url).proxy if _origin_of(url) else None
+        if proxy is not None and isinstance(exc, httpx.ConnectError | httpx.ProxyError):
+            # the proxy refused, or could not reach the server: say which of the two
+            where = f"{where} through the proxy {urls.safe_url(proxy)}"
+        if isinstance(exc, httpx.ConnectError) and (reason := untrusted(exc)) is not None:
+            return TransportError(f"cannot connect to {where}: {reason}")
+        if isinstance(exc, httpx.ProxyError):
+            return TransportError(f"cannot connect to {where}: {one_line(str(exc), 120)}")
         if isinstance(exc, httpx.ConnectError):
             reason = "connection refused" if _refused(exc) else str(exc) or "connection failed"
-            if "WRONG_VERSION_NUMBER" in reason or "record layer failure" in reason:
+            if answered_in_plain_text(exc):
                 # a TLS handshake answered in plain text: the server speaks http, not https
                 return TransportError(
                     f"cannot connect to {where}: the server answered without TLS; it speaks "
@@ -899,8 +833,13 @@ class HttpTransport:
     # play, is sent again the general way (the client follows; OAuth renews).
 
     def _poll_line(self, method: str, target: str) -> bytes | None:
-        """The request line of a lean request for `method` on `target`, or None when it goes
-        the general way."""
+        """The one eligibility predicate of the lean lane: the request line of a lean request
+        for `method` on `target`, or None when it goes the general way. Lean only while the
+        endpoint has many tasks (`HttpOptions.many`), for a URL on the endpoint's own origin,
+        reached without a proxy (transports/net.py), while no cookie is kept and no redirect
+        was seen; credentials are the endpoint's static headers and bearer only: a refusal
+        while OAuth is in play, a redirect and a cookie are had again the general way
+        (`_not_lean`), where httpx follows, renews and keeps them."""
         o = self.options
         if not o.many or self._lean_off or (self._client is not None and self._client.cookies):
             return None
@@ -915,6 +854,9 @@ class HttpTransport:
             # on the endpoint's origin, as the client judges it (`origin`: an IDNA host in
             # either form is one host)
             if line is not None and _origin_of(target) != self._origin:
+                line = None
+            # a proxy is the general client's to speak (CONNECT, absolute-form, its auth)
+            if line is not None and o.network.route(target).proxy is not None:
                 line = None
             self._lines[key] = line
         return line
@@ -931,7 +873,7 @@ class HttpTransport:
                 self._polls = PollPool(
                     self.url,
                     connect_timeout=self.options.connect_timeout,
-                    ssl_context=httpx.create_ssl_context(trust_env=False) if verify else None,
+                    ssl_context=self.options.network.ssl_context() if verify else None,
                 )
                 self._trace("* HTTP: polls on keep-alive connections of their own (many tasks)")
                 self._post_extra = self._poll_extra(POST_HEADERS)
@@ -975,7 +917,7 @@ class HttpTransport:
         """Send a lean request (`own`: its own headers) and wait for its answer's status and
         headers; a safe request is sent once more when its connection dies before any answer.
         Failures are mcptask's errors; `--trace` shows both sides (`body`: what was sent). The
-        `time.monotonic()` its whole answer is due by (`UNTIL`, as `_within` sets it)."""
+        `time.monotonic()` its whole answer is due by (`UNTIL`, as `_send` sets it)."""
         auth = self.options.auth
         if auth is not None and not self.options.token:
             self._bearer = await auth.bearer()
@@ -1377,7 +1319,7 @@ class HttpTransport:
             headers["Content-Type"] = "application/json"
 
         def build() -> httpx.Request:
-            # the status line and headers too (`_within`), and the whole answer from the
+            # the status line and headers too (`_send`), and the whole answer from the
             # request on (`UNTIL`), as a poll's
             request = self._build(method, url, headers=headers, content=content)
             return self._timed(request, self._time_left(None))

@@ -31,7 +31,8 @@ from mcptask.errors import (
 from mcptask.text import jsonsafe, urls
 from mcptask.text.sanitize import one_line
 from mcptask.transports.http import HttpTransport, _can_wait
-from mcptask.transports.rpc import StreamEvent
+from mcptask.transports.peer import PeerRouter
+from mcptask.transports.rpc import StreamEvent, is_response
 
 Message = dict[str, Any]
 
@@ -40,10 +41,6 @@ ENDPOINT_WAIT = 10.0
 NOTIFICATION_QUEUE = 1000
 #: what a person is told about this transport where it cannot do something
 DEPRECATED = "the deprecated HTTP+SSE transport (MCP 2024-11-05)"
-
-
-def _is_response(msg: Message) -> bool:
-    return "method" not in msg and ("result" in msg or "error" in msg)
 
 
 class LegacySseTransport:
@@ -58,12 +55,20 @@ class LegacySseTransport:
         #: where messages are POSTed (the `endpoint` event's URL)
         self.endpoint: str | None = None
         self.deadline: float | None = None
-        self.on_notification: Callable[[Message], None] | None = None
-        self.notifications: asyncio.Queue[Message] = asyncio.Queue(NOTIFICATION_QUEUE)
-        self._pending: dict[Any, asyncio.Queue[Message | BaseException]] = {}
+        #: what the server's stream brings, routed (transports/peer.py, shared with stdio)
+        self.router = PeerRouter(self._reply, trace=self.http.trace, kept=NOTIFICATION_QUEUE)
+        self.notifications: asyncio.Queue[Message] = self.router.notifications
         self._reader: asyncio.Task[None] | None = None
         self._stream: AsyncIterator[StreamEvent] | None = None
         self._dead: BaseException | None = None
+
+    @property
+    def on_notification(self) -> Callable[[Message], None] | None:
+        return self.router.on_notification
+
+    @on_notification.setter
+    def on_notification(self, handler: Callable[[Message], None] | None) -> None:
+        self.router.on_notification = handler
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -116,7 +121,7 @@ class LegacySseTransport:
                     continue
                 for item in parsed if isinstance(parsed, list) else [parsed]:
                     if isinstance(item, dict):
-                        self._route(item)
+                        self.router.route(item)
             error = TransportError(
                 f"{urls.safe_url(self.url)} closed its event stream ({DEPRECATED}: the session "
                 "ended with it)"
@@ -126,33 +131,11 @@ class LegacySseTransport:
         except Exception as exc:
             error = exc
         self._dead = error
-        for queue in list(self._pending.values()):
-            queue.put_nowait(error)
+        self.router.fail(error)
 
-    def _route(self, msg: Message) -> None:
-        if _is_response(msg):
-            queue = self._pending.get(msg.get("id"))
-            if queue is not None:
-                queue.put_nowait(msg)
-            return
-        if "method" not in msg:
-            return
-        if "id" in msg and msg.get("method") == "ping":
-            self._spawn(self._post({"jsonrpc": "2.0", "id": msg["id"], "result": {}}))
-            return
-        if "id" not in msg and self.on_notification is not None:
-            self.on_notification(msg)
-            return
-        if self._pending:
-            next(iter(self._pending.values())).put_nowait(msg)
-            return
-        if "id" in msg:
-            error = {"code": -32601, "message": f"Method not found: {msg['method']}"}
-            self._spawn(self._post({"jsonrpc": "2.0", "id": msg["id"], "error": error}))
-            return
-        if self.notifications.full():
-            self.notifications.get_nowait()
-        self.notifications.put_nowait(msg)
+    def _reply(self, message: Message) -> None:
+        """An answer of ours to the server (a ping's, a refusal), posted without waiting."""
+        self._spawn(self._post(message))
 
     def _spawn(self, job: Any) -> None:
         task = asyncio.ensure_future(job)
@@ -185,8 +168,7 @@ class LegacySseTransport:
             return
         req_id = message["id"]
         method = message.get("method")
-        queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()
-        self._pending[req_id] = queue
+        queue = self.router.open(req_id)
         try:
             await self._post(message, headers)
             wait = timeout if timeout is not None else self.http.options.read_timeout
@@ -203,10 +185,10 @@ class LegacySseTransport:
                 if isinstance(item, BaseException):
                     raise item
                 yield item
-                if _is_response(item):
+                if is_response(item):
                     return
         finally:
-            self._pending.pop(req_id, None)
+            self.router.close(req_id)
 
     # -- the rest of the Transport ----------------------------------------------------------
 

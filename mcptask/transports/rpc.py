@@ -16,6 +16,17 @@ if TYPE_CHECKING:
     import httpx
 
 Message = dict[str, Any]
+#: JSON-RPC's "Method not found": what a request nobody answers gets (transports/peer.py,
+#: protocols/server_requests.py through protocols/wire.py)
+METHOD_NOT_FOUND = -32601
+
+
+def is_response(msg: Message) -> bool:
+    """An answer (a result or an error), not a request or a notification: the one test, for
+    every transport (transports/peer.py, http.py)."""
+    return "method" not in msg and ("result" in msg or "error" in msg)
+
+
 #: called with a request or notification from the server that arrived on a request's stream
 ServerMessageHandler = Callable[[Message], Awaitable[None]]
 
@@ -137,10 +148,6 @@ class SwitchesPool(Protocol):
     async def use_many(self) -> None: ...
 
 
-def _is_response(msg: Message) -> bool:
-    return "method" not in msg and ("result" in msg or "error" in msg)
-
-
 def error_from(obj: Any) -> RpcError:
     if not isinstance(obj, dict):
         raise ProtocolError("the server sent a JSON-RPC error that is not an object")
@@ -202,7 +209,7 @@ class RpcClient:
         stream = self.transport.send(msg, headers=self.merged(headers), url=url, timeout=timeout)
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
-                if _is_response(incoming):
+                if is_response(incoming):
                     if incoming.get("id") != req_id:
                         raise ProtocolError(
                             f"the server answered request id {incoming.get('id')!r} "

@@ -2,9 +2,11 @@
 
 The server is spawned on the first `send`, in its own session (process group), with a minimal
 environment (`HOME LOGNAME PATH SHELL TERM USER`, as the official SDKs do) plus its entry's `env`.
-One reader task routes every line from its stdout: responses go to the `send` waiting for that id;
-requests and notifications from the server go to `on_unsolicited` when set, else to the oldest open
-request's stream, else (notifications) to the bounded `notifications` queue. Non-JSON lines are
+One reader task routes every line from its stdout through the peer router it shares with the
+legacy HTTP+SSE transport (transports/peer.py): responses go to the `send` waiting for that id;
+pings are answered; requests and notifications from the server go to `on_unsolicited` when set,
+else to the oldest open request's stream, else a request is refused (-32601) and a notification
+kept in the bounded `notifications` queue. Non-JSON lines are
 ignored (shown under `--trace`). The last lines of the server's stderr are kept and folded into
 the error when the server cannot start or dies.
 
@@ -33,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import inspect
 import json
 import os
 import signal
@@ -41,17 +42,17 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcptask.errors import ProtocolError, TransportError
 from mcptask.text import redact
 from mcptask.text.sanitize import clean, one_line
+from mcptask.transports.peer import PeerRouter, UnsolicitedHandler
+from mcptask.transports.rpc import Message, is_response
 
-Message = dict[str, Any]
 Tracer = Callable[[str], None]
-UnsolicitedHandler = Callable[[Message], Awaitable[None] | None]
 
 #: what a spawned server inherits from mcptask's environment (as the official SDKs do)
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
@@ -320,10 +321,6 @@ def _install_safety_net(loop: asyncio.AbstractEventLoop) -> None:
 # -- the transport --------------------------------------------------------------------------------
 
 
-def _is_response(msg: Message) -> bool:
-    return "method" not in msg and ("result" in msg or "error" in msg)
-
-
 class StdioTransport:
     """One spawned server; implements `rpc.Transport`."""
 
@@ -335,12 +332,10 @@ class StdioTransport:
         self.session_id: str | None = None
         #: a `time.monotonic()` no request may outlast (`result --timeout`), or None
         self.deadline: float | None = None
-        #: server requests and notifications go here when set (push watch: tasks/status)
-        self.on_unsolicited: UnsolicitedHandler | None = None
-        #: notifications (no id) go here first when set (push watch: tasks/status)
-        self.on_notification: Callable[[Message], None] | None = None
+        #: what the server sends, routed (transports/peer.py, shared with legacy SSE)
+        self.router = PeerRouter(self._reply, trace=self._trace, kept=NOTIFICATION_QUEUE)
         #: notifications that arrived while no request was open and no handler was set
-        self.notifications: asyncio.Queue[Message] = asyncio.Queue(maxsize=NOTIFICATION_QUEUE)
+        self.notifications: asyncio.Queue[Message] = self.router.notifications
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
         self._proc: asyncio.subprocess.Process | None = None
         self._pgid: int | None = None
@@ -350,7 +345,6 @@ class StdioTransport:
         self._tag = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._start_lock: asyncio.Lock | None = None
         self._write_lock: asyncio.Lock | None = None
-        self._pending: dict[Any, asyncio.Queue[Message | BaseException]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._handler_tasks: set[asyncio.Task[None]] = set()
         self._stderr_done: asyncio.Event | None = None
@@ -365,6 +359,24 @@ class StdioTransport:
             *options.secrets,
         ]
         redact.hold(self._secrets)
+
+    @property
+    def on_unsolicited(self) -> UnsolicitedHandler | None:
+        """Server requests and notifications go here when set (push watch: tasks/status)."""
+        return self.router.on_unsolicited
+
+    @on_unsolicited.setter
+    def on_unsolicited(self, handler: UnsolicitedHandler | None) -> None:
+        self.router.on_unsolicited = handler
+
+    @property
+    def on_notification(self) -> Callable[[Message], None] | None:
+        """Notifications (no id) go here first when set (push watch: tasks/status)."""
+        return self.router.on_notification
+
+    @on_notification.setter
+    def on_notification(self, handler: Callable[[Message], None] | None) -> None:
+        self.router.on_notification = handler
 
     # -- text -------------------------------------------------------------------------------------
 
@@ -490,7 +502,7 @@ class StdioTransport:
                     raw = await proc.stdout.readline()
                 except ValueError:
                     mib = self.options.max_line // (1024 * 1024)
-                    self._fail_pending(
+                    self.router.fail(
                         ProtocolError(
                             f"the stdio server sent a message over the {mib} MiB limit "
                             "(MCPTASK_MAX_BODY)"
@@ -510,7 +522,7 @@ class StdioTransport:
         """A line that is JSON mcptask cannot handle (too deep, a number past a double): the
         request it answers cannot be told, so whoever waits fails now with the reason."""
         self._trace(f"< (refused: {reason}) {text[:2000]}")
-        self._fail_pending(
+        self.router.fail(
             ProtocolError(f"the stdio server {self._name} sent JSON that mcptask refuses: {reason}")
         )
 
@@ -535,54 +547,11 @@ class StdioTransport:
             return
         self._trace(f"< {json.dumps(redact.data(parsed), ensure_ascii=False)[:20000]}")
         for item in items:
-            self._route(item)
+            self.router.route(item)
 
-    def _route(self, msg: Message) -> None:
-        if _is_response(msg):
-            queue = self._pending.get(msg.get("id"))
-            if queue is None and msg.get("id") is None and self._pending:
-                # an error the server could not tie to a request (e.g. a parse error)
-                queue = next(iter(self._pending.values()))
-            if queue is None:
-                self._trace(f"< (an answer to request {msg.get('id')!r} nobody waits for)")
-                return
-            queue.put_nowait(msg)
-            return
-        if "method" not in msg:
-            self._trace("< (neither a request, a notification nor an answer: ignored)")
-            return
-        if "id" in msg and msg.get("method") == "ping":
-            self._answer(msg["id"], result={})
-            return
-        if "id" not in msg and self.on_notification is not None:
-            self.on_notification(msg)
-            return
-        if self.on_unsolicited is not None:
-            outcome = self.on_unsolicited(msg)
-            if inspect.isawaitable(outcome):
-                task = asyncio.ensure_future(outcome)
-                self._handler_tasks.add(task)
-                task.add_done_callback(self._handler_tasks.discard)
-            return
-        if self._pending:
-            next(iter(self._pending.values())).put_nowait(msg)
-            return
-        if "id" in msg:  # a request nobody can answer: say so, or the server would wait
-            self._answer(
-                msg["id"], error={"code": -32601, "message": f"Method not found: {msg['method']}"}
-            )
-            return
-        if self.notifications.full():
-            self.notifications.get_nowait()
-        self.notifications.put_nowait(msg)
-
-    def _answer(self, req_id: Any, *, result: Any = None, error: Message | None = None) -> None:
-        reply: Message = {"jsonrpc": "2.0", "id": req_id}
-        if error is not None:
-            reply["error"] = error
-        else:
-            reply["result"] = result
-        task = asyncio.ensure_future(self._write_quietly(reply))
+    def _reply(self, message: Message) -> None:
+        """An answer of ours to the server (a ping's, a refusal), written without waiting."""
+        task = asyncio.ensure_future(self._write_quietly(message))
         self._handler_tasks.add(task)
         task.add_done_callback(self._handler_tasks.discard)
 
@@ -600,7 +569,7 @@ class StdioTransport:
             await asyncio.wait_for(proc.wait(), 1.0)
         self._dead = self._exit_error(proc.returncode)
         self._eof.set()
-        self._fail_pending(self._dead)
+        self.router.fail(self._dead)
 
     def _exit_error(self, status: int | None, doing: str = "") -> ServerExited:
         if self._closing:
@@ -618,10 +587,6 @@ class StdioTransport:
         text = f"the stdio server {self._name} {how}{doing}"
         text += f"; its last stderr lines: {tail}" if tail else " (it wrote nothing on stderr)"
         return ServerExited(text)
-
-    def _fail_pending(self, exc: BaseException) -> None:
-        for queue in list(self._pending.values()):
-            queue.put_nowait(exc)
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -663,8 +628,7 @@ class StdioTransport:
             return
         req_id = message["id"]
         method = message.get("method")
-        queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()
-        self._pending[req_id] = queue
+        queue = self.router.open(req_id)
         try:
             await self._write(message)
             wait = timeout if timeout is not None else self.options.read_timeout
@@ -678,10 +642,10 @@ class StdioTransport:
                 if isinstance(item, BaseException):
                     raise item
                 yield item
-                if _is_response(item):
+                if is_response(item):
                     return
         finally:
-            self._pending.pop(req_id, None)
+            self.router.close(req_id)
 
     async def _next(
         self, queue: asyncio.Queue[Message | BaseException], wait: float | None, method: Any
@@ -727,13 +691,13 @@ class StdioTransport:
             self._kill(proc)  # cancelled or interrupted while stopping: no waiting now
             raise
         finally:
-            for task in [*self._tasks, *self._handler_tasks]:
+            for task in [*self._tasks, *self._handler_tasks, *self.router.tasks]:
                 task.cancel()
             if self._pgid is not None:
                 _LIVE.discard(self._pgid)
             reaper, self._reaper = self._reaper, None
             stop_reaper(reaper, told=proc.returncode is not None)
-            self._fail_pending(ServerExited(f"the stdio server {self._name} has been stopped"))
+            self.router.fail(ServerExited(f"the stdio server {self._name} has been stopped"))
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         if proc.returncode is None and proc.stdin is not None:

@@ -1,5 +1,6 @@
-"""A webhook receiver for pushed task updates (A2A push notifications): a small HTTP/1.1 server
-on asyncio streams, standard library only.
+"""A webhook receiver for pushed task updates (A2A push notifications), on the listener that
+parses requests with h11 (transports/listener.py): a malformed or ambiguously framed request is
+400 before its token is looked at.
 
 Safe by default: it binds 127.0.0.1 on a random port, at a random path, and takes only
 `POST <path>` with the right `X-A2A-Notification-Token` (compared in constant time; 401
@@ -15,8 +16,6 @@ It knows nothing of A2A: `task_of` says which task a body is about (the protocol
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import hmac
 import json
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcptask.text import jsonsafe
+from mcptask.transports.listener import Incoming, Listener, Refused, Reply
 
 #: the header A2A agents send a config's token in
 TOKEN_HEADER = "x-a2a-notification-token"
@@ -41,19 +41,6 @@ READ_SECONDS = 10.0
 MAX_CONNECTIONS = 64
 #: bodies remembered to drop duplicates
 SEEN = 4096
-
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    411: "Length Required",
-    413: "Content Too Large",
-    415: "Unsupported Media Type",
-    431: "Request Header Fields Too Large",
-    503: "Service Unavailable",
-}
 
 
 @dataclass
@@ -78,13 +65,6 @@ class Delivery:
     def accepted(self) -> bool:
         """Taken and new: to be passed on."""
         return self.status == 200 and not self.duplicate
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
 
 
 class WebhookReceiver:
@@ -117,10 +97,8 @@ class WebhookReceiver:
         self.known = known
         self.on_delivery = on_delivery
         self.clock = clock
-        self._server: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._seen: OrderedDict[bytes, None] = OrderedDict()
-        self._open = 0
-        self._handlers: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
@@ -128,96 +106,64 @@ class WebhookReceiver:
         return f"http://{host}:{self.port}{self.path}"
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port, limit=MAX_HEAD)
-        sockets = self._server.sockets
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+        self._listener = Listener(
+            self._handle,
+            self._refused,
+            host=self.host,
+            port=self.port,
+            max_head=MAX_HEAD,
+            read_seconds=READ_SECONDS,
+            max_connections=MAX_CONNECTIONS,
+        )
+        await self._listener.start()
+        self.port = self._listener.port
 
     async def aclose(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._handlers):
-                task.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
-            self._server = None
+        if self._listener is not None:
+            await self._listener.aclose()
+            self._listener = None
 
-    # -- one connection -------------------------------------------------------------------
+    # -- one request ------------------------------------------------------------------------
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        me = asyncio.current_task()
-        if me is not None:
-            self._handlers.add(me)
-        self._open += 1
+    def _refused(self, status: int, reason: str) -> Reply:
+        """A request refused before it was read as a webhook (malformed, too slow, too many)."""
+        return self._reply(Delivery(received=self.clock(), status=status, reason=reason))
+
+    async def _handle(self, incoming: Incoming) -> Reply:
         delivery = Delivery(received=self.clock(), status=200)
         try:
-            if self._open > MAX_CONNECTIONS:
-                raise _Refused(503, "too many connections")
-            await asyncio.wait_for(self._read(reader, delivery), READ_SECONDS)
-        except _Refused as refused:
+            await self._read(incoming, delivery)
+        except Refused as refused:
             delivery.status, delivery.reason = refused.status, refused.reason
-        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-            delivery.status, delivery.reason = 400, "incomplete request"
-        except asyncio.LimitOverrunError:
-            delivery.status, delivery.reason = 431, "request head too large"
-        except ValueError:  # the head over the stream's limit
-            delivery.status, delivery.reason = 431, "request head too large"
-        finally:
-            self._open -= 1
-        try:
-            await self._answer(writer, delivery)
-        finally:
-            if me is not None:
-                self._handlers.discard(me)
-        if self.on_delivery is not None:
-            self.on_delivery(delivery)
+        return self._reply(delivery)
 
-    async def _answer(self, writer: asyncio.StreamWriter, delivery: Delivery) -> None:
+    def _reply(self, delivery: Delivery) -> Reply:
         body: dict[str, Any] = {"ok": delivery.status == 200}
         if delivery.reason:
             body["error"] = delivery.reason
         if delivery.duplicate:
             body["duplicate"] = True
-        data = json.dumps(body).encode()
-        head = (
-            f"HTTP/1.1 {delivery.status} {_REASONS.get(delivery.status, 'Error')}\r\n"
-            "Content-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\n"
-            "Connection: close\r\n"
-        )
+        headers: list[tuple[str, str]] = []
         if delivery.status == 405:
-            head += "Allow: POST\r\n"
+            headers.append(("Allow", "POST"))
         if delivery.status == 401:
-            head += 'WWW-Authenticate: A2A-Notification-Token realm="mcptask"\r\n'
-        try:
-            writer.write(head.encode("latin-1") + b"\r\n" + data)
-            await asyncio.wait_for(writer.drain(), READ_SECONDS)
-        except (TimeoutError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+            headers.append(("WWW-Authenticate", 'A2A-Notification-Token realm="mcptask"'))
+        then = None
+        if self.on_delivery is not None:
+            on_delivery = self.on_delivery
 
-    async def _read(self, reader: asyncio.StreamReader, delivery: Delivery) -> None:
-        raw = await reader.readuntil(b"\r\n\r\n")
-        lines = raw.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            raise _Refused(400, "not an HTTP/1.x request")
-        method, target = parts[0], parts[1]
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if not line:
-                continue
-            name, sep, value = line.partition(":")
-            if not sep:
-                raise _Refused(400, "a malformed header")
-            headers[name.strip().lower()] = value.strip()
+            def then() -> None:
+                on_delivery(delivery)
+
+        data = json.dumps(body).encode()
+        return Reply(delivery.status, data, "application/json", headers, then=then)
+
+    async def _read(self, incoming: Incoming, delivery: Delivery) -> None:
+        method, target, headers = incoming.method, incoming.target, incoming.headers
         if method != "POST":
-            raise _Refused(405, f"{method[:20]} is not POST")
+            raise Refused(405, f"{method[:20]} is not POST")
         if target.split("?", 1)[0] != self.path:
-            raise _Refused(404, "not the receiver's path")
+            raise Refused(404, "not the receiver's path")
         sent = headers.get(TOKEN_HEADER)
         if sent is not None:
             delivery.token_matched = hmac.compare_digest(sent.encode(), self.token.encode())
@@ -229,28 +175,22 @@ class WebhookReceiver:
                 authorization.encode(), self.authorization.encode()
             )
         if "transfer-encoding" in headers:
-            raise _Refused(411, "a body without Content-Length")
-        length_text = headers.get("content-length")
-        if length_text is None:
-            raise _Refused(411, "no Content-Length")
-        if not length_text.isdigit() or len(length_text) > 12:
-            raise _Refused(400, "a bad Content-Length")
-        length = int(length_text)
-        if length > self.max_body:
-            raise _Refused(413, f"a body over {self.max_body} bytes")
-        data = await reader.readexactly(length)
+            raise Refused(411, "a body without Content-Length")
+        if headers.get("content-length") is None:
+            raise Refused(411, "no Content-Length")
+        data = await incoming.body(self.max_body)  # h11 checked the Content-Length
         if delivery.token_matched is not True:
             # read (bounded) so the report can say what came; never passed on
             self._look(delivery, headers, data)
-            raise _Refused(401, "no token" if sent is None else "the wrong token")
+            raise Refused(401, "no token" if sent is None else "the wrong token")
         if delivery.auth_matched is False:
             self._look(delivery, headers, data)
-            raise _Refused(401, "the wrong Authorization")
+            raise Refused(401, "the wrong Authorization")
         self._look(delivery, headers, data, strict=True)
         if delivery.task_id is None:
-            raise _Refused(400, "the body names no task")
+            raise Refused(400, "the body names no task")
         if self.known is not None and not self.known(delivery.task_id):
-            raise _Refused(404, "not a task this receiver registered")
+            raise Refused(404, "not a task this receiver registered")
         key = hashlib.sha256(data).digest()
         if key in self._seen:
             delivery.duplicate = True
@@ -266,17 +206,17 @@ class WebhookReceiver:
         ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if not (ctype == "application/json" or ctype.endswith("+json")):
             if strict:
-                raise _Refused(415, f"{ctype[:60] or 'no content type'}, not JSON")
+                raise Refused(415, f"{ctype[:60] or 'no content type'}, not JSON")
             return
         try:
             body = jsonsafe.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError):
             if strict:
-                raise _Refused(400, "a body that is not JSON") from None
+                raise Refused(400, "a body that is not JSON") from None
             return
         if not isinstance(body, dict):
             if strict:
-                raise _Refused(400, "a body that is not a JSON object")
+                raise Refused(400, "a body that is not a JSON object")
             return
         delivery.body = body
         try:

@@ -19,7 +19,8 @@ from mcptask.commands.get import GetOptions, run_get
 from mcptask.commands.result import ResultOptions, run_result
 from mcptask.commands.watch import WatchOptions, run_watch
 from mcptask.errors import ExitCode, NotApplicable, TaskEnded, TaskNotFound, UsageError
-from mcptask.protocols.base import CallHooks, InputRequest, Progress
+from mcptask.model import Task
+from mcptask.protocols.base import CallHooks, InputRequest, Progress, TaskRef
 
 # -- get --------------------------------------------------------------------------------------
 
@@ -42,6 +43,39 @@ def test_get_of_a_task_the_book_knew_says_it_expired(tmp_path: Path) -> None:
     run = Run(proto, tmp_path)
     with pytest.raises(TaskNotFound, match=r"t1 has expired \(last seen completed\)"):
         run.go(lambda ctx: run_get(GetOptions("t1"), ctx))
+
+
+def test_a_gone_session_and_a_forgotten_task_are_told_apart_by_type(tmp_path: Path) -> None:
+    """Issue 36: `get` of a task the book knew says "session" only for a `SessionGone`, and
+    keeps the server's own words apart (no regex rewriting them)."""
+    from mcptask.errors import SessionGone
+
+    proto = Scripted()
+    proto.script("t1", "working")
+    Run(proto, tmp_path).go(lambda ctx: run_get(GetOptions("t1"), ctx))
+    proto.scripts.clear()
+
+    async def session_gone(ref: TaskRef) -> Task:
+        raise SessionGone("whatever the words", reason="HTTP 404")
+
+    proto.get = session_gone  # type: ignore[method-assign]
+    run = Run(proto, tmp_path)
+    with pytest.raises(TaskNotFound) as caught:
+        run.go(lambda ctx: run_get(GetOptions("t1"), ctx))
+    assert str(caught.value) == (
+        "task t1 has expired (last seen working): the session that created it no longer "
+        "exists on the server (HTTP 404); its tasks cannot be reached"
+    )
+
+    async def forgotten(ref: TaskRef) -> Task:
+        raise TaskNotFound("task t1: Task t1 not found in session", reason="Task t1 not found")
+
+    proto.get = forgotten  # type: ignore[method-assign]
+    run = Run(proto, tmp_path)
+    with pytest.raises(TaskNotFound) as caught:
+        run.go(lambda ctx: run_get(GetOptions("t1"), ctx))
+    assert "session" not in str(caught.value)
+    assert "the server no longer knows it (the server said: Task t1 not found)" in str(caught.value)
 
 
 # -- watch ------------------------------------------------------------------------------------

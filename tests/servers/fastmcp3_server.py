@@ -44,8 +44,14 @@ async def quick(x: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
+    # HTTPS with a test CA's certificate (tests/e2e/test_proxy_tls.py)
+    parser.add_argument("--certfile")
+    parser.add_argument("--keyfile")
     args = parser.parse_args()
-    mcp.run(transport="http", host="127.0.0.1", port=args.port, show_banner=False)
+    tls = {"ssl_certfile": args.certfile, "ssl_keyfile": args.keyfile} if args.certfile else None
+    mcp.run(
+        transport="http", host="127.0.0.1", port=args.port, show_banner=False, uvicorn_config=tls
+    )
 
 
 if __name__ == "__main__":

@@ -165,6 +165,21 @@ def start_mcp_progress(timeout: float = 90.0) -> ServerProcess:
     )
 
 
+def start_fastmcp3_tls(certfile: Path, keyfile: Path, timeout: float = 90.0) -> ServerProcess:
+    """The fastmcp3 task server over HTTPS (uvicorn) with the given certificate; `.url` names
+    it `https://127.0.0.1:P/mcp` (the certificate is for localhost and 127.0.0.1)."""
+    python = fastmcp3_python()
+    server = _start_on_free_port(
+        lambda port: [
+            *(str(python), str(FASTMCP3_SCRIPT), "--port", str(port)),
+            *("--certfile", str(certfile), "--keyfile", str(keyfile)),
+        ],
+        timeout=timeout,
+    )
+    server.url = f"https://127.0.0.1:{server.port}/mcp"
+    return server
+
+
 def start_fastmcp3_oauth(
     token_seconds: int = 3600,
     timeout: float = 90.0,

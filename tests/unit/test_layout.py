@@ -351,6 +351,7 @@ CALLED_FROM_OUTSIDE = frozenset(
         "_usage_display_name",
         "release_all",
         "handle_async_request",  # httpx's transports
+        "async_auth_flow",  # httpx's Auth (transports/http.py's OAuth resend loop)
         # asyncio's protocol and llhttp's parser call these (transports/poll_pool.py)
         "connection_made",
         "data_received",

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcptask.errors import NotApplicable, ServerError, TaskNotFound
+from mcptask.errors import NotApplicable, PushUrlRefused, TaskNotFound
 from mcptask.protocols.base import TaskRef
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
@@ -101,7 +101,7 @@ def test_an_empty_config_list_and_a_delete_answered_with_an_empty_object() -> No
         (
             400,
             _error(400, "INVALID_ARGUMENT", "INVALID_PARAMS", "Invalid push notification URL"),
-            ServerError,
+            PushUrlRefused,  # a type (commands/_webhook.py stops on it), never the words
             "refused the push URL (Invalid push notification URL)",
         ),
         (

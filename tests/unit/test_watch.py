@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from mcptask.errors import AuthError, HttpStatusError, RpcError, TaskNotFound, TransportError
+from mcptask.errors import (
+    AuthError,
+    HttpStatusError,
+    RpcError,
+    SessionGone,
+    TaskNotFound,
+    TransportError,
+)
 from mcptask.model import Task
 from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols.base import TaskRef, TaskResult
@@ -194,6 +201,28 @@ def test_not_found_after_a_sighting_is_expired_and_before_is_unknown() -> None:
     w.add(TaskRef("b"))
     assert run(w) == 9
     assert sorted(rec.ends) == [("a", "expired", 9), ("b", "unknown", 9)]
+
+
+def test_a_gone_session_is_told_by_its_type_never_by_the_words() -> None:
+    """Issue 36: a task seen inside its ttl whose session is gone ends `expired` (the session,
+    not a lost task); a plain not-found ends `unknown` with the lost-inside-ttl reason, whatever
+    the server's words say (here: the word "session")."""
+    from datetime import UTC, datetime
+
+    made = datetime.now(UTC).isoformat()
+    seen = task("a").model_copy(update={"createdAt": made, "raw": {"ttl": 3_600_000}})
+    clock = FakeClock()
+    by_words = TaskNotFound("task a: no such session-scoped task")  # a server's wording
+    by_type = SessionGone("the server said: gone", reason="HTTP 404")
+    script = Script(
+        clock, {"a": [seen, by_words], "b": [seen.model_copy(update={"taskId": "b"}), by_type]}
+    )
+    rec = Recorder()
+    w = make(script, clock, rec)
+    w.add(TaskRef("a"))
+    w.add(TaskRef("b"))
+    run(w)
+    assert sorted(rec.ends) == [("a", "unknown", 9), ("b", "expired", 9)]
 
 
 def test_result_is_fetched_in_the_tick_that_sees_completion() -> None:
