@@ -52,7 +52,7 @@ COMMANDS: dict[str, CommandHelp] = {
         "On a terminal a task that asks for input gets a form. --push-receiver takes an A2A "
         "agent's push notifications on a webhook on 127.0.0.1 (`via: webhook`). Exit by the final state: 0 "
         "completed, 5 failed, 6 needs input, 7 timed out, 8 cancelled, 9 unknown or expired "
-        "(the highest of several). Why a task looks stuck: `mcptask why ID`.",
+        "(the highest of several). Why stuck: `mcptask why ID`.",
         (
             ("", f"mcptask watch 8488be63 --url {URL}"),
             (

@@ -457,7 +457,7 @@ PushReceiverFlag = Annotated[
     bool,
     typer.Option(
         "--push-receiver",
-        help="A2A: receive push notifications on a webhook on 127.0.0.1 (configs made per task, deleted at the end).",
+        help="A2A: push notifications on a webhook on 127.0.0.1 (its configs deleted at the end).",
     ),
 ]
 PushPublicUrl = Annotated[

@@ -29,7 +29,7 @@ from mcptask.text import jsonsafe
 #: milliseconds a write waits for another process's write to finish (theirs take milliseconds);
 #: a command waits so at most once: after one failed wait its later writes do not wait
 #: (`TaskBook._write`), and a watch writes from a thread of its own (`state.writer`)
-BUSY_TIMEOUT_MS = 5_000
+BUSY_TIMEOUT_MS = 15_000
 
 #: the schema, one script per version: version N is reached by running MIGRATIONS[N - 1]
 MIGRATIONS: tuple[str, ...] = (

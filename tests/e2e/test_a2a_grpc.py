@@ -89,10 +89,9 @@ def test_answer_cancel_and_push_configs_over_grpc(
             "http://127.0.0.1:9/hook",
             "--id",
             "c1",
-            "--token",
-            "secret",
             "-o",
             "json",
+            env={"MCPTASK_WEBHOOK_TOKEN": "secret"},  # a secret never as a flag (issue 38)
         )
     ).json()
     assert made["id"] == "c1" and made["tokenSet"] is True

@@ -303,6 +303,8 @@ def test_the_form_on_a_terminal_asks_the_question_kept_in_an_artifact(
         t.expect("What is your name?")
         t.expect(": ")
         t.type("Ann\n")
+        t.expect("send this answer? [Y]es, [e]dit: ")  # confirmed like an MCP form (issue 38)
+        t.type("y\n")
         assert t.wait() == 0, t.screen
     finally:
         if t.proc.poll() is None:

@@ -325,7 +325,9 @@ def test_a_2026_only_stdio_server_without_tasks_says_it_has_no_tasks(run_cli: Ru
     check = run_cli("check", "--stdio", command, "-o", "json")
     verdicts = {c["id"]: c["verdict"] for c in check.json()["checks"]}
     assert verdicts["mcp2025.wire.protocol-version"] == "PASS", check.stdout
-    assert verdicts["mcp2025.capability.tasks"] == "FAIL"  # the truth: it has no tasks
+    # the truth: it has no tasks, which the spec allows (issue 38: INFO, no task support, exit 4)
+    assert verdicts["mcp2025.capability.tasks"] == "INFO"
+    assert check.code == 4 and check.json()["taskSupport"] is False
 
 
 # -- 3 and 14. list falls back to the task book ---------------------------------------------------
