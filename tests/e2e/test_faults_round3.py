@@ -516,10 +516,8 @@ def test_a_watch_keeps_polling_on_time_while_the_book_is_locked(
     )
     try:
         # while the lock is held: the polls go on (each write would wait 5-15 s on the loop)
-        deadline = time.monotonic() + 60
-        while len(fault.seen(url, "tasks/get")) < 14 and time.monotonic() < deadline:
-            assert watch.poll() is None
-            time.sleep(0.05)
+        fault.wait_seen(url, "tasks/get", 14)
+        assert watch.poll() is None
         polls = [r.at for r in fault.seen(url, "tasks/get")][1:]  # after `get`'s own
         assert len(polls) >= 12
         gaps = [b - a for a, b in itertools.pairwise(polls)]

@@ -716,7 +716,9 @@ class FaultServer:
         self.sent: dict[str, int] = {}
         self.stopping = threading.Event()
         self._ids = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # `wait_seen` reads `seen` while it holds it
+        #: notified on every request recorded (`wait_seen`)
+        self._arrived = threading.Condition(self._lock)
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -779,9 +781,17 @@ class FaultServer:
                 and (task_id is None or _task_id(r.message) == task_id)
             ]
 
+    def wait_seen(self, url: str, method: str, count: int, timeout: float = 60.0) -> list[Request]:
+        """`seen` once it holds at least `count` requests (or `timeout` passed): woken by each
+        request as it is recorded, never by a clock."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self.seen(url, method)) >= count, timeout)
+            return self.seen(url, method)
+
     def _record(self, req: Request) -> None:
         with self._lock:
             self.requests.append(req)
+            self._arrived.notify_all()
 
     def _scenario(self, sid: str) -> Scenario | None:
         with self._lock:
