@@ -116,24 +116,18 @@ class Places:
         if not self.remembers or all(len(t) < MIN_PREFIX for t in task_ids):
             return task_ids, [None] * len(task_ids)
         known = self._ctx.book.refs_many(self._ctx.server, task_ids)
-        out = [(t, known[t]) if t in known else self._expand(t, known=False) for t in task_ids]
+        out = [(t, known[t]) if t in known else self._expand(t) for t in task_ids]
         return [full for full, _ in out], [rec for _, rec in out]
 
-    def _expand(
-        self, task_id: str, *, known: bool | None = None
-    ) -> tuple[str, dict[str, Any] | None]:
-        """A prefix of one of this endpoint's ids in the book, as the whole id (and the
-        book's record of it, when it has one)."""
+    def _expand(self, task_id: str) -> tuple[str, dict[str, Any] | None]:
+        """A prefix of one of this endpoint's ids in the book (an id it does not know as a
+        whole: `_expand_many` asked), as the whole id."""
         from mcptask.state.taskbook import MIN_PREFIX
 
         if not self.remembers or len(task_id) < MIN_PREFIX:
             return task_id, None
         server = self._ctx.server
         book = self._ctx.book
-        if known is None:
-            rec = book.lookup(server, task_id)
-            if rec is not None:
-                return task_id, rec
         matches = book.find_prefix(server, task_id)
         if len(matches) > 1:
             raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
