@@ -31,11 +31,14 @@ def iso(at: float) -> str:
 def happened(e: dict[str, Any], skew: float = 0.0) -> float:
     """When an event happened on this machine's clock: the server's time where it gave one
     (less the measured skew: `clockSkew`, the server's clock minus this machine's), else when
-    mcptask saw it (or did it: an answer, a cancel)."""
+    mcptask saw it (or did it: an answer, a cancel). Never later than mcptask saw it: the skew
+    is known only to within a second or so (`Date` headers), and nothing is seen before it
+    happens."""
+    seen = float(e["at"])
     server_at = e.get("serverAt")
     if isinstance(server_at, int | float):
-        return float(server_at) - skew
-    return float(e["at"])
+        return min(float(server_at) - skew, seen)
+    return seen
 
 
 class Timeline:
@@ -240,7 +243,7 @@ def _changed_at(
         last = changes[-1]
         server_at = last.get("serverAt")
         if isinstance(server_at, int | float):
-            return float(server_at) - skew, float(server_at), "server"
+            return happened(last, skew), float(server_at), "server"
         return float(last["at"]), float(last["at"]), "local"
     updated = _epoch(task.lastUpdatedAt)
     if updated is not None:

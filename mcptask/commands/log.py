@@ -50,7 +50,7 @@ async def run_log(opts: LogOptions, ctx: Context) -> int:
 
     [(ctx, [task_id])] = in_book(ctx, [opts.task_id], "history of task")
     printer = Printer(ctx, task_id, keep=opts.follow)
-    start, pages = ctx.book.story(ctx.server, task_id, printer.skew or 0.0)
+    start, skew, pages = ctx.book.story(ctx.server, task_id, printer.skew or 0.0)
     if start is None and not opts.follow:
         raise TaskNotFound(
             f"the task book has no history of task {task_id} on {ctx.server}"
@@ -58,6 +58,7 @@ async def run_log(opts: LogOptions, ctx: Context) -> int:
             else f"the task book has no history of task {task_id}"
         )
     printer.timeline.start = start
+    printer.timeline.skew = skew
     for page in pages:  # a history of any length streams, a page at a time
         printer.show(page)
     code: int = ExitCode.OK

@@ -539,30 +539,40 @@ class TaskBook:
 
     def story(
         self, url: str, task_id: str, skew: float = 0.0, page: int = 1000
-    ) -> tuple[float | None, Iterator[list[Record]]]:
+    ) -> tuple[float | None, float, Iterator[list[Record]]]:
         """A task's events in the order they happened, read a page at a time (a history of
-        any length streams): its creation first, then each at the server's time less `skew`
+        any length streams): its creation first, then each at the server's time less the skew
         where the server gave one, else when mcptask saw it. Returns (the earliest of those
-        times, the pages); (None, no page) when the book has none."""
+        times, the skew used, the pages); (None, `skew`, no page) when the book has none.
 
-        def first(conn: sqlite3.Connection) -> tuple[float | None, list[int], str]:
+        The skew used is `skew` (measured from `Date` headers, to a second or so) raised where
+        the events prove it larger: nothing is seen before it happens, so the server's clock
+        is at least `server_at - at` ahead of this machine's for every event. A skew off by
+        less than a second would else put a change after the look that saw it."""
+
+        def first(conn: sqlite3.Connection) -> tuple[float | None, float, list[int], str]:
             rows = _endpoint_rows(conn, url)
             ids = [r[0] for r in rows]
             if not ids:
-                return None, [], ""
+                return None, skew, [], ""
             marks = ",".join("?" * len(ids))
-            (start,) = conn.execute(
-                f"SELECT MIN(COALESCE(server_at - ?, at)) FROM events WHERE endpoint IN ({marks})"
-                " AND task = ?",
-                (skew, *ids, task_id),
+            (ahead,) = conn.execute(
+                f"SELECT MAX(server_at - at) FROM events WHERE endpoint IN ({marks}) AND task = ?",
+                (*ids, task_id),
             ).fetchone()
-            return (float(start) if start is not None else None), ids, rows[0][1]
+            used = max(skew, float(ahead)) if isinstance(ahead, int | float) else skew
+            (start,) = conn.execute(
+                f"SELECT MIN(COALESCE(MIN(server_at - ?, at), at)) FROM events"
+                f" WHERE endpoint IN ({marks}) AND task = ?",
+                (used, *ids, task_id),
+            ).fetchone()
+            return (float(start) if start is not None else None), used, ids, rows[0][1]
 
-        nothing: tuple[float | None, list[int], str] = (None, [], "")
-        start, ids, key = self._read(first, nothing)
+        nothing: tuple[float | None, float, list[int], str] = (None, skew, [], "")
+        start, used, ids, key = self._read(first, nothing)
         if start is None:
-            return None, iter(())
-        return start, self._pages(ids, key, task_id, skew, page)
+            return None, skew, iter(())
+        return start, used, self._pages(ids, key, task_id, used, page)
 
     def _pages(
         self, ids: list[int], key: str, task_id: str, skew: float, page: int
@@ -572,7 +582,7 @@ class TaskBook:
             cursor = self._db().execute(
                 "SELECT n, at, kind, via, status, message, command, data, server_at FROM events "
                 f"WHERE endpoint IN ({marks}) AND task = ? "
-                "ORDER BY kind != 'created', COALESCE(server_at - ?, at), n",
+                "ORDER BY kind != 'created', COALESCE(MIN(server_at - ?, at), at), n",
                 (*ids, task_id, skew),
             )
             while rows := cursor.fetchmany(page):

@@ -14,6 +14,7 @@ from mcptask.commands._history import Timeline, why_stuck
 from mcptask.model import Task
 from mcptask.protocols.a2a import history_turns
 from mcptask.state import taskbook
+from mcptask.state.events import event
 from mcptask.state.taskbook import AT, TURNS, VIA, TaskBook
 from mcptask.transports.http import ServerClock
 
@@ -68,7 +69,10 @@ def test_a_task_first_seen_by_a_look_after_it_moved_on_is_created_then_changed(
     assert (created["kind"], created.get("status"), created["serverAt"]) == ("created", None, T0)
     assert created["data"] == {"firstSeen": True}
     assert (done["kind"], done["status"], done["serverAt"]) == ("status", "completed", T0 + 30)
-    assert Timeline("t", URL).add([created, done])[1]["sinceCreated"] == 30.0
+    # (its times lie ahead of this machine's clock: the story takes the skew they prove)
+    start, skew, pages = book.story(URL, "t")
+    lines = Timeline("t", URL, skew, start).add([e for page in pages for e in page])
+    assert [x["sinceCreated"] for x in lines] == [0.0, 30.0]
     # its creation's own answer (no `via`) is one created event, whatever its stamps say
     book.record(URL, "u", status="working", **times)
     assert [e["kind"] for e in book.events(URL, "u")] == ["created"]
@@ -88,6 +92,33 @@ def test_the_timeline_orders_by_when_things_happened_with_the_skew_taken_out() -
     assert lines[2]["late"] == 3.0
     # without the skew the answer would seem to come first... and the status 100 s late
     assert Timeline("t", URL).add(events)[2]["late"] == 0.0
+
+
+def test_a_skew_known_only_to_a_second_never_puts_a_change_after_it_was_seen(
+    book: TaskBook,
+) -> None:
+    # the `Date` headers put the skew at -0.4 s where it is 0: the completion, less that
+    # skew, would fall 0.4 s after the look that saw it (and after the watch's end)
+    times = {"createdAt": stamp(T0), "lastUpdatedAt": stamp(T0)}
+    book.record(URL, "t", status="working", **times, **{AT: T0 + 0.1})
+    book.record(
+        URL,
+        "t",
+        status="completed",
+        **{**times, "lastUpdatedAt": stamp(T0 + 3.0)},
+        **{AT: T0 + 3.1, VIA: "poll"},
+    )
+    book.add_events(URL, [event("t", "end", at=T0 + 3.1)], command="watch")
+    start, skew, pages = book.story(URL, "t", skew=-0.4)
+    # the look at T0 + 3.1 saw what happened at T0 + 3.0: the server is at most 0.1 s behind
+    assert skew == pytest.approx(-0.1)
+    events = [e for page in pages for e in page]
+    assert [e["kind"] for e in events] == ["created", "status", "end"]
+    lines = Timeline("t", URL, skew=skew, start=start).add(events)
+    assert [x["kind"] for x in lines] == ["created", "status", "end"]
+    assert lines[1]["at"] == stamp(T0 + 3.0)  # shown as the server gave it
+    assert (lines[1]["late"], lines[2]["gap"]) == (0.0, 0.0)
+    assert lines[1]["sinceCreated"] == 3.0  # the server's own interval
 
 
 def test_a_creation_timed_only_by_its_answer_still_comes_first() -> None:
