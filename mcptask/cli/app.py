@@ -20,6 +20,7 @@ from mcptask.cli.options import (
     ListSince,
     ListStatus,
     NoPush,
+    Otlp,
     OutputMode,
     PushPort,
     PushPublicUrl,
@@ -131,6 +132,7 @@ def watch(
     save: SaveDir = None,
     force: SaveForce = False,
     download: SaveDownload = False,
+    otlp: Otlp = False,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -146,6 +148,7 @@ def watch(
         bell=bell,
         notify=notify,
         save=_save_to(save, force, download),
+        otlp=otlp,
     )
     if save is None and (force or download):
         execute(g, lambda ctx: _usage("--force and --download go with --save DIR"))
@@ -336,11 +339,14 @@ def call(
             "--defaults", help="A plain call's questions: accept with the form's defaults."
         ),
     ] = False,
+    otlp: Otlp = False,
 ) -> None:
     from mcptask.commands._follow import FollowUp
     from mcptask.commands.call import CallOptions, PlainAnswers, run_call
 
-    then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    then = FollowUp(
+        watch, want_result=result, interval=interval, timeout=timeout, push=not no_push, otlp=otlp
+    )
     answers = PlainAnswers(json=json_content, decline=decline, cancel=cancel, defaults=defaults)
     opts = CallOptions(
         tool=tool,
@@ -368,6 +374,7 @@ def send(
     push_receiver: PushReceiverFlag = False,
     push_public_url: PushPublicUrl = None,
     push_port: PushPort = 0,
+    otlp: Otlp = False,
 ) -> None:
     from mcptask.commands._follow import FollowUp
     from mcptask.commands.send import SendOptions, run_send
@@ -376,7 +383,9 @@ def send(
     if receiver is not None and not watch:
         execute(g, lambda ctx: _usage("--push-receiver goes with --watch"))
         return
-    then = FollowUp(watch, want_result=result, interval=interval, timeout=timeout, push=not no_push)
+    then = FollowUp(
+        watch, want_result=result, interval=interval, timeout=timeout, push=not no_push, otlp=otlp
+    )
     then.receiver = receiver
     opts = SendOptions(text, then=then)
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
@@ -529,6 +538,70 @@ def forget(
     from mcptask.commands.forget import ForgetOptions, run_forget
 
     execute(g, lambda ctx: run_forget(ForgetOptions(task_ids or [], endpoint), ctx))
+
+
+@app.command(**described("export"))
+@with_target
+def export(
+    g: GlobalOptions,
+    task_ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Task ids whose story to export.", autocompletion=complete.task_ids),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="The tasks seen within this long: 30m, 12h, 7d.", metavar="AGE"
+        ),
+    ] = None,
+    all_tasks: Annotated[
+        bool, typer.Option("--all", help="Every task of the book (the target's, when given).")
+    ] = False,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to", help="Write OTLP JSON lines to FILE (-: stdout) instead.", metavar="FILE"
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="The OTLP/HTTP endpoint (else OTEL_EXPORTER_OTLP_ENDPOINT).",
+            metavar="URL",
+        ),
+    ] = None,
+    content: Annotated[
+        bool,
+        typer.Option(
+            "--content", help="Send what tasks carried too: results, messages, questions."
+        ),
+    ] = False,
+    again: Annotated[
+        bool, typer.Option("--again", help="Send stories already sent (same span ids).")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds the backend has to take a batch.",
+            parser=seconds_flag("--timeout"),
+        ),
+    ] = None,
+) -> None:
+    from mcptask.commands.export import ExportOptions, run_export
+
+    opts = ExportOptions(
+        task_ids or [],
+        since=since,
+        all_tasks=all_tasks,
+        to=to,
+        endpoint=endpoint,
+        content=content,
+        again=again,
+        timeout=timeout,
+    )
+    execute(g, lambda ctx: run_export(opts, ctx))
 
 
 @app.command(**described("prune"))

@@ -302,6 +302,26 @@ COMMANDS: dict[str, CommandHelp] = {
             ("an endpoint that is gone for good", f"mcptask forget --endpoint {URL}"),
         ),
     ),
+    "export": CommandHelp(
+        SERVERS,
+        "Send tasks' stories to a trace backend (OTLP)",
+        "Send the task book's story of tasks as OpenTelemetry traces: one trace per task (the "
+        "one `call --traceparent` started it in, else its own), its span from creation to end "
+        "at the server's times with every status, message, question, answer, retry and push "
+        "event, and the calls mcptask made about it as child spans; MCP and A2A attributes "
+        "after the OpenTelemetry GenAI conventions. Goes over OTLP/HTTP to "
+        "OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT, with OTEL_EXPORTER_OTLP_HEADERS, "
+        "OTEL_SERVICE_NAME, as every OTel SDK reads them; --endpoint overrides), or as OTLP JSON "
+        "lines to a file with --to (what the Collector's file receiver reads). Results, "
+        "agents' messages and questions stay out unless --content. A story sent whole is not "
+        "sent again; tasks still running are sent only when named. Live, as a watch sees tasks "
+        "end: `watch --otlp`. Exit 4 when the backend does not take them.",
+        (
+            ("", "mcptask export 8488be63 --endpoint http://localhost:4318"),
+            ("what ended in the last two hours", "mcptask export --since 2h"),
+            ("no backend: a file", "mcptask export --all --to tasks.otlp.jsonl"),
+        ),
+    ),
     "prune": CommandHelp(
         SERVERS,
         "Drop what the task book has not seen for a while",

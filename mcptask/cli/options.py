@@ -403,6 +403,14 @@ WantResult = Annotated[
 NoPush = Annotated[
     bool, typer.Option("--no-push", help="Poll only; ignore updates the server pushes.")
 ]
+Otlp = Annotated[
+    bool,
+    typer.Option(
+        "--otlp",
+        envvar="MCPTASK_OTLP",
+        help="Export each task's story as it ends to OTEL_EXPORTER_OTLP_ENDPOINT (`mcptask export`).",
+    ),
+]
 
 
 def _limit(text: str) -> int:

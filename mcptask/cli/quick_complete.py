@@ -77,6 +77,7 @@ TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
                 "--force",
                 "--no-push",
                 "--notify",
+                "--otlp",
                 "--push-receiver",
                 "--result",
             }
@@ -95,6 +96,11 @@ TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
         frozenset({"--cancel", "--decline"}),
     ),
     "forget": TaskIdCommand(None, frozenset({"--endpoint"})),
+    "export": TaskIdCommand(
+        None,
+        frozenset({"--endpoint", "--since", "--timeout", "--to"}),
+        frozenset({"--again", "--all", "--content"}),
+    ),
     "why": TaskIdCommand(1),
 }
 

@@ -25,6 +25,8 @@ class FollowUp:
     push: bool = True
     #: `--push-receiver` (`commands._webhook.PushReceiver`)
     receiver: Any = None
+    #: `--otlp`: the watch exports each task's story as it ends (`export.live`)
+    otlp: bool = False
 
 
 def how_to_reach(ctx: Context, task_id: str, ref: Any, why: str) -> str:
@@ -42,8 +44,14 @@ def how_to_reach(ctx: Context, task_id: str, ref: Any, why: str) -> str:
 
 
 async def after_create(
-    ctx: Context, created: Any, then: FollowUp, *, title: str | None = None
+    ctx: Context,
+    created: Any,
+    then: FollowUp,
+    *,
+    title: str | None = None,
+    fields: dict[str, Any] | None = None,
 ) -> int:
+    """`fields`: more for the book to keep of the task (the tool that made it)."""
     from mcptask.commands.result import ResultOptions, run_result
     from mcptask.commands.watch import WatchOptions, run_watch
     from mcptask.protocols.base import TaskRef, TaskResult
@@ -71,7 +79,7 @@ async def after_create(
     ref: TaskRef = created.ref or TaskRef(task.taskId)
     if isinstance(created.extra.get("note"), str):
         ctx.out.note(created.extra["note"])
-    ctx.places.remember(task, ref)
+    ctx.places.remember(task, ref, **(fields or {}))
     if ctx.places.remembers and ctx.book.write_error is not None:
         ctx.out.note(how_to_reach(ctx, task.taskId, ref, ctx.book.write_error))
     if ctx.target.command is not None:
@@ -110,6 +118,7 @@ async def after_create(
             title=title,
             push=push,
             receiver=then.receiver,
+            otlp=then.otlp,
         ),
         ctx,
     )

@@ -47,6 +47,9 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     # Ctrl-C before the call goes out (connecting, looking the tool up) says so: the server
     # never started it (once it is out, `_plain` and `_create` say what became of it)
     ctx.out.interrupted = "interrupted before the call was sent: the server did not start it"
+    from mcptask.commands.export import check_live
+
+    check_live(opts.then.otlp, opts.then.watch)
     proto = await ctx.endpoint.protocol()
     if not proto.has_tools:
         created = await proto.call_tool(opts.tool, {}, ttl=opts.ttl)  # says what to use instead
@@ -57,7 +60,7 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     if _as_task(opts, proto, tool):
         ctx.out.interrupted = None  # a task may have been made: the usual words
         created = await _create(opts, ctx, proto, args)
-        return await after_create(ctx, created, opts.then)
+        return await after_create(ctx, created, opts.then, fields={"tool": opts.tool})
     if opts.ttl is not None:
         ctx.out.note(f"--ttl: tool {opts.tool!r} runs as a plain call, not a task; ignored")
     return await _plain(opts, ctx, proto, args, content)

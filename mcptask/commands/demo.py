@@ -39,6 +39,7 @@ async def run_demo(opts: DemoOptions, ctx: Context) -> int:
             ctx,
             created,
             FollowUp(watch=True, want_result=opts.want_result),
+            fields={"tool": "build-report"},
             title="mcptask demo: watching a task on the embedded server",
         )
 

@@ -24,20 +24,20 @@ class PruneOptions:
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
-def parse_age(text: str) -> float:
+def parse_age(text: str, flag: str = "--older-than") -> float:
     """`90s`, `30m`, `12h`, `7d`, `2w` -> seconds. A unit is required: a bare `0` would
     otherwise drop the whole book."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
     if m is None:
-        raise UsageError(f"--older-than {text!r}: give an age like 7d, 12h, 30m or 2w")
+        raise UsageError(f"{flag} {text!r}: give an age like 7d, 12h, 30m or 2w")
     if not m.group(2):
         raise UsageError(
-            f"--older-than {text!r} needs a unit: {m.group(1)}d (days), {m.group(1)}h, "
+            f"{flag} {text!r} needs a unit: {m.group(1)}d (days), {m.group(1)}h, "
             f"{m.group(1)}m (minutes), {m.group(1)}s or {m.group(1)}w"
         )
     seconds = float(m.group(1)) * UNITS[m.group(2)]
     if not 0 <= seconds <= 100 * 365 * 86400:
-        raise UsageError(f"--older-than {text!r}: out of range")
+        raise UsageError(f"{flag} {text!r}: out of range")
     return seconds
 
 

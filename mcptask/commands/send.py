@@ -18,6 +18,9 @@ class SendOptions:
 
 
 async def run_send(opts: SendOptions, ctx: Context) -> int:
+    from mcptask.commands.export import check_live
+
+    check_live(opts.then.otlp, opts.then.watch)
     proto = await ctx.endpoint.protocol()
     created = await proto.send_message(opts.text, context_id=ctx.options.context_id)
     return await after_create(ctx, created, opts.then)

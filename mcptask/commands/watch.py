@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -22,6 +23,7 @@ from mcptask.text.command_line import command_line
 if TYPE_CHECKING:
     from mcptask.commands._save import SaveTo
     from mcptask.commands._webhook import PushReceiver
+    from mcptask.export.live import LiveExport
     from mcptask.protocols.artifacts import ArtifactUpdate
     from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
@@ -56,6 +58,8 @@ class WatchOptions:
     stop_on_input: bool = True
     #: `--save DIR` (with `--result`): each task's result as files (`commands._save`)
     save: SaveTo | None = None
+    #: `--otlp`: each task's story exported as it ends (`export.live`)
+    otlp: bool = False
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -101,6 +105,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         return code
     # over stdio a task ends with the server: the input hints say what works there
     ctx.out.stdio = any(place.target.command is not None for place, _ in places)
+    live = _live_export(opts, ctx)  # nowhere to export to: a usage error before any poll
     events = opts.sink if opts.sink is not None else _events(opts, ctx)
     lock = asyncio.Lock()  # one inline form at a time, whichever server asks
     # the book is written by a thread of its own: a book another process holds locked delays
@@ -108,9 +113,39 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
     ctx.book.write_in_background()
     try:
         with signals() as ending:  # before the first event (a task's status as created) is out
-            return await _watch(opts, ctx, places, events, lock, ending, unreachable)
+            return await _watch(opts, ctx, places, events, lock, ending, unreachable, live)
     finally:
         ctx.book.finish_writes(BOOK_FINISH)
+        if live is not None:
+            live.close(EXPORT_FINISH)
+            if live.warning is not None:
+                ctx.out.note(
+                    f"{live.warning}; the watch went on (`mcptask export` sends the stories later)"
+                )
+
+
+#: seconds the end of a watch waits for its last stories to be exported (a backend that does
+#: not answer: its timeout, `commands.export.LIVE_TIMEOUT`, ends the try before)
+EXPORT_FINISH = 12.0
+
+
+def _live_export(opts: WatchOptions, ctx: Context) -> LiveExport | None:
+    """`--otlp`: the exporter of the tasks' stories as they end (its destination checked)."""
+    if not opts.otlp:
+        return None
+    if not ctx.places.records:
+        ctx.out.note("--otlp: this target's tasks are not kept in the task book: nothing to export")
+        return None
+    import os
+
+    from mcptask.commands.export import LIVE_TIMEOUT, make_sink
+    from mcptask.export.live import LiveExport
+
+    timed = any(
+        os.environ.get(v, "").strip()
+        for v in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+    )
+    return LiveExport(ctx.book.path, make_sink(None, None, None if timed else LIVE_TIMEOUT))
 
 
 def _endpoints(endpoints: list[str]) -> str:
@@ -127,11 +162,14 @@ async def _watch(
     lock: asyncio.Lock,
     ending: Ending,
     unreachable: list[str],
+    live: LiveExport | None = None,
 ) -> int:
     groups = []
     for place, ids in places:
         if ids:
-            groups.append(await _Group.start(opts, place, ids, events, lock, ending.add))
+            group = await _Group.start(opts, place, ids, events, lock, ending.add)
+            group.live = live
+            groups.append(group)
     watched = [w for g in groups for w in g.watcher.watched]
     if isinstance(events, LiveEvents):
         if len(groups) > 1:
@@ -226,6 +264,8 @@ class _Group:
         #: seconds between two writes to the book
         self.flush_every = BOOK_FLUSH
         self.watcher: Watcher
+        #: `--otlp`: told of each task whose end the book holds
+        self.live: LiveExport | None = None
 
     @property
     def short_name(self) -> str:
@@ -291,6 +331,9 @@ class _Group:
             self.seen.clear()
             self.events.clear()
             self.ctx.places.remember_many(batch, each=each, events=events)
+            ended = [e["task"] for e in events if e["kind"] == "end"]
+            if self.live is not None and ended:
+                self.ctx.book.after_writes(partial(self.live.ended_many, self.ctx.server, ended))
         self.flushed = self.ctx.clock()
 
     def contact(self) -> None:

@@ -217,6 +217,14 @@ class TaskBook:
         if self._writer is None:
             self._writer = Writer(self.path, after=self._maybe_prune)
 
+    def after_writes(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once what was written so far is in the book for any reader: at once
+        without a background writer, else on its thread after its commit."""
+        if self._writer is not None:
+            self._writer.put_after(callback)
+        else:
+            callback()
+
     def finish_writes(self, timeout: float) -> None:
         """Wait up to `timeout` seconds for the background writer's changes, then stop it;
         what could not be written is said in one line."""
@@ -589,6 +597,61 @@ class TaskBook:
                 yield [e for e in (_event(row, key) for row in rows) if e is not None]
         except sqlite3.Error as exc:
             self._read_failed(str(exc))
+
+    def exportable(
+        self, url: str | None = None, since: float | None = None, page: int = 500
+    ) -> Iterator[list[tuple[str, str, Record, float]]]:
+        """Tasks to export, a page at a time (a book of any size streams): (endpoint key, task
+        id, record, the endpoint's kept clock skew), every endpoint's or `url`'s, those seen
+        since `since` (seconds since the epoch) when given, most recently seen last."""
+        try:
+            conn = self._db()
+            where: list[str] = ["1"]
+            args: list[Any] = []
+            if url is not None:
+                ids = [r[0] for r in _endpoint_rows(conn, url)]
+                if not ids:
+                    return
+                where.append(f"t.endpoint IN ({','.join('?' * len(ids))})")
+                args += ids
+            if since is not None:
+                where.append("t.seen >= ?")
+                args.append(since)
+            cols = ", ".join("t." + c.strip() for c in _TASK_COLS.split(","))
+            cursor = conn.execute(
+                f"SELECT e.key, e.fields, {cols}"
+                f" FROM tasks t JOIN endpoints e ON e.id = t.endpoint WHERE {' AND '.join(where)}"
+                " ORDER BY t.seen",
+                args,
+            )
+            while rows := cursor.fetchmany(page):
+                out = []
+                for key, efields, *row in rows:
+                    if not isinstance(key, str) or not isinstance(row[0], str):
+                        continue  # a row edited by hand
+                    skew = _number(_fields(efields).get("clockSkew")) or 0.0
+                    out.append((key, row[0], _record(tuple(row)), skew))
+                yield out
+        except sqlite3.Error as exc:
+            self._read_failed(str(exc))
+
+    def mark_exported(self, url: str, through: dict[str, int]) -> None:
+        """Keep with each task the last event `export` sent of it (`exportedThrough`): a later
+        export skips a story it has sent whole."""
+        if not through:
+            return
+
+        def change(conn: sqlite3.Connection) -> None:
+            ids = [r[0] for r in _endpoint_rows(conn, url)]
+            for task_id, n in through.items():
+                for eid in ids:
+                    conn.execute(
+                        "UPDATE tasks SET fields = json_set(fields, '$.exportedThrough', ?)"
+                        " WHERE endpoint = ? AND id = ? AND json_valid(fields)",
+                        (n, eid, task_id),
+                    )
+
+        self._write(change, None)
 
     def complete(
         self,

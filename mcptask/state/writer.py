@@ -74,6 +74,11 @@ class Writer:
             self._pending.append(change)
             self._cond.notify()
 
+    def put_after(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on the writer's thread) once every change put before it is
+        committed, or given up on: what another reader of the book then reads includes them."""
+        self.put(_After(callback))
+
     def finish(self, timeout: float) -> int:
         """Wait up to `timeout` seconds for what is pending (Ctrl-C ends the wait at once),
         then stop the thread; the changes not written (lost or still pending)."""
@@ -137,9 +142,11 @@ class Writer:
                             self.error = _why(one, self.path.parent)
                         done += 1
                     self._taken(done)
+                    _call_after(batch[:done])
                     continue
                 pause = 0.05
                 self._taken(len(batch))
+                _call_after(batch)
         finally:
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
@@ -167,7 +174,28 @@ class Writer:
     def _give_up(self, n: int, exc: BaseException) -> None:
         self.lost += n
         self.error = _why(exc, self.path.parent)
+        with self._cond:
+            given_up = list(self._pending)[:n]
         self._taken(n)
+        _call_after(given_up)
+
+
+class _After:
+    """A change that changes nothing: its callback runs once the batch it is in is
+    committed (`Writer.put_after`)."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+
+    def __call__(self, conn: sqlite3.Connection) -> None:
+        return None
+
+
+def _call_after(batch: list[Change]) -> None:
+    for change in batch:
+        if isinstance(change, _After):
+            with contextlib.suppress(Exception):  # a callback's failure is its own
+                change.callback()
 
 
 def _why(exc: BaseException, where: Path | None = None) -> str:

@@ -269,6 +269,7 @@ ROOMS: dict[str, frozenset[str]] = {
             "text",
             "schemas",
             "demo",
+            "export",
         }
     ),
     "commands": frozenset(
@@ -284,6 +285,7 @@ ROOMS: dict[str, frozenset[str]] = {
             "text",
             "schemas",
             "demo",
+            "export",
         }
     ),
     "session": frozenset({"auth", "output", "protocols", "transports", "state", "text"}),
@@ -292,6 +294,7 @@ ROOMS: dict[str, frozenset[str]] = {
     "output": frozenset({"protocols", "text", "schemas"}),
     "auth": frozenset({"transports", "state", "text"}),
     "demo": frozenset({"text"}),
+    "export": frozenset({"protocols", "state", "text"}),
     "protocols": frozenset({"transports", "text"}),
     "transports": frozenset({"text"}),
     "state": frozenset({"text"}),
@@ -363,6 +366,7 @@ CALLED_FROM_OUTSIDE = frozenset(
         "on_headers_complete",
         "on_body",
         "on_message_complete",
+        "emit",  # a logging.Handler's (export.otlp: what the OTLP exporter says of a failure)
     }
 )
 #: attributes set on objects of other libraries (a Rich console's hook, an httpx response's
