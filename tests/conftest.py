@@ -59,7 +59,12 @@ for _name in PROXY_VARIABLES:
 
 
 def clean_env(state_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPTASK_")}
+    # nor a trace or an OTLP backend of the machine's (a CI job's): each test names its own
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MCPTASK_", "OTEL_")) and k not in ("TRACEPARENT", "TRACESTATE")
+    }
     env["MCPTASK_STATE_DIR"] = str(state_dir)
     env["MCPTASK_CONFIG"] = str(state_dir / "no-config.toml")
     env.pop("PYTHONDONTWRITEBYTECODE", None)

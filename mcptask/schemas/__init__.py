@@ -31,6 +31,7 @@ NAMES = (
     "book",
     "forget",
     "prune",
+    "export",
 )
 URN = "urn:mcptask:schema:"
 
