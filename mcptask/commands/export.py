@@ -186,10 +186,8 @@ class _Exporter:
     def flush(self) -> None:
         if not self.pending:
             return
-        from mcptask.export.otlp import readable
-
         batch, self.pending, self.pending_spans = self.pending, [], 0
-        self.sink.send(readable(batch, self.resource))
+        self.sink.send(batch, self.resource)
         by_endpoint: dict[str, dict[str, int]] = {}
         for trace in batch:
             by_endpoint.setdefault(trace.endpoint, {})[trace.task_id] = trace.last_event

@@ -84,7 +84,7 @@ class LiveExport:
 
     def _send(self, book: object, batch: list[tuple[str, str]]) -> None:
         from mcptask.errors import McptaskError
-        from mcptask.export.otlp import BATCH_SPANS, readable, resource
+        from mcptask.export.otlp import BATCH_SPANS, resource
         from mcptask.export.spans import TaskTrace, task_trace
         from mcptask.state.taskbook import TaskBook
 
@@ -109,7 +109,7 @@ class LiveExport:
                     traces.append(trace)
             for i in range(0, len(traces), max(1, BATCH_SPANS // 4)):
                 part = traces[i : i + max(1, BATCH_SPANS // 4)]
-                self.sink.send(readable(part, res))
+                self.sink.send(part, res)
                 self.exported += len(part)
                 self.spans += sum(len(t.spans) for t in part)
                 by_endpoint: dict[str, dict[str, int]] = {}

@@ -6,7 +6,6 @@ file receiver reads). Imported only by the commands that export."""
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
@@ -14,7 +13,7 @@ from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING, Any
 
 from mcptask.errors import TransportError, UsageError
-from mcptask.export.spans import CLIENT, TaskTrace
+from mcptask.export.spans import CLIENT, Span, TaskTrace
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
@@ -95,7 +94,12 @@ def readable(traces: Iterable[TaskTrace], res: Resource) -> list[ReadableSpan]:
                 trace_id, int(span.span_id, 16), False, TraceFlags(TraceFlags.SAMPLED)
             )
             parent = (
-                SpanContext(trace_id, int(span.parent_id, 16), True, TraceFlags(TraceFlags.SAMPLED))
+                SpanContext(
+                    trace_id,
+                    int(span.parent_id, 16),
+                    _remote_parent(trace, span),
+                    TraceFlags(TraceFlags.SAMPLED),
+                )
                 if span.parent_id
                 else None
             )
@@ -124,6 +128,12 @@ def readable(traces: Iterable[TaskTrace], res: Resource) -> list[ReadableSpan]:
     return out
 
 
+def _remote_parent(trace: TaskTrace, span: Span) -> bool:
+    """The span's parent is another's: the task's span under a named trace (the calls' spans
+    are under the task's, sent with them)."""
+    return span.parent_id is not None and span.span_id == trace.ids.span_id
+
+
 def _ns(at: float) -> int:
     return round(at * 1e9)
 
@@ -150,9 +160,10 @@ class HttpSink:
         self._exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, certificate_file=cert)
         self._reasons = _Reasons()
 
-    def send(self, spans: list[ReadableSpan]) -> None:
+    def send(self, traces: list[TaskTrace], res: Resource) -> None:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
+        spans = readable(traces, res)
         with self._reasons.capture():
             result = self._exporter.export(spans)
         if result is not SpanExportResult.SUCCESS:
@@ -178,10 +189,8 @@ class FileSink:
             stream = os.fdopen(fd, "a", encoding="utf-8")
         self._stream = stream
 
-    def send(self, spans: list[ReadableSpan]) -> None:
-        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-        doc = otlp_json(encode_spans(spans))
+    def send(self, traces: list[TaskTrace], res: Resource) -> None:
+        doc = otlp_json(traces, res)
         try:
             self._stream.write(json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n")
             self._stream.flush()
@@ -193,29 +202,69 @@ class FileSink:
             self._stream.close()
 
 
-def otlp_json(message: Any) -> dict[str, Any]:
-    """An OTLP protobuf message in OTLP's JSON encoding: camelCase, enums as numbers, trace
-    and span ids as hex (not protobuf's base64), 64-bit numbers as strings."""
-    from google.protobuf.json_format import MessageToDict
+def otlp_json(traces: list[TaskTrace], res: Resource) -> dict[str, Any]:
+    """`traces` as one `ExportTraceServiceRequest` in OTLP's JSON encoding (the OTLP
+    specification's "JSON Protobuf Encoding": camelCase, enums as numbers, trace and span ids
+    as hex, 64-bit numbers as strings), what the SDK's protobuf encoder sends over the wire
+    (`tests/unit/test_export_spans.py` holds the two equal)."""
+    from mcptask import __version__
 
-    doc: dict[str, Any] = MessageToDict(message, use_integers_for_enums=True)
-    _hex_ids(doc)
-    return doc
+    spans = []
+    for trace in traces:
+        for span in trace.spans:
+            out: dict[str, Any] = {
+                "traceId": trace.ids.trace_id,
+                "spanId": span.span_id,
+            }
+            if span.parent_id:
+                out["parentSpanId"] = span.parent_id
+            out["name"] = span.name
+            out["kind"] = 3 if span.kind == CLIENT else 1
+            out["startTimeUnixNano"] = str(_ns(span.start))
+            out["endTimeUnixNano"] = str(_ns(max(span.end, span.start)))
+            if span.attributes:
+                out["attributes"] = _json_attrs(span.attributes)
+            if span.events:
+                out["events"] = [
+                    {"timeUnixNano": str(_ns(e.at)), "name": e.name}
+                    | ({"attributes": _json_attrs(e.attributes)} if e.attributes else {})
+                    for e in span.events
+                ]
+            out["status"] = (
+                {}
+                if span.error is None
+                else ({"code": 1} if span.error == "" else {"code": 2, "message": span.error})
+            )
+            # SpanFlags: whether the parent is remote is known (0x100); it is (0x200) for the
+            # task's span under a trace named by someone else (`--traceparent`)
+            out["flags"] = 256 | (512 if _remote_parent(trace, span) else 0)
+            spans.append(out)
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _json_attrs(dict(res.attributes))},
+                "scopeSpans": [
+                    {"scope": {"name": "mcptask", "version": __version__}, "spans": spans}
+                ],
+            }
+        ]
+    }
 
 
-_ID_KEYS = frozenset(("traceId", "spanId", "parentSpanId"))
+def _json_attrs(attrs: Any) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _json_value(v)} for k, v in attrs.items()]
 
 
-def _hex_ids(value: Any) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in _ID_KEYS and isinstance(item, str):
-                value[key] = base64.b64decode(item).hex()
-            else:
-                _hex_ids(item)
-    elif isinstance(value, list):
-        for item in value:
-            _hex_ids(item)
+def _json_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [_json_value(v) for v in value]}}
+    return {"stringValue": str(value)}
 
 
 class _Reasons(logging.Handler):

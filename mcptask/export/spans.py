@@ -282,7 +282,7 @@ def _call_span(
     data = e.get("data") or {}
     refused = e["kind"] == "answer-refused"
     for key, value in data.items():
-        if key in CONTENT_KEYS and not content:
+        if (key in CONTENT_KEYS and not content) or redact.is_secret_name(key):
             continue
         if isinstance(value, bool | int | float | str):
             attrs[f"mcptask.{_snake(key)}"] = _text(value) if isinstance(value, str) else value
@@ -332,7 +332,7 @@ def _span_event(e: dict[str, Any], at: float, family: str, content: bool) -> Spa
     attrs["mcptask.clock"] = "server" if isinstance(e.get("serverAt"), int | float) else "local"
     attrs["mcptask.seen_at"] = _iso(float(e["at"]))
     for key, value in (e.get("data") or {}).items():
-        if key in CONTENT_KEYS and not content:
+        if (key in CONTENT_KEYS and not content) or redact.is_secret_name(key):
             continue
         if isinstance(value, bool | int | float | str):
             attrs[f"mcptask.{_snake(key)}"] = _text(value) if isinstance(value, str) else value
@@ -341,7 +341,7 @@ def _span_event(e: dict[str, Any], at: float, family: str, content: bool) -> Spa
     if kind in ("retry", "error"):
         attrs["error.type"] = _str((e.get("data") or {}).get("type")) or kind
     name = f"status {status}" if kind == "status" and status else kind
-    return SpanEvent(name, at, redact.data(redact.scrub(attrs)))
+    return SpanEvent(name, at, attrs)
 
 
 def _bound_events(span: Span) -> None:
