@@ -503,7 +503,8 @@ COMMANDS: dict[str, CommandHelp] = {
         SCRIPTING,
         "Print the JSON Schema of an output shape",
         "Print the JSON Schema (draft 2020-12) of one of the JSON shapes mcptask prints: task, "
-        "list, watch-event, watch-summary, result, cancel, check, tools, servers, push. The schemas "
+        "list, watch-event, watch-summary, result, cancel, check, tools, servers, push, log, "
+        "export and the others `mcptask schema` lists. The schemas "
         "ship in the package; docs/output.md says which command prints which.",
         (
             ("", "mcptask schema task"),
