@@ -134,6 +134,19 @@ def epoch(stamp: object, *, naive_utc: bool = False) -> float | None:
     return value if math.isfinite(value) else None
 
 
+#: the latest instant shown as a date (a server's ttl of 1e999 ms lands past any calendar)
+LAST_DATE = 253402300799.0  # 9999-12-31T23:59:59Z
+
+
+def iso(at: float) -> str:
+    """Seconds since the epoch as ISO 8601 UTC with milliseconds (within year 1 to 9999)."""
+    from datetime import datetime
+
+    at = min(max(at, -62135596800.0), LAST_DATE) if at == at else LAST_DATE
+    stamp = datetime.fromtimestamp(at, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
 #: times already put in one format (`utc_stamp`): a watch sees the same few again and again
 _STAMPS: dict[str, str] = {}
 

@@ -4,10 +4,9 @@ its creation and the gaps between events, and why it may look stuck (`get`)."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mcptask.model import INTERRUPTED, TERMINAL, Task, epoch, ms_seconds
+from mcptask.model import INTERRUPTED, TERMINAL, Task, epoch, iso, ms_seconds
 from mcptask.pacing import poll_seconds
 
 if TYPE_CHECKING:
@@ -15,17 +14,6 @@ if TYPE_CHECKING:
 
 #: a watch that recorded the task within this many poll intervals is taken to be running
 LIVE_FACTOR = 3.0
-
-
-#: the latest instant shown as a date (a server's ttl of 1e999 ms lands past any calendar)
-LAST_DATE = 253402300799.0  # 9999-12-31T23:59:59Z
-
-
-def iso(at: float) -> str:
-    """Seconds since the epoch as ISO 8601 UTC with milliseconds (within year 1 to 9999)."""
-    at = min(max(at, -62135596800.0), LAST_DATE) if at == at else LAST_DATE
-    stamp = datetime.fromtimestamp(at, tz=UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
 
 
 def happened(e: dict[str, Any], skew: float = 0.0) -> float:

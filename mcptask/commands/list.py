@@ -172,8 +172,8 @@ def book_task(task_id: str, rec: dict[str, Any], server: str) -> Task:
     more is `unknown` (the server exited with the mcptask that ran it), its last status said."""
     import time
 
-    from mcptask.commands._history import _epoch, iso
-    from mcptask.model import TERMINAL, normalize_status
+    from mcptask.commands._history import _epoch
+    from mcptask.model import TERMINAL, iso, normalize_status
     from mcptask.pacing import poll_seconds
 
     def text(key: str) -> str | None:

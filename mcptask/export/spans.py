@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcptask.model import iso
 from mcptask.text import redact
 from mcptask.text.traceparent import TraceIds, child_span_id, derived_ids
 
@@ -330,7 +331,7 @@ def _span_event(e: dict[str, Any], at: float, family: str, content: bool) -> Spa
         if value:
             attrs[f"mcptask.{name}"] = value
     attrs["mcptask.clock"] = "server" if isinstance(e.get("serverAt"), int | float) else "local"
-    attrs["mcptask.seen_at"] = _iso(float(e["at"]))
+    attrs["mcptask.seen_at"] = iso(float(e["at"]))
     for key, value in (e.get("data") or {}).items():
         if (key in CONTENT_KEYS and not content) or redact.is_secret_name(key):
             continue
@@ -378,14 +379,6 @@ def _server_time(stamp: Any) -> float | None:
     from mcptask.state.taskbook import server_time
 
     return server_time(stamp)
-
-
-def _iso(at: float) -> str:
-    from datetime import UTC, datetime
-
-    at = min(max(at, 0.0), 253402300799.0)
-    stamp = datetime.fromtimestamp(at, tz=UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
 
 
 def _str(value: Any) -> str | None:

@@ -39,6 +39,38 @@ def test_changes_wait_for_a_locked_book_and_are_written_after(book: TaskBook) ->
     assert messages == [f"step {n}" for n in range(20)]
 
 
+def test_after_writes_runs_once_what_came_before_is_readable(book: TaskBook) -> None:
+    """`watch --otlp` hands a task to the exporter once its end is in the book: a reader on
+    another connection then reads it, even when the book was locked meanwhile."""
+    import threading
+
+    other = sqlite3.connect(book.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    book.write_in_background()
+    book.record(URL, "t1", status="completed", statusMessage="done")
+    seen: list[str | None] = []
+    done = threading.Event()
+
+    def read() -> None:
+        fresh = TaskBook(book.path)
+        rec = fresh.lookup(URL, "t1")
+        seen.append(rec.get("status") if rec else None)
+        fresh.close()
+        done.set()
+
+    book.after_writes(read)
+    assert not done.is_set()  # the book is locked: nothing written, nothing called
+    other.execute("COMMIT")
+    other.close()
+    assert done.wait(30)
+    assert seen == ["completed"]
+    book.finish_writes(30)
+    # without a writer thread: at once
+    called: list[bool] = []
+    book.after_writes(lambda: called.append(True))
+    assert called == [True]
+
+
 def test_a_book_locked_to_the_end_is_said_once(book: TaskBook) -> None:
     said: list[str] = []
     book._warn = said.append

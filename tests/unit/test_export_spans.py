@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from mcptask.commands._history import iso
 from mcptask.export import otlp
 from mcptask.export.spans import CLIENT, task_trace
+from mcptask.model import iso
 from mcptask.state.events import event
 from mcptask.state.taskbook import AT, VIA, TaskBook
 from mcptask.text import redact

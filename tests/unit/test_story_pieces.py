@@ -23,7 +23,7 @@ T0 = 1_800_000_000.0
 
 
 def stamp(at: float) -> str:
-    from mcptask.commands._history import iso
+    from mcptask.model import iso
 
     return iso(at)
 
