@@ -166,7 +166,10 @@ def task_trace(
     )
     ended = status in TERMINAL or any(e["kind"] in ("expired", "lost", "end") for e in story)
 
-    common: Attrs = {"mcptask.task.id": task_id, "mcptask.endpoint": _safe_endpoint(endpoint)}
+    common: Attrs = {
+        "mcptask.task.id": _text(task_id),
+        "mcptask.endpoint": _text(_safe_endpoint(endpoint)),
+    }
     common.update(_server_attrs(endpoint))
     protocol = _str(record.get("protocol"))
     if protocol:
@@ -183,7 +186,7 @@ def task_trace(
             task_attrs["gen_ai.tool.name"] = tool
         task_attrs["openinference.span.kind"] = "TOOL"
     else:
-        task_attrs["a2a.task.id"] = task_id
+        task_attrs["a2a.task.id"] = _text(task_id)
         if status:
             task_attrs["a2a.task.state"] = status
         task_attrs["gen_ai.operation.name"] = "invoke_agent"
@@ -386,7 +389,10 @@ def _str(value: Any) -> str | None:
 
 
 def _text(value: str) -> str:
-    return redact.scrub_text(value)[:MAX_TEXT]
+    """Text bound for a backend: no held secret, at most MAX_TEXT characters, valid UTF-8
+    (a lone surrogate would make the whole batch unencodable)."""
+    text = redact.scrub_text(value)[:MAX_TEXT]
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _json_text(value: Any) -> str:

@@ -279,3 +279,18 @@ def test_the_json_lines_say_what_the_sdk_s_protobuf_encoder_sends(book: TaskBook
                     if not span.get("status"):
                         span.pop("status", None)
     assert ours == sdk
+
+
+def test_text_that_is_not_unicode_cannot_break_a_batch(book: TaskBook) -> None:
+    book.record(URL, "u1", status="working", protocol="a2a-1.0", **{AT: T0})
+    book.record(URL, "u1", status="completed", protocol="a2a-1.0", **{AT: T0 + 1, VIA: "poll"})
+    record, events, skew = story(book, "u1")
+    events[-1]["message"] = "half a pair \ud800 here"
+    trace = task_trace(URL, "u1", record, events, skew=skew)
+    assert trace is not None
+    stream = io.StringIO()
+    otlp.FileSink("t", stream).send([trace], otlp.resource())
+    stream.getvalue().encode("utf-8")  # strict: no lone surrogate left
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    encode_spans(otlp.readable([trace], otlp.resource())).SerializeToString()
