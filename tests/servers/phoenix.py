@@ -318,6 +318,7 @@ def _start_once(command: Path, timeout: float) -> PhoenixServer:
         "PHOENIX_PORT": str(port),
         "PHOENIX_GRPC_PORT": str(grpc_port),
     }
+    started = time.monotonic()
     proc = subprocess.Popen(
         [str(command), "serve"],
         stdin=subprocess.DEVNULL,
@@ -340,7 +341,6 @@ def _start_once(command: Path, timeout: float) -> PhoenixServer:
         log_path=log_path,
         _reader=reader,
     )
-    started = time.monotonic()
     port_taken = False
     if not ready.wait(timeout):
         problem = f"phoenix did not listen within {timeout:g} s"
@@ -348,8 +348,6 @@ def _start_once(command: Path, timeout: float) -> PhoenixServer:
         problem = f"phoenix exited with code {proc.returncode} before listening"
         log = server.log_tail().lower()
         port_taken = "address already in use" in log or "failed to bind" in log
-    elif f"http://127.0.0.1:{port} ".encode() not in server.log_path.read_bytes():
-        problem = f"phoenix says it listens, but not on port {port}"
     else:
         try:
             answer = httpx.get(f"{server.otlp_endpoint}/healthz", timeout=10, trust_env=False)
