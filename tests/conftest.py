@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["servers.plugin", "servers.a2a_plugin", "servers.conformance_plugin"]
+pytest_plugins = [
+    "servers.plugin",
+    "servers.a2a_plugin",
+    "servers.conformance_plugin",
+    "servers.phoenix_plugin",
+]
 
 
 @dataclass

@@ -25,7 +25,7 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-ENV_MODULES = ["servers.mcp_envs", "servers.a2a_envs", "servers.conformance"]
+ENV_MODULES = ["servers.mcp_envs", "servers.a2a_envs", "servers.conformance", "servers.phoenix"]
 
 
 def load_environments() -> dict[str, Callable[[], Any]]:
