@@ -165,6 +165,12 @@ def task_trace(
         (_str(e.get("status")) for e in reversed(story) if e.get("status")), None
     )
     ended = status in TERMINAL or any(e["kind"] in ("expired", "lost", "end") for e in story)
+    last_event = max(int(e["n"]) for e in story)
+    # a task still running is sent as a snapshot under ids of its own (its span a child of the
+    # task's span, which goes once it ends): backends keep the first version of a span id
+    # (Phoenix drops a span sent again), so the task's own span must go whole, once
+    snapshot = "" if ended else f"open@{last_event}/"
+    own_span = child_span_id(ids, snapshot) if snapshot else ids.span_id
 
     common: Attrs = {
         "mcptask.task.id": _text(task_id),
@@ -207,6 +213,7 @@ def task_trace(
             task_attrs[f"mcptask.task.{_snake(name)}"] = value
     if not ended:
         task_attrs["mcptask.task.open"] = True
+        task_attrs["mcptask.task.span_id"] = ids.span_id
     if content and "result" in record:
         task_attrs["mcptask.task.result"] = _json_text(record["result"])
 
@@ -217,8 +224,8 @@ def task_trace(
     name = f"{operation} {target}" if target else operation
     task_span = Span(
         name=name,
-        span_id=ids.span_id,
-        parent_id=ids.parent_span_id,
+        span_id=own_span,
+        parent_id=ids.span_id if snapshot else ids.parent_span_id,
         start=start,
         end=end,
         kind=INTERNAL,
@@ -229,25 +236,23 @@ def task_trace(
         task_attrs["error.type"] = status
     spans = [task_span]
 
+    under = (ids, own_span, snapshot)
+    #: the events that are a call of mcptask's, by the call they were
+    made = {"result": "result", "cancel": "cancel", "answer": "answer", "answer-refused": "answer"}
     polls: list[tuple[float, dict[str, Any]]] = []
     for e, at in zip(story, times, strict=True):
         task_span.events.append(_span_event(e, at, family, content))
         kind = e["kind"]
-        via = e.get("via")
         if kind == "created" and e.get("command") in ("call", "send", "demo"):
-            spans.append(
-                _call_span(
-                    ids, e, calls["create"], start, at, common, family, tool, content=content
-                )
-            )
-        elif kind in ("status", "message", "created") and via == "poll":
+            method, begun = calls["create"], start
+        elif kind in ("status", "message", "created") and e.get("via") == "poll":
             polls.append((at, e))
-        elif kind == "result":
-            spans.append(_call_span(ids, e, calls["result"], at, at, common, family, tool))
-        elif kind == "cancel":
-            spans.append(_call_span(ids, e, calls["cancel"], at, at, common, family, tool))
-        elif kind in ("answer", "answer-refused"):
-            spans.append(_call_span(ids, e, calls["answer"], at, at, common, family, tool))
+            continue
+        elif kind in made:
+            method, begun = calls[made[kind]], at
+        else:
+            continue
+        spans.append(_call_span(under, e, method, begun, at, common, family, tool, content=content))
     if polls:
         first, last = polls[0][0], polls[-1][0]
         attrs: Attrs = dict(common)
@@ -256,8 +261,8 @@ def task_trace(
         spans.append(
             Span(
                 name=calls["poll"],
-                span_id=child_span_id(ids, f"poll#{polls[0][1]['n']}"),
-                parent_id=ids.span_id,
+                span_id=child_span_id(ids, f"{snapshot}poll#{polls[0][1]['n']}"),
+                parent_id=own_span,
                 start=first,
                 end=last,
                 kind=CLIENT,
@@ -265,12 +270,11 @@ def task_trace(
             )
         )
     _bound_events(task_span)
-    last_event = max(int(e["n"]) for e in story)
     return TaskTrace(task_id, endpoint, ids, spans, ended, last_event)
 
 
 def _call_span(
-    ids: TraceIds,
+    under: tuple[TraceIds, str, str],
     e: dict[str, Any],
     method: str,
     start: float,
@@ -281,6 +285,9 @@ def _call_span(
     *,
     content: bool = False,
 ) -> Span:
+    """A call's span under the task's (`under`: the task's ids, the span it hangs from, the
+    snapshot prefix of its ids)."""
+    ids, parent, prefix = under
     attrs: Attrs = dict(common)
     attrs.update(_method_attrs(family, method, tool))
     data = e.get("data") or {}
@@ -297,8 +304,8 @@ def _call_span(
     name = f"{method} {tool}" if family == "mcp" and tool and method == "tools/call" else method
     return Span(
         name=name,
-        span_id=child_span_id(ids, f"{method}#{e['n']}"),
-        parent_id=ids.span_id,
+        span_id=child_span_id(ids, f"{prefix}{method}#{e['n']}"),
+        parent_id=parent,
         start=start,
         end=max(start, end),
         kind=CLIENT,

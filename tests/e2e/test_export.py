@@ -120,8 +120,10 @@ def test_tasks_still_running_go_only_when_named(
     assert long not in [t["taskId"] for t in doc["tasks"]] and doc["skipped"]["unfinished"] >= 1
     named = valid_export(ok(run_cli("export", long, "--to", str(out), "-o", "json")).json())
     assert named["tasks"][0]["ended"] is False
-    root = next(s for s in spans_in(out) if s["spanId"] == named["tasks"][0]["spanId"])
-    assert attrs(root)["mcptask.task.open"] is True
+    # a snapshot under ids of its own, a child of the task's span (sent whole once it ends)
+    [root] = [s for s in spans_in(out) if attrs(s).get("mcptask.task.open")]
+    assert root["parentSpanId"] == named["tasks"][0]["spanId"]
+    assert attrs(root)["mcptask.task.span_id"] == named["tasks"][0]["spanId"]
     since = valid_export(
         ok(run_cli("export", "--since", "1h", "--to", str(out), "-o", "json")).json()
     )

@@ -294,3 +294,27 @@ def test_text_that_is_not_unicode_cannot_break_a_batch(book: TaskBook) -> None:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     encode_spans(otlp.readable([trace], otlp.resource())).SerializeToString()
+
+
+def test_a_task_still_running_goes_as_a_snapshot_under_ids_of_its_own(book: TaskBook) -> None:
+    """Backends keep the first version of a span (Phoenix drops one sent again): the task's own
+    span goes once, whole; what is sent before is a snapshot, a child of it."""
+    book.record_many(
+        URL,
+        {"o1": {"status": "working", "protocol": "mcp-2025-11-25", "tool": "t", AT: T0}},
+        command="call",
+    )
+    record, events, skew = story(book, "o1")
+    early = task_trace(URL, "o1", record, events, skew=skew)
+    assert early is not None and not early.ended
+    root = early.spans[0]
+    assert root.span_id != early.ids.span_id and root.parent_id == early.ids.span_id
+    assert root.attributes["mcptask.task.open"] is True
+    book.record(
+        URL, "o1", status="completed", protocol="mcp-2025-11-25", **{AT: T0 + 1, VIA: "poll"}
+    )
+    record, events, skew = story(book, "o1")
+    final = task_trace(URL, "o1", record, events, skew=skew)
+    assert final is not None and final.ended
+    assert final.spans[0].span_id == final.ids.span_id
+    assert not {s.span_id for s in early.spans} & {s.span_id for s in final.spans}
