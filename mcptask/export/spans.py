@@ -184,7 +184,11 @@ def task_trace(
     tool = _str(record.get("tool"))
     agent = _str(record.get("agent"))
     if family == "mcp":
-        version = _str(record.get("protocolVersion"))
+        # the session's version (2025-11-25), else the one the protocol's name says (MCP
+        # 2026-07-28 has no session: every request names it)
+        version = _str(record.get("protocolVersion")) or (
+            protocol.removeprefix("mcp-") if protocol and protocol.startswith("mcp-") else None
+        )
         if version:
             task_attrs["mcp.protocol.version"] = version
         task_attrs["gen_ai.operation.name"] = "execute_tool"
