@@ -99,6 +99,13 @@ def run_cli(state_dir: Path) -> RunCli:
     return run
 
 
+def ok(r: CliResult, *codes: int) -> CliResult:
+    """`r`, which ended with one of `codes` (default 0) and no traceback."""
+    assert r.code in (codes or (0,)), (r.code, r.stdout[-2000:], r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
 def assert_one_line_error(result: CliResult) -> None:
     """Bad input ends in one clear line on stderr: no traceback."""
     assert "Traceback" not in result.stderr, result.stderr

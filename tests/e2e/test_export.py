@@ -18,15 +18,9 @@ from jsonschema.validators import Draft202012Validator
 from mcptask import schemas
 from mcptask.demo.server import DemoServer
 
-from conftest import CliResult, RunCli, assert_one_line_error
+from conftest import RunCli, assert_one_line_error, ok
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def ok(r: CliResult, *codes: int) -> CliResult:
-    assert r.code in (codes or (0,)), (r.code, r.stdout[-2000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
 
 
 @pytest.fixture(scope="module")

@@ -16,16 +16,10 @@ import pytest
 
 from mcptask.demo.server import DemoServer
 
-from conftest import CliResult, RunCli
+from conftest import RunCli, ok
 from servers.phoenix import PhoenixServer
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def ok(r: CliResult, *codes: int) -> CliResult:
-    assert r.code in (codes or (0,)), (r.code, r.stdout[-2000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
 
 
 @pytest.fixture(scope="module")

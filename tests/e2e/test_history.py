@@ -21,17 +21,11 @@ import pytest
 
 from mcptask.demo.server import DemoServer
 
-from conftest import CliResult, RunCli, assert_one_line_error, clean_env
+from conftest import RunCli, assert_one_line_error, clean_env, ok
 from servers.a2a_plugin import A2AServerProcess
 from servers.common import ServerProcess
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def ok(r: CliResult, *codes: int) -> CliResult:
-    assert r.code in (codes or (0,)), (r.code, r.stdout[-2000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
 
 
 @pytest.fixture(scope="module")

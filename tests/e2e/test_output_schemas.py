@@ -15,7 +15,7 @@ from jsonschema.validators import Draft202012Validator
 
 from mcptask import schemas
 
-from conftest import CliResult, RunCli
+from conftest import CliResult, RunCli, ok
 from servers.a2a_plugin import A2AServerProcess
 from servers.common import ServerProcess
 
@@ -33,12 +33,6 @@ def valid(name: str, data: Any) -> Any:
     errors = sorted(validator(name).iter_errors(data), key=lambda e: list(e.absolute_path))
     assert not errors, (name, [f"{list(e.absolute_path)}: {e.message[:300]}" for e in errors])
     return data
-
-
-def ok(r: CliResult, *codes: int) -> CliResult:
-    assert r.code in (codes or (0,)), (r.code, r.stdout[-2000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
 
 
 def events(r: CliResult) -> list[dict[str, Any]]:
