@@ -48,6 +48,7 @@ from mcptask.protocols.base import (
     parse_wire,
     refuse_finished,
 )
+from mcptask.protocols.trace_context import TaskTrace, trace_headers, traced_message
 from mcptask.protocols.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -578,16 +579,20 @@ class A2ABase(TaskProtocol):
 
     # -- calls and errors -----------------------------------------------------------------------
 
-    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+    async def _request(
+        self, method: str, params: dict[str, Any], *, trace: TaskTrace | None = None
+    ) -> Any:
         """One operation on the wire (JSON-RPC here; the HTTP+JSON binding, `a2a_rest`,
-        maps each method to its resource)."""
+        maps each method to its resource, gRPC to its call); a request about a task carries
+        its `trace` (HTTP headers here)."""
         await self._card_first()
+        headers = trace_headers(trace)
         try:
-            return await self.rpc.request(method, params)
+            return await self.rpc.request(method, params, headers=headers)
         except HttpStatusError as exc:
             if not await self._moved_by_card(exc):
                 raise
-            return await self.rpc.request(method, params)
+            return await self.rpc.request(method, params, headers=headers)
 
     #: the endpoint was looked up in the agent card already (`-p` with an origin or card URL)
     _card_read: bool = False
@@ -635,9 +640,20 @@ class A2ABase(TaskProtocol):
             return True
         return False
 
-    async def _call(self, method: str, params: dict[str, Any], ref: TaskRef | None = None) -> Any:
+    async def _call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        ref: TaskRef | None = None,
+        *,
+        trace: TaskTrace | None = None,
+    ) -> Any:
+        """`_request` about the task `ref` (its trace; `trace`: the task a send starts),
+        the agent's errors read as the task's."""
         try:
-            return await self._request(method, params)
+            return await self._request(
+                method, params, trace=trace or (ref.trace if ref is not None else None)
+            )
         except RpcError as exc:
             raise self._error(exc, method, ref) from None
 
@@ -665,13 +681,15 @@ class A2ABase(TaskProtocol):
 
     # -- operations -----------------------------------------------------------------------------
 
-    async def send_message(self, text: str, *, context_id: str | None) -> Created:
+    async def send_message(
+        self, text: str, *, context_id: str | None, trace: TaskTrace | None = None
+    ) -> Created:
         context_id = context_id or self.context_id
         params = {
-            "message": self.user_message(text, context_id),
+            "message": traced_message(self.user_message(text, context_id), trace),
             "configuration": dict(self.send_configuration),
         }
-        kind, body = classify(await self._call(self.m_send, params))
+        kind, body = classify(await self._call(self.m_send, params, trace=trace))
         if kind == "message":
             return Created(task=None, result=message_payload(body))
         if kind != "task":
@@ -741,7 +759,7 @@ class A2ABase(TaskProtocol):
                 f"cancel; `{command_line('cancel', ref.task_id)}` cancels the task"
             )
         context = ref.context_id or task.contextId or self.context_id
-        message = self.user_message(text, context, data=data)
+        message = traced_message(self.user_message(text, context, data=data), ref.trace)
         message["taskId"] = ref.task_id
         params = {"message": message, "configuration": dict(self.send_configuration)}
         kind, body = classify(await self._call(self.m_send, params, ref))
@@ -782,7 +800,7 @@ class A2ABase(TaskProtocol):
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:
-            data = await self._request(self.m_cancel, {"id": ref.task_id})
+            data = await self._request(self.m_cancel, {"id": ref.task_id}, trace=ref.trace)
         except RpcError as exc:
             if exc.code != TASK_NOT_CANCELABLE:
                 raise self._error(exc, self.m_cancel, ref) from None
@@ -867,7 +885,7 @@ class A2ABase(TaskProtocol):
         }
         current: dict[str, Any] | None = None
         await self._card_first()
-        stream = self.rpc.transport.send(message, headers=self.rpc.merged(None))
+        stream = self.rpc.transport.send(message, headers=self.rpc.merged(trace_headers(ref.trace)))
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if incoming.get("error") is not None:
@@ -934,8 +952,8 @@ class A2ABase(TaskProtocol):
         method = self._PUSH_METHODS[self.version][which]
         try:
             if which == 3:
-                return await self._call_lenient(method, params)
-            return await self.rpc.request(method, params)
+                return await self._call_lenient(method, params, ref.trace)
+            return await self.rpc.request(method, params, headers=trace_headers(ref.trace))
         except RpcError as exc:
             raise self._push_error(exc, method, ref, which) from None
 
@@ -959,13 +977,15 @@ class A2ABase(TaskProtocol):
             )
         return self._error(exc, method, ref)
 
-    async def _call_lenient(self, method: str, params: dict[str, Any]) -> Any:
+    async def _call_lenient(
+        self, method: str, params: dict[str, Any], trace: TaskTrace | None = None
+    ) -> Any:
         """A request whose answer may lack `result` (a2a-sdk's 0.3 `delete` answers
         `{"jsonrpc", "id"}` alone): an answer with neither result nor error is success."""
         self._ids += 1
         req_id = f"push-{self._ids}"
         message = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
-        stream = self.rpc.transport.send(message, headers=self.rpc.merged(None))
+        stream = self.rpc.transport.send(message, headers=self.rpc.merged(trace_headers(trace)))
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if "method" in incoming:

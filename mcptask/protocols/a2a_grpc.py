@@ -43,6 +43,7 @@ from mcptask.protocols.a2a import (
     classify,
 )
 from mcptask.protocols.base import TaskRef
+from mcptask.protocols.trace_context import TaskTrace
 from mcptask.protocols.wire import METHOD_NOT_FOUND, TASK_NOT_FOUND, UNSUPPORTED_OPERATION
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import FetchesUrls, Traces
@@ -199,7 +200,16 @@ class A2AGrpc(A2A10):
 
     # -- the wire -------------------------------------------------------------------------------
 
-    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+    def _call_metadata(self, trace: TaskTrace | None) -> tuple[tuple[str, str], ...]:
+        """The call's metadata: the credentials, and a request about a task its trace (made
+        once per task)."""
+        if trace is None:
+            return self._metadata
+        return trace.form(self.name, lambda fields: (*self._metadata, *fields.items()))
+
+    async def _request(
+        self, method: str, params: dict[str, Any], *, trace: TaskTrace | None = None
+    ) -> Any:
         aio = _on_a_loop()
         stub = await self._connect(aio=aio)
         grpc, pb, _, json_format = _sdk()
@@ -212,7 +222,9 @@ class A2AGrpc(A2A10):
             raise UsageError(f"{method}: {one_line(str(exc), 200)}") from None
         self._trace(f"> gRPC {method} {self._target}")
         try:
-            call = getattr(stub, method)(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
+            call = getattr(stub, method)(
+                request, metadata=self._call_metadata(trace), timeout=CALL_TIMEOUT
+            )
             answer = await call if aio else call
         except grpc.RpcError as exc:
             raise self._failure(exc, method) from None
@@ -225,7 +237,7 @@ class A2AGrpc(A2A10):
     async def _push_call(self, which: int, params: dict[str, Any], ref: TaskRef) -> Any:
         method = self._PUSH_METHODS["1.0"][which]
         try:
-            return await self._request(method, params)
+            return await self._request(method, params, trace=ref.trace)
         except RpcError as exc:
             raise self._push_error(exc, method, ref, which) from None
 
@@ -256,7 +268,7 @@ class A2AGrpc(A2A10):
         stub = await self._connect(aio=True)
         grpc, pb, _, json_format = _sdk()
         call = stub.SubscribeToTask(
-            pb.SubscribeToTaskRequest(id=ref.task_id), metadata=self._metadata
+            pb.SubscribeToTaskRequest(id=ref.task_id), metadata=self._call_metadata(ref.trace)
         )
         self._trace(f"> gRPC SubscribeToTask {self._target}")
         current: dict[str, Any] | None = None

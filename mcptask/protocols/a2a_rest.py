@@ -39,6 +39,7 @@ from mcptask.errors import (
 from mcptask.model import Task
 from mcptask.protocols.a2a import A2A10, REST_NAME, classify
 from mcptask.protocols.base import TaskRef
+from mcptask.protocols.trace_context import TaskTrace, trace_headers
 from mcptask.protocols.wire import (
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
@@ -130,13 +131,15 @@ class A2ARest(A2A10):
             raise ServerError("A2A HTTP+JSON needs an HTTP endpoint (--url)")
         return transport
 
-    async def _request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.exchange(method, params)
+    async def _request(
+        self, method: str, params: dict[str, Any], *, trace: TaskTrace | None = None
+    ) -> Any:
+        return await self.exchange(method, params, trace=trace)
 
     async def _push_call(self, which: int, params: dict[str, Any], ref: TaskRef) -> Any:
         method = self._PUSH_METHODS["1.0"][which]
         try:
-            return await self.exchange(method, params)
+            return await self.exchange(method, params, trace=ref.trace)
         except RpcError as exc:
             raise self._push_error(exc, method, ref, which) from None
         except HttpStatusError as exc:
@@ -150,20 +153,26 @@ class A2ARest(A2A10):
             ) from None
 
     async def exchange(
-        self, method: str, params: dict[str, Any], *, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        headers: dict[str, str] | None = None,
+        trace: TaskTrace | None = None,
     ) -> Any:
         """A JSON-RPC 1.0 method and its params, on the binding's resource; its answer, or
-        the error JSON-RPC would have given. `headers` replace the usual ones (`check`)."""
+        the error JSON-RPC would have given. `headers` replace the usual ones (`check`);
+        `trace`: the task's, as headers."""
         await self._card_first()
         verb, url, body = self._resource(method, params)
-        given = headers if headers is not None else self.rpc.merged(None)
+        given = headers if headers is not None else self.rpc.merged(trace_headers(trace))
         response = await self._transport().rest(verb, url, body=body, headers=given)
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         where = origin(self.rpc.transport.url)
         if not response.is_success:
             error = rest_error(response.status_code, response.content, ctype, where)
             if isinstance(error, HttpStatusError) and await self._moved_by_card(error):
-                return await self.exchange(method, params, headers=headers)
+                return await self.exchange(method, params, headers=headers, trace=trace)
             raise error
         if verb == "DELETE" and not response.content.strip():
             return None  # 204, or 200 without a body: deleted
@@ -215,7 +224,7 @@ class A2ARest(A2A10):
         url = self.subscribe_url(ref.task_id)
         current: dict[str, Any] | None = None
         stream = self._transport().event_stream(
-            method="POST", url=url, body={}, headers=self.rpc.merged(None)
+            method="POST", url=url, body={}, headers=self.rpc.merged(trace_headers(ref.trace))
         )
         try:
             async with aclosing(stream):  # type: ignore[type-var]

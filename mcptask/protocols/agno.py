@@ -20,6 +20,7 @@ from mcptask.errors import (
 from mcptask.model import Task
 from mcptask.protocols.a2a import classify, message_payload, normalize, result_payload
 from mcptask.protocols.base import Created, TaskProtocol, TaskRef, TaskResult
+from mcptask.protocols.trace_context import TaskTrace, trace_headers, traced_message
 from mcptask.transports.rpc import RpcClient
 
 #: an agent, team or workflow base, optionally with the version segment, or one of the
@@ -83,10 +84,21 @@ class Agno(TaskProtocol):
 
     # -- requests -------------------------------------------------------------------------------
 
-    async def _post(self, op: str, method: str, params: dict[str, Any], ref: TaskRef | None) -> Any:
+    async def _post(
+        self,
+        op: str,
+        method: str,
+        params: dict[str, Any],
+        ref: TaskRef | None,
+        *,
+        trace: TaskTrace | None = None,
+    ) -> Any:
+        """One operation's route; a request about a task carries its trace (`ref.trace`;
+        `trace`: the task a send starts) in HTTP headers."""
         url = f"{self.base}/v1/{op}"
+        headers = trace_headers(trace or (ref.trace if ref is not None else None))
         try:
-            return await self.rpc.request(method, params, url=url)
+            return await self.rpc.request(method, params, url=url, headers=headers)
         except HttpStatusError as exc:
             raise self._error(exc, op, ref) from None
 
@@ -110,7 +122,9 @@ class Agno(TaskProtocol):
 
     # -- operations -----------------------------------------------------------------------------
 
-    async def send_message(self, text: str, *, context_id: str | None) -> Created:
+    async def send_message(
+        self, text: str, *, context_id: str | None, trace: TaskTrace | None = None
+    ) -> Created:
         context_id = context_id or self.context_id
         message: dict[str, Any] = {
             "messageId": str(uuid.uuid4()),
@@ -120,8 +134,10 @@ class Agno(TaskProtocol):
         }
         if context_id:
             message["contextId"] = context_id
-        params = {"message": message, "configuration": {"blocking": False}}
-        kind, body = classify(await self._post("message:send", "message/send", params, None))
+        params = {"message": traced_message(message, trace), "configuration": {"blocking": False}}
+        kind, body = classify(
+            await self._post("message:send", "message/send", params, None, trace=trace)
+        )
         if kind == "message":
             return Created(task=None, result=message_payload(body))
         if kind != "task":

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcptask.errors import McptaskError, NotApplicable, ProtocolError, ServerError, UsageError
 from mcptask.model import TERMINAL, Task
+from mcptask.protocols.trace_context import TaskTrace
 from mcptask.protocols.wire import INTERNAL_ERROR, INVALID_PARAMS, TASK_SUPPORT, task_support
 from mcptask.text.sanitize import one_line
 from mcptask.transports.rpc import RpcClient
@@ -140,6 +141,8 @@ class TaskRef:
     context_id: str | None = None
     #: the MCP version agreed when the session was opened (2025 sessions; None: the newest)
     version: str | None = None
+    #: the task's trace, carried by every request about it (`protocols.trace_context`)
+    trace: TaskTrace | None = None
 
 
 @dataclass
@@ -698,7 +701,15 @@ class TaskProtocol(ABC):
 
     # -- what only some protocols do ------------------------------------------------------------
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        ttl: int | None,
+        trace: TaskTrace | None = None,
+    ) -> Created:
+        """A task-making `tools/call`; `trace`: the task's trace, carried by the request."""
         raise UsageError(f"`call` starts MCP tool calls; {self.name} starts tasks with `send`")
 
     #: the protocol has tools (`tools`, plain calls)
@@ -724,7 +735,10 @@ class TaskProtocol(ABC):
         progress, logs and questions. A JSON-RPC error raises `RpcError`."""
         raise UsageError(f"`call` runs MCP tools; {self.name} starts tasks with `send`")
 
-    async def send_message(self, text: str, *, context_id: str | None) -> Created:
+    async def send_message(
+        self, text: str, *, context_id: str | None, trace: TaskTrace | None = None
+    ) -> Created:
+        """A message that starts a task; `trace`: the task's trace, carried by the request."""
         raise UsageError(f"`send` starts A2A tasks; {self.name} starts tasks with `call`")
 
     #: the protocol can answer tasks that wait for input (`answer`, the form in `watch`)

@@ -59,6 +59,7 @@ from mcptask.protocols.base import (
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
 from mcptask.protocols.server_requests import ELICIT, HeldQuestion, ServerRequests
+from mcptask.protocols.trace_context import TaskTrace, traced_meta
 from mcptask.protocols.wire import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcptask.text import jsonsafe
 from mcptask.text.sanitize import one_line
@@ -544,10 +545,15 @@ class Mcp2025(TaskProtocol):
         on_message: ServerMessageHandler | None = None,
         need_tasks: bool = True,
         req_id: int | None = None,
+        trace: TaskTrace | None = None,
     ) -> Any:
+        """One request in the task's session (`ref`; None: this run's); a request about a
+        task carries its trace in `_meta` (`ref.trace`; `trace`: the task a `tools/call`
+        makes)."""
         session = await self._session_for(ref, need_tasks=need_tasks)
         headers = {"Mcp-Session-Id": session} if session else {}
         headers.update(self._version_headers(ref, session))
+        params = traced_meta(params, trace or (ref.trace if ref is not None else None))
         try:
             return await self.rpc.request(
                 method, params, headers=headers, on_message=on_message, req_id=req_id
@@ -944,7 +950,14 @@ class Mcp2025(TaskProtocol):
             self.list_cut = pages.cut
         return self._tools
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        ttl: int | None,
+        trace: TaskTrace | None = None,
+    ) -> Created:
         await self._session_for(None)  # a server without tasks says so first
         info = await self.tool(tool)
         if not info.runs_as_task:
@@ -964,7 +977,7 @@ class Mcp2025(TaskProtocol):
             "_meta": {"progressToken": token},
         }
         try:
-            data = await self._call("tools/call", params, None)
+            data = await self._call("tools/call", params, None, trace=trace)
         except TransportError as exc:
             lost = "the tools/call was sent but its answer was lost: a task may exist"
             raise AnswerLost(f"{exc.message}; {lost}", session=self.session) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import re
 import weakref
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
@@ -58,6 +59,7 @@ from mcptask.protocols.mcp_calls import (
     progress_token,
 )
 from mcptask.protocols.server_requests import ELICIT
+from mcptask.protocols.trace_context import TaskTrace, traced_meta
 from mcptask.protocols.wire import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -104,6 +106,11 @@ def client_meta(*, tasks: bool = True) -> dict[str, Any]:
 
 def with_meta(params: dict[str, Any]) -> dict[str, Any]:
     return {**params, "_meta": client_meta()}
+
+
+def _traced_client_meta(trace: Mapping[str, str]) -> dict[str, Any]:
+    """The client `_meta` with a task's trace beside it (made once per task)."""
+    return {**client_meta(), **trace}
 
 
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
@@ -440,10 +447,17 @@ class Mcp2026(TaskProtocol):
         *,
         on_message: ServerMessageHandler | None = None,
         req_id: int | None = None,
+        trace: TaskTrace | None = None,
     ) -> Any:
-        """One request; its params get the client `_meta` unless they carry their own."""
+        """One request; its params get the client `_meta` unless they carry their own, and
+        a request about a task its `trace` (the whole `_meta` made once per task)."""
         if "_meta" not in params:
-            params = with_meta(params)
+            if trace is not None:
+                params = {**params, "_meta": trace.form(NAME, _traced_client_meta)}
+            else:
+                params = with_meta(params)
+        else:
+            params = traced_meta(params, trace)
         try:
             return await self.rpc.request(
                 method,
@@ -463,7 +477,7 @@ class Mcp2026(TaskProtocol):
 
     async def _task_request_params(self, method: str, ref: TaskRef, params: dict[str, Any]) -> Any:
         try:
-            return await self._request(method, params, name=ref.task_id)
+            return await self._request(method, params, name=ref.task_id, trace=ref.trace)
         except RpcError as exc:
             if exc.code == INVALID_PARAMS:
                 raise TaskNotFound(
@@ -693,11 +707,19 @@ class Mcp2026(TaskProtocol):
             )
         return responses
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        ttl: int | None,
+        trace: TaskTrace | None = None,
+    ) -> Created:
         """The server decides per call whether to make a task (tools/list does not say)."""
         if ttl is not None:
             raise UsageError(f"--ttl: the server owns the ttl on {VERSION}; leave --ttl out")
-        data = await self._request("tools/call", {"name": tool, "arguments": arguments}, tool)
+        params = {"name": tool, "arguments": arguments}
+        data = await self._request("tools/call", params, tool, trace=trace)
         if not isinstance(data, dict):
             raise ProtocolError("the server's tools/call answer is not an object")
         kind = data.get("resultType")

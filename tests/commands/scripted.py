@@ -26,6 +26,7 @@ from mcptask.protocols.base import (
     Tool,
 )
 from mcptask.protocols.registry import fallback
+from mcptask.protocols.trace_context import TaskTrace
 from mcptask.session.context import Context
 from mcptask.session.targets import GlobalOptions, Target
 from mcptask.session.terminal import Environment
@@ -60,6 +61,8 @@ class Scripted(TaskProtocol):
         self.results: dict[str, Any] = {}
         self.tools: list[Tool] = []
         self.calls: list[tuple[str, str]] = []
+        #: the trace each `call_tool` was given
+        self.traces: list[TaskTrace | None] = []
         self.answers: list[dict[str, Any]] = []
         #: what a plain call does with its hooks, and returns
         self.plain: Callable[[CallHooks], Awaitable[dict[str, Any]]] | None = None
@@ -106,8 +109,16 @@ class Scripted(TaskProtocol):
     async def list_tools(self) -> list[Tool]:
         return self.tools
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], *, ttl: int | None) -> Created:
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        ttl: int | None,
+        trace: TaskTrace | None = None,
+    ) -> Created:
         self.calls.append(("call", tool))
+        self.traces.append(trace)
         task_id = f"task-{len(self.scripts) + 1}"
         self.script(task_id, "working", "completed", result={"content": [], "args": arguments})
         return Created(task=task(task_id, "working"), ref=TaskRef(task_id))
