@@ -28,9 +28,11 @@ from mcptask.cli.options import (
     SaveDir,
     SaveDownload,
     SaveForce,
+    StartTraceparent,
     TaskId,
     Timeout,
     WantResult,
+    WatchTraceparent,
     seconds_flag,
     with_auth_target,
     with_target,
@@ -133,6 +135,7 @@ def watch(
     force: SaveForce = False,
     download: SaveDownload = False,
     otlp: Otlp = False,
+    traceparent: WatchTraceparent = None,
 ) -> None:
     from mcptask.commands.watch import WatchOptions, run_watch
 
@@ -149,6 +152,7 @@ def watch(
         notify=notify,
         save=_save_to(save, force, download),
         otlp=otlp,
+        traceparent=traceparent,
     )
     if save is None and (force or download):
         execute(g, lambda ctx: _usage("--force and --download go with --save DIR"))
@@ -340,6 +344,7 @@ def call(
         ),
     ] = False,
     otlp: Otlp = False,
+    traceparent: StartTraceparent = None,
 ) -> None:
     from mcptask.commands._follow import FollowUp
     from mcptask.commands.call import CallOptions, PlainAnswers, run_call
@@ -356,6 +361,7 @@ def call(
         then=then,
         task=task,
         answers=answers,
+        traceparent=traceparent,
     )
     # a plain call reads the session's GET stream while its POST runs: the async pool
     execute(g, lambda ctx: run_call(opts, ctx), streaming=watch)
@@ -375,6 +381,7 @@ def send(
     push_public_url: PushPublicUrl = None,
     push_port: PushPort = 0,
     otlp: Otlp = False,
+    traceparent: StartTraceparent = None,
 ) -> None:
     from mcptask.commands._follow import FollowUp
     from mcptask.commands.send import SendOptions, run_send
@@ -387,7 +394,7 @@ def send(
         watch, want_result=result, interval=interval, timeout=timeout, push=not no_push, otlp=otlp
     )
     then.receiver = receiver
-    opts = SendOptions(text, then=then)
+    opts = SendOptions(text, then=then, traceparent=traceparent)
     execute(g, lambda ctx: run_send(opts, ctx), streaming=watch, one_at_a_time=not watch)
 
 

@@ -411,6 +411,26 @@ Otlp = Annotated[
         help="Export each task's story as it ends to OTEL_EXPORTER_OTLP_ENDPOINT (`mcptask export`).",
     ),
 ]
+#: `call` and `send`: the trace the new task joins
+StartTraceparent = Annotated[
+    str | None,
+    typer.Option(
+        "--traceparent",
+        help="Start the task in this W3C trace (00-<32 hex trace id>-<16 hex span id>-<2 hex "
+        "flags>), as a span under the one given; default: TRACEPARENT from the environment "
+        "(TRACESTATE goes with it), else a new trace. The requests about the task carry it.",
+    ),
+]
+#: `watch`: the trace a task joins when it has none yet
+WatchTraceparent = Annotated[
+    str | None,
+    typer.Option(
+        "--traceparent",
+        help="A task that has no trace yet (one mcptask did not start) joins this W3C trace "
+        "(00-<trace id>-<span id>-<flags>); default: TRACEPARENT. A task that has one keeps "
+        "it: its polls always carry the task's own trace.",
+    ),
+]
 
 
 def _limit(text: str) -> int:

@@ -10,6 +10,7 @@ from mcptask.errors import ExitCode
 from mcptask.model import Task
 
 if TYPE_CHECKING:
+    from mcptask.protocols.trace_context import TaskTrace
     from mcptask.session.context import Context
 
 
@@ -50,8 +51,10 @@ async def after_create(
     *,
     title: str | None = None,
     fields: dict[str, Any] | None = None,
+    trace: TaskTrace | None = None,
 ) -> int:
-    """`fields`: more for the book to keep of the task (the tool that made it)."""
+    """`fields`: more for the book to keep of the task (the tool that made it); `trace`: the
+    one the create request carried, the task's from now on (kept in the book with it)."""
     from mcptask.commands.result import ResultOptions, run_result
     from mcptask.commands.watch import WatchOptions, run_watch
     from mcptask.protocols.base import TaskRef, TaskResult
@@ -77,6 +80,7 @@ async def after_create(
         return ExitCode.OK
     task: Task = created.task
     ref: TaskRef = created.ref or TaskRef(task.taskId)
+    ctx.places.keep_trace(ref, trace)
     if isinstance(created.extra.get("note"), str):
         ctx.out.note(created.extra["note"])
     ctx.places.remember(task, ref, **(fields or {}))
@@ -91,7 +95,7 @@ async def after_create(
             f"({proto.transport_label}): following it now"
         )
     if not watch and not want_result:
-        ctx.out.task(task)
+        ctx.out.task(task, trace=ref.trace)
         if ctx.out.pretty and not task.terminal:
             from mcptask.text.command_line import command_line
 

@@ -141,7 +141,7 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         )
     actions = ", ".join(str(response.get("action")) for _, response in done.sent)
     ctx.out.note(f"task {task.taskId} took the answer ({actions}); it is {after.status} now")
-    ctx.out.task(after)
+    ctx.out.task(after, trace=ref.trace)
     return ExitCode.OK
 
 
@@ -189,10 +189,17 @@ def _new_task(ctx: Context, task: Task, ref: TaskRef, new: Task) -> int:
     from mcptask.protocols.base import TaskRef
 
     new_ref = TaskRef(new.taskId, context_id=new.contextId or ref.context_id)
+    if ref.trace is not None:
+        # the answer that made it carried the old task's trace: a span under the old task's
+        from mcptask.protocols.trace_context import TaskTrace
+        from mcptask.text.traceparent import Traceparent, new_ids
+
+        under = Traceparent(ref.trace.ids.trace_id, ref.trace.ids.span_id)
+        ctx.places.keep_trace(new_ref, TaskTrace(new_ids(under), ref.trace.state))
     ctx.places.remember(new, new_ref)
     ctx.out.note(
         f"the server started a new task for the answer: {new.taskId} (it is {new.status}); "
         f"task {task.taskId} was not continued"
     )
-    ctx.out.task(new)
+    ctx.out.task(new, trace=new_ref.trace)
     return ExitCode.OK

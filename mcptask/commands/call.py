@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from mcptask.commands._answering import Responder
     from mcptask.output.call_view import CallEvents
     from mcptask.protocols.base import TaskProtocol, Tool
+    from mcptask.protocols.trace_context import TaskTrace
     from mcptask.session.context import Context
 
 
@@ -38,12 +39,15 @@ class CallOptions:
     #: `--task` (True), `--no-task` (False), or as the tool and server allow (None)
     task: bool | None = None
     answers: PlainAnswers = field(default_factory=PlainAnswers)
+    #: `--traceparent`: the trace the task joins (over `TRACEPARENT`; else a new one)
+    traceparent: str | None = None
 
 
 async def run_call(opts: CallOptions, ctx: Context) -> int:
     from mcptask.protocols import tool_args as arguments
 
     content = _answer_content(opts.answers)
+    ctx.name_trace(opts.traceparent)  # a malformed one is a usage error before any request
     # Ctrl-C before the call goes out (connecting, looking the tool up) says so: the server
     # never started it (once it is out, `_plain` and `_create` say what became of it)
     ctx.out.interrupted = "interrupted before the call was sent: the server did not start it"
@@ -59,20 +63,22 @@ async def run_call(opts: CallOptions, ctx: Context) -> int:
     arguments.check(opts.tool, args, tool.inputSchema, ctx.out.note)
     if _as_task(opts, proto, tool):
         ctx.out.interrupted = None  # a task may have been made: the usual words
-        created = await _create(opts, ctx, proto, args)
-        return await after_create(ctx, created, opts.then, fields={"tool": opts.tool})
+        trace = ctx.places.new_trace()
+        created = await _create(opts, ctx, proto, args, trace)
+        return await after_create(ctx, created, opts.then, fields={"tool": opts.tool}, trace=trace)
     if opts.ttl is not None:
         ctx.out.note(f"--ttl: tool {opts.tool!r} runs as a plain call, not a task; ignored")
     return await _plain(opts, ctx, proto, args, content)
 
 
 async def _create(
-    opts: CallOptions, ctx: Context, proto: TaskProtocol, args: dict[str, Any]
+    opts: CallOptions, ctx: Context, proto: TaskProtocol, args: dict[str, Any], trace: TaskTrace
 ) -> Any:
-    """The task-making `tools/call`. When its answer is lost, the task may exist: its session
-    is kept in the task book, where `list` looks, and the error says so."""
+    """The task-making `tools/call`, carrying the task's `trace`. When its answer is lost,
+    the task may exist: its session is kept in the task book, where `list` looks, and the
+    error says so."""
     try:
-        return await proto.call_tool(opts.tool, args, ttl=opts.ttl)
+        return await proto.call_tool(opts.tool, args, ttl=opts.ttl, trace=trace)
     except AnswerLost as exc:
         if exc.session and ctx.places.remembers:
             ctx.places.remember_session(exc.session)

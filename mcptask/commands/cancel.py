@@ -48,5 +48,5 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
     )
     if ctx.out.pretty:
         ctx.out.note(f"task {task.taskId}: cancellation requested")
-    ctx.out.task(task)
+    ctx.out.task(task, trace=ref.trace)
     return ExitCode.OK

@@ -34,13 +34,16 @@ async def run_demo(opts: DemoOptions, ctx: Context) -> int:
         if ctx.out.pretty:
             ctx.out.note(f"demo task server listening on {server.url}")
         proto = await ctx.endpoint.protocol()
-        created = await proto.call_tool("build-report", {"topic": "tide pools"}, ttl=60_000)
+        trace = ctx.places.new_trace()
+        args = {"topic": "tide pools"}
+        created = await proto.call_tool("build-report", args, ttl=60_000, trace=trace)
         return await after_create(
             ctx,
             created,
             FollowUp(watch=True, want_result=opts.want_result),
             fields={"tool": "build-report"},
             title="mcptask demo: watching a task on the embedded server",
+            trace=trace,
         )
 
 

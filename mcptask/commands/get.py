@@ -24,9 +24,9 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
     ctx.places.require_reachable("get", [task_id])
     proto = await ctx.endpoint.protocol()
     proto.history_length = opts.history
-    task, _ = await look_up(ctx, proto, task_id)
+    task, ref = await look_up(ctx, proto, task_id)
     if not ctx.places.records:
-        ctx.out.task(task)
+        ctx.out.task(task, trace=ref.trace)
         return ExitCode.OK
     from mcptask.commands._history import book_skew, why_stuck
 
@@ -37,11 +37,13 @@ async def run_get(opts: GetOptions, ctx: Context) -> int:
         skew=book_skew(ctx),
     )
     if not ctx.out.pretty:
-        shown = task.to_json()
+        from mcptask.output.console import traced
+
+        shown = traced(task.to_json(), ref.trace)
         raw = shown.pop("raw")
         ctx.out.line({**shown, "history": info, "raw": raw})
         return ExitCode.OK
-    ctx.out.task(task)
+    ctx.out.task(task, trace=ref.trace)
     if not task.terminal:
         from mcptask.output.history import print_stuck
 

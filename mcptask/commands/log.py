@@ -123,9 +123,20 @@ class Printer:
 
     def finish(self) -> None:
         if self.ctx.out.mode == "json":
-            self.ctx.out.line(
-                {"taskId": self.task_id, "server": self.ctx.server, "events": self.lines}
-            )
+            doc: dict[str, Any] = {"taskId": self.task_id, "server": self.ctx.server}
+            doc.update(self._trace())
+            doc["events"] = self.lines
+            self.ctx.out.line(doc)
+
+    def _trace(self) -> dict[str, str]:
+        """The trace the book keeps with the task (`traceId`, `spanId`, `parentSpanId`):
+        where its story is in a trace backend; none for a task no request was made about
+        since mcptask keeps traces."""
+        from mcptask.text.traceparent import TraceIds
+
+        record = self.ctx.book.lookup(self.ctx.server, self.task_id)
+        ids = TraceIds.from_fields(record) if record else None
+        return ids.fields() if ids is not None else {}
 
 
 async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: Printer) -> int:

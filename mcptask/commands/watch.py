@@ -60,6 +60,8 @@ class WatchOptions:
     save: SaveTo | None = None
     #: `--otlp`: each task's story exported as it ends (`export.live`)
     otlp: bool = False
+    #: `--traceparent`: the trace a task joins when it has none yet (over `TRACEPARENT`)
+    traceparent: str | None = None
 
     def until_statuses(self) -> frozenset[str]:
         from mcptask.scheduler.watcher import parse_until
@@ -79,6 +81,7 @@ async def run_watch(opts: WatchOptions, ctx: Context) -> int:
         if not opts.push:
             raise UsageError("--push-receiver is a push channel: drop --no-push")
         opts.receiver.check()
+    ctx.name_trace(opts.traceparent)  # a malformed one is a usage error before any request
     #: `--all`: the endpoints that could not be asked (the watch then ends with exit 4)
     unreachable: list[str] = []
     if opts.all_tasks:

@@ -47,8 +47,11 @@ async def run_why(opts: WhyOptions, ctx: Context) -> int:
         unreachable=failure.message if failure is not None else None,
     )
     source = "book" if failure is not None else "server"
+    trace = ctx.places.trace(task_id, record)  # the look's, else the book's
     if not ctx.out.pretty:
-        shown = task.to_json()
+        from mcptask.output.console import traced
+
+        shown = traced(task.to_json(), trace)
         raw = shown.pop("raw")
         ctx.out.line({**shown, "source": source, "history": info, "raw": raw})
     else:
@@ -59,7 +62,7 @@ async def run_why(opts: WhyOptions, ctx: Context) -> int:
                 f"the server cannot be reached; this is what the task book last saw of task "
                 f"{task_id} ({task.lastSeenAt or 'when unknown'})"
             )
-        ctx.out.task(task)
+        ctx.out.task(task, trace=trace)
         print_stuck(ctx.out, info, task.taskId)
     if failure is not None:
         failure.hint = None  # `why` is what the hint would have suggested

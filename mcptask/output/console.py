@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from mcptask.output.jq import JqFilter
     from mcptask.protocols.base import TaskResult, Tool
+    from mcptask.protocols.trace_context import TaskTrace
 
 MODES = ("auto", "pretty", "json", "ndjson")
 #: a path: pretty output is recorded (100 columns, colours on, no live redraws) and saved there as
@@ -197,11 +198,12 @@ class Output:
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def task(self, task: Task) -> None:
+    def task(self, task: Task, *, trace: TaskTrace | None = None) -> None:
+        """A task; `trace`: its trace, shown with it (`traceId`, `spanId`; a `trace` row)."""
         if not self.pretty:
-            self.line(task.to_json())
+            self.line(traced(task.to_json(), trace))
             return
-        self.console.print(task_panel(self.scrubbed(task)))
+        self.console.print(task_panel(self.scrubbed(task), trace))
 
     def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
         if self.mode == "ndjson":
@@ -457,7 +459,20 @@ def support_text(support: str) -> Any:
     return Text(support, style=style)
 
 
-def task_panel(task: Task) -> RenderableType:
+def traced(shown: dict[str, Any], trace: TaskTrace | None) -> dict[str, Any]:
+    """A task's JSON (`Task.to_json`, changed in place) with its trace's `traceId` and
+    `spanId` (what a trace backend finds it by), before `raw`, which stays last."""
+    if trace is None:
+        return shown
+    raw = shown.pop("raw", None)
+    shown["traceId"] = trace.ids.trace_id
+    shown["spanId"] = trace.ids.span_id
+    if raw is not None:
+        shown["raw"] = raw
+    return shown
+
+
+def task_panel(task: Task, trace: TaskTrace | None = None) -> RenderableType:
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 2))
@@ -481,6 +496,8 @@ def task_panel(task: Task) -> RenderableType:
         grid.add_row("input requests", safe(dumps(task.inputRequests)))
     grid.add_row("protocol", task.protocol)
     grid.add_row("server", safe(task.server))
+    if trace is not None:
+        grid.add_row("trace", f"{trace.ids.trace_id} (span {trace.ids.span_id})")
     return grid
 
 

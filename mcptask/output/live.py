@@ -35,6 +35,7 @@ from mcptask.output.console import (
     result_renderable,
     safe_line,
     status_text,
+    traced,
     unique_id_prefix,
 )
 
@@ -81,7 +82,8 @@ class NdjsonEvents:
 
     def update(self, w: Watched, via: str) -> None:
         if w.task is not None:
-            self.out.line({**w.task.to_json(), "event": "status", "via": via})
+            shown = traced(w.task.to_json(), w.ref.trace)
+            self.out.line({**shown, "event": "status", "via": via})
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
         self.out.note(f"{w.task_id}: {error}; retrying in {delay_text(delay)}")
@@ -143,7 +145,11 @@ class JsonEvents:
     def finish(self, watched: list[Watched], code: int) -> None:
         tasks = []
         for w in watched:
-            rec: dict[str, Any] = w.task.to_json() if w.task is not None else {"taskId": w.task_id}
+            rec: dict[str, Any] = (
+                traced(w.task.to_json(), w.ref.trace)
+                if w.task is not None
+                else {"taskId": w.task_id}
+            )
             rec.update({"outcome": w.outcome, "exitCode": w.exit_code})
             if self.with_result and w.result is not None:
                 rec["result"] = w.result.to_json()

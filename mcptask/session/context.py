@@ -14,6 +14,7 @@ from mcptask.session.targets import GlobalOptions, Target
 
 if TYPE_CHECKING:
     from mcptask.session.endpoint import Endpoint
+    from mcptask.session.env import TraceGiven
     from mcptask.session.places import Places
     from mcptask.session.terminal import Environment
     from mcptask.state.taskbook import TaskBook
@@ -55,6 +56,9 @@ class Context:
         self.command: str | None = None
         #: contexts for the other endpoints this run reaches (task ids found in the task book)
         self._children: dict[str, Context] = {}
+        #: the trace this run's tasks join (`name_trace`: `call`, `send`, `watch`); None: the
+        #: command names none (a task the book has no trace for gets one of its own)
+        self.trace_given: TraceGiven | None = None
 
     @property
     def target(self) -> Target:
@@ -73,6 +77,18 @@ class Context:
         from mcptask.session.targets import given
 
         return given(self.options)
+
+    def name_trace(self, flag: str | None) -> TraceGiven:
+        """The trace this run's tasks join: `--traceparent` (`flag`), else the environment's
+        `TRACEPARENT` (read once: a watch that `call --watch` starts keeps the call's);
+        malformed, a usage error."""
+        if flag is not None or self.trace_given is None:
+            from mcptask.session.env import TraceGiven
+
+            self.trace_given = TraceGiven.read(flag)
+            for child in self._children.values():
+                child.trace_given = self.trace_given
+        return self.trace_given
 
     def use_target(self, target: Target) -> None:
         """Point this run at a target it made itself (the demo's server)."""
@@ -144,6 +160,7 @@ class Context:
             )
             child.one_at_a_time = self.one_at_a_time
             child.command = self.command
+            child.trace_given = self.trace_given
             if self._endpoint is not None and self._endpoint.many_tasks:
                 child.endpoint.many_tasks = True
             self._children[endpoint] = child

@@ -1,9 +1,10 @@
 """The connection's limits, read from the environment once per run (the numbers' bounds are
-`text/numbers.py`'s)."""
+`text/numbers.py`'s), and the trace a run names for its tasks (`TraceGiven`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcptask.text.numbers import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -12,6 +13,9 @@ from mcptask.text.numbers import (
     env_bytes,
     env_seconds,
 )
+
+if TYPE_CHECKING:
+    from mcptask.text.traceparent import Traceparent
 
 
 @dataclass(frozen=True)
@@ -37,3 +41,41 @@ class Limits:
             read_timeout=env_seconds("MCPTASK_READ_TIMEOUT", read),
             max_body=env_bytes("MCPTASK_MAX_BODY", max_body),
         )
+
+
+@dataclass(frozen=True)
+class TraceGiven:
+    """The W3C trace a run names for its tasks (`call`, `send` and `watch`): `--traceparent`,
+    else `TRACEPARENT` from the environment, with `TRACESTATE` (sent only within that trace;
+    dropped when it is not one the spec lets a vendor pass on). Nothing named: `parent` None."""
+
+    parent: Traceparent | None = None
+    state: str | None = None
+
+    @classmethod
+    def read(cls, flag: str | None) -> TraceGiven:
+        """The flag over the environment; a malformed value is a usage error naming where it
+        came from."""
+        import os
+
+        from mcptask.errors import UsageError
+        from mcptask.text.traceparent import BadTraceparent, clean_tracestate, parse
+
+        where, value = "--traceparent", flag
+        if value is None:
+            where, value = "TRACEPARENT", os.environ.get("TRACEPARENT")
+            if value is not None and not value.strip():
+                value = None  # set but empty: no trace named
+        if value is None:
+            return cls()
+        try:
+            parent = parse(value)
+        except BadTraceparent as exc:
+            raise UsageError(f"{where} {_shown(value)}: {exc}") from None
+        return cls(parent, clean_tracestate(os.environ.get("TRACESTATE")))
+
+
+def _shown(value: str) -> str:
+    """A value given for a trace, short and on one line, as an error quotes it."""
+    text = value if value.isprintable() else value.encode("unicode_escape").decode("ascii")
+    return repr(text if len(text) <= 80 else text[:77] + "...")

@@ -12,6 +12,7 @@ from mcptask.errors import UsageError
 if TYPE_CHECKING:
     from mcptask.model import Task
     from mcptask.protocols.base import TaskRef
+    from mcptask.protocols.trace_context import TaskTrace
     from mcptask.session.context import Context
 
 
@@ -57,6 +58,8 @@ class Places:
         self.seen: set[str] = set()
         #: the clock skew the book holds for the endpoint (NaN: none), once read
         self._skew_kept: float | None = None
+        #: each task's trace as this run knows it (made, read from the book, or derived)
+        self.traces: dict[str, TaskTrace] = {}
 
     @property
     def remembers(self) -> bool:
@@ -181,14 +184,16 @@ class Places:
     # -- references and records -----------------------------------------------------------------
 
     def ref(self, task_id: str) -> TaskRef:
-        """A task's reference from the task book, with `--session`/`--context-id` on top."""
+        """A task's reference from the task book, with `--session`/`--context-id` on top and
+        its trace: the reference of a request about the task."""
         return self.refs([task_id])[0]
 
     def refs(self, task_ids: Iterable[str]) -> list[TaskRef]:
-        """Many references from one read of the task book (one query per batch of ids)."""
+        """Many references from one read of the task book (one query per batch of ids),
+        each with its trace (`trace`)."""
         ids = list(task_ids)
         book = self._ctx.book.refs_many(self._ctx.server, ids) if self.remembers and ids else {}
-        return self.refs_from(ids, book)
+        return self.refs_from(ids, book, traced=True)
 
     def known(self) -> dict[str, dict[str, Any]]:
         """Every task of the endpoint that the book knows: its status and what its reference
@@ -196,9 +201,16 @@ class Places:
         the target's tasks again."""
         return self._ctx.book.refs_many(self._ctx.server) if self.remembers else {}
 
-    def refs_from(self, task_ids: Iterable[str], book: dict[str, dict[str, Any]]) -> list[TaskRef]:
+    def refs_from(
+        self,
+        task_ids: Iterable[str],
+        book: dict[str, dict[str, Any]],
+        *,
+        traced: bool = False,
+    ) -> list[TaskRef]:
         """References of `task_ids` from records the caller read (`known`, `refs_many`),
-        with `--session`/`--context-id` on top."""
+        with `--session`/`--context-id` on top; `traced`: each with its trace (`trace`),
+        for requests about the tasks (a list needs none)."""
         from mcptask.protocols.base import TaskRef
 
         options = self._ctx.options
@@ -217,9 +229,49 @@ class Places:
                     session=session if isinstance(session, str) else None,
                     context_id=context if isinstance(context, str) else None,
                     version=version if isinstance(version, str) else None,
+                    trace=self.trace(task_id, rec) if traced else None,
                 )
             )
         return out
+
+    def trace(self, task_id: str, rec: dict[str, Any] | None = None) -> TaskTrace:
+        """A task's trace: the one this run made or read, else the one the book keeps with
+        it (`rec`, its record), else ids derived from the endpoint and the task, under the
+        trace the command names (`Context.name_trace`); kept in the book with the task's
+        next record. A task that has a trace keeps it whatever trace is named; the named
+        trace's `tracestate` goes only with requests in that trace."""
+        known = self.traces.get(task_id)
+        if known is not None:
+            return known
+        from mcptask.protocols.trace_context import TaskTrace
+        from mcptask.text.traceparent import TraceIds, derived_ids
+
+        given = self._ctx.trace_given
+        parent = given.parent if given is not None else None
+        ids = TraceIds.from_fields(rec) if rec and "traceId" in rec else None
+        if ids is None:
+            ids = derived_ids(self._ctx.server, task_id, parent)
+        state = given.state if given is not None and parent is not None else None
+        if parent is not None and ids.trace_id != parent.trace_id:
+            state = None
+        made = self.traces[task_id] = TaskTrace(ids, state)
+        return made
+
+    def new_trace(self) -> TaskTrace:
+        """The trace of a task this run is about to start (`call`, `send`): a new trace, or
+        a span in the one the command names; `keep_trace` once the task's id is known."""
+        from mcptask.protocols.trace_context import TaskTrace
+        from mcptask.text.traceparent import new_ids
+
+        given = self._ctx.trace_given
+        parent = given.parent if given is not None else None
+        return TaskTrace(new_ids(parent), given.state if given is not None and parent else None)
+
+    def keep_trace(self, ref: TaskRef, trace: TaskTrace | None) -> None:
+        """The trace a new task was started in: its reference's, and this run's for it (the
+        book keeps it with the task's record)."""
+        if trace is not None:
+            ref.trace = self.traces[ref.task_id] = trace
 
     def remember(self, task: Task, ref: TaskRef, **extra: Any) -> None:
         self.remember_many([(task, ref)], **extra)
@@ -248,6 +300,8 @@ class Places:
                 protocol.book_fields(ref) if self.remembers else {"protocol": protocol.name}
             )
             fields.update(observed(task))
+            if ref.trace is not None:
+                fields.update(ref.trace.ids.fields())
             fields.update(protocol.seen_fields(task))
             if via is not None:
                 fields[VIA] = via

@@ -1156,6 +1156,10 @@ REF_FIELDS = (
     # what earlier runs saw of it, taken back by its protocol (`TaskProtocol.recall`)
     "artifactsSeen",
     "progressToken",
+    # the task's trace (`text.traceparent.TraceIds.fields`): every request about it carries it
+    "traceId",
+    "spanId",
+    "parentSpanId",
 )
 
 
