@@ -156,6 +156,7 @@ async def _plain(
         on_log=events.log,
         responder=_responder(ctx, opts.answers, content, events),
         on_note=ctx.out.note,
+        trace=ctx.places.new_trace(),
     )
     ctx.out.interrupted = None  # from here the call may be out: said below, when it is
     with events:

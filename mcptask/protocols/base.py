@@ -430,6 +430,8 @@ class CallHooks:
     #: after the call was abandoned (Ctrl-C): whether `notifications/cancelled` reached the
     #: server (None: not abandoned)
     cancel_sent: bool | None = None
+    #: the call's trace, carried in its `_meta` (`--traceparent`, `TRACEPARENT`)
+    trace: TaskTrace | None = None
 
     def note(self, message: str) -> None:
         if self.on_note is not None:

@@ -1032,6 +1032,7 @@ class Mcp2025(TaskProtocol):
                 on_message=talk.handle,
                 need_tasks=False,
                 req_id=req_id,
+                trace=hooks.trace,
             )
         except (asyncio.CancelledError, UsageError):
             # Ctrl-C, or an answer that does not fit: the call is abandoned, the server told

@@ -660,6 +660,8 @@ class Mcp2026(TaskProtocol):
         for _ in range(MAX_ROUNDS):
             meta = client_meta(tasks=False)
             meta["progressToken"] = token
+            if hooks.trace is not None:
+                meta.update(hooks.trace.fields)
             req_id = self.rpc.next_id()
             try:
                 data = await self._request(

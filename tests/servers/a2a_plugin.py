@@ -34,6 +34,7 @@ import dataclasses
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 import pytest
@@ -117,13 +118,18 @@ def _python(env_name: str) -> str:
         pytest.fail(f"cannot build the {env_name!r} server venv: {e}", pytrace=False)
 
 
-def _a2a_sdk(*flags: str, grpc: bool = False) -> Iterator[A2AServerProcess]:
+def _a2a_sdk(
+    *flags: str, grpc: bool = False, record: Path | None = None
+) -> Iterator[A2AServerProcess]:
     """The a2a-sdk 1.3.0 test agent (`a2a_server.py`) with `flags`, on a free port (`grpc`:
-    the gRPC binding alone, on a second free port)."""
+    the gRPC binding alone, on a second free port; `record`: what it receives, written
+    there)."""
     python = _python("a2a")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), *flags]
+    if record is not None:
+        cmd += ["--record", str(record)]
     grpc_target = ""
     if grpc:
         grpc_port = free_port()
@@ -138,6 +144,7 @@ def _a2a_sdk(*flags: str, grpc: bool = False) -> Iterator[A2AServerProcess]:
         card_url=base + "/.well-known/agent-card.json",
         grpc_target=grpc_target,
     )
+    server.record = record
     try:
         _wait_http(server, server.card_url, {})
         yield server
@@ -157,6 +164,24 @@ def a2a_grpc_server() -> Iterator[A2AServerProcess]:
 def a2a_server() -> Iterator[A2AServerProcess]:
     """a2a-sdk 1.3.0 server (JSON-RPC 1.0 + 0.3 compat, HTTP+JSON, agent card)."""
     yield from _a2a_sdk()
+
+
+@pytest.fixture(scope="session")
+def a2a_recording_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[A2AServerProcess]:
+    """`a2a_server` started with `--record`: `.records()` is every request it received (HTTP
+    headers and bodies) and the metadata of each message its executor was given."""
+    record = tmp_path_factory.mktemp("a2a-record") / "requests.jsonl"
+    yield from _a2a_sdk(record=record)
+
+
+@pytest.fixture(scope="session")
+def a2a_grpc_recording_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[A2AServerProcess]:
+    """`a2a_grpc_server` started with `--record`: its gRPC calls' metadata and the metadata of
+    each message its executor was given."""
+    record = tmp_path_factory.mktemp("a2a-grpc-record") / "requests.jsonl"
+    yield from _a2a_sdk("--push", grpc=True, record=record)
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,10 @@ HTTP+JSON binding only (base ``/rest``; the card lists no JSON-RPC interface). `
 also serves the gRPC binding on ``127.0.0.1:G`` (a2a-sdk's ``GrpcHandler``; needs the ``grpc``
 extra), listed in the card; with ``--grpc-only`` the card lists only that interface (the HTTP
 server then serves the card alone).
+
+``--record FILE`` writes every request it receives to FILE, one JSON line each
+(``wire_recorder.py``): HTTP requests (headers and body), gRPC calls (their metadata), and the
+metadata of each message its executor is given (``{"via": "executor", "taskId", "metadata"}``).
 """
 
 from __future__ import annotations
@@ -89,10 +93,14 @@ log = logging.getLogger("a2a_test_server")
 class EchoExecutor(AgentExecutor):
     """Emits working steps, then an echo artifact; see the module docstring for special inputs."""
 
-    def __init__(self, step_seconds: float = 1.0, base: str = "") -> None:
+    def __init__(
+        self, step_seconds: float = 1.0, base: str = "", record: str | None = None
+    ) -> None:
         self.step = step_seconds
         #: the server's own root URL (`link...` points there)
         self.base = base
+        #: `--record FILE`: the metadata of each message the executor is given
+        self.record = record
         # task id -> the question we asked, for tasks waiting for an answer
         self.waiting: dict[str, str] = {}
 
@@ -103,6 +111,12 @@ class EchoExecutor(AgentExecutor):
             assert context.message is not None
             task = new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
+        if self.record and context.message is not None:
+            from google.protobuf.json_format import MessageToDict
+            from wire_recorder import record
+
+            metadata = MessageToDict(context.message.metadata)
+            record(self.record, {"via": "executor", "taskId": task.id, "metadata": metadata})
         updater = TaskUpdater(event_queue, task.id, task.context_id)
 
         def msg(t: str):  # an agent message bound to this task
@@ -236,6 +250,7 @@ def build_app(
     rest_only: bool = False,
     grpc_port: int | None = None,
     grpc_only: bool = False,
+    record: str | None = None,
 ) -> tuple[Starlette, DefaultRequestHandler]:
     base = f"http://127.0.0.1:{port}"
     card = build_card(
@@ -257,7 +272,7 @@ def build_app(
             "push_url_validator": screen_push_url,
         }
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(step_seconds, base),
+        agent_executor=EchoExecutor(step_seconds, base, record),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         **extra,  # type: ignore[arg-type]
@@ -272,19 +287,50 @@ def build_app(
     return Starlette(routes=routes), handler
 
 
-async def serve(app: Starlette, handler: DefaultRequestHandler, port: int, grpc_port: int | None):
-    """The HTTP app and, with `grpc_port`, the gRPC binding beside it on one event loop."""
+def _grpc_recorder(path: str):  # -> grpc.aio.ServerInterceptor
+    """A gRPC interceptor that records each call's method and kept metadata."""
+    import grpc.aio
+    from wire_recorder import kept_headers, record
+
+    class Recorder(grpc.aio.ServerInterceptor):
+        async def intercept_service(self, continuation, handler_call_details):
+            metadata = handler_call_details.invocation_metadata or ()
+            entry = {
+                "via": "grpc",
+                "rpc": handler_call_details.method,
+                "headers": kept_headers((m.key, m.value) for m in metadata),
+            }
+            record(path, entry)
+            return await continuation(handler_call_details)
+
+    return Recorder()
+
+
+async def serve(
+    app: Starlette,
+    handler: DefaultRequestHandler,
+    port: int,
+    grpc_port: int | None,
+    record: str | None = None,
+):
+    """The HTTP app and, with `grpc_port`, the gRPC binding beside it on one event loop;
+    `record`: every request received, to that file."""
     grpc_server = None
+    asgi = app
+    if record:
+        from wire_recorder import RecordWire
+
+        asgi = RecordWire(app, record)
     if grpc_port is not None:
         import grpc.aio
         from a2a.server.request_handlers.grpc_handler import GrpcHandler
         from a2a.types import a2a_pb2_grpc
 
-        grpc_server = grpc.aio.server()
+        grpc_server = grpc.aio.server(interceptors=[_grpc_recorder(record)] if record else None)
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
         grpc_server.add_insecure_port(f"127.0.0.1:{grpc_port}")
         await grpc_server.start()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="info")
+    config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_level="info")
     try:
         await uvicorn.Server(config).serve()
     finally:
@@ -301,6 +347,7 @@ def main() -> None:
     parser.add_argument("--rest-only", action="store_true")
     parser.add_argument("--grpc-port", type=int, default=None)
     parser.add_argument("--grpc-only", action="store_true")
+    parser.add_argument("--record", help="write each request received to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
     app, handler = build_app(
@@ -311,8 +358,9 @@ def main() -> None:
         rest_only=args.rest_only,
         grpc_port=args.grpc_port,
         grpc_only=args.grpc_only,
+        record=args.record,
     )
-    asyncio.run(serve(app, handler, args.port, args.grpc_port))
+    asyncio.run(serve(app, handler, args.port, args.grpc_port, args.record))
 
 
 if __name__ == "__main__":

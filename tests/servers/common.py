@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO: Path = Path(__file__).resolve().parents[2]
 CACHE: Path = REPO / ".cache" / "servers"
@@ -170,6 +172,17 @@ class ServerProcess:
     proc: subprocess.Popen[bytes]
     stderr_path: Path
     _stopped: bool = field(default=False, repr=False)
+    #: `--record FILE` servers (`wire_recorder.py`): the file of what they received
+    record: Path | None = None
+
+    def records(self) -> list[dict[str, Any]]:
+        """What a recording server has received so far, one dict per request, in order."""
+        assert self.record is not None, "not a recording server"
+        try:
+            text = self.record.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def stderr_tail(self, n: int = 40) -> str:
         try:

@@ -2,6 +2,7 @@
 
 Run with the fastmcp3 venv (see ``mcp_envs.py``): ``python fastmcp3_server.py --port P``.
 Endpoint: ``http://127.0.0.1:P/mcp``. Every tool supports tasks (``taskSupport: optional``).
+``--record FILE``: every request it receives, one JSON line each (``wire_recorder.py``).
 """
 
 from __future__ import annotations
@@ -47,10 +48,22 @@ def main() -> None:
     # HTTPS with a test CA's certificate (tests/e2e/test_proxy_tls.py)
     parser.add_argument("--certfile")
     parser.add_argument("--keyfile")
+    parser.add_argument("--record", help="write each request received to this file")
     args = parser.parse_args()
     tls = {"ssl_certfile": args.certfile, "ssl_keyfile": args.keyfile} if args.certfile else None
+    middleware = []
+    if args.record:
+        from starlette.middleware import Middleware
+        from wire_recorder import RecordWire
+
+        middleware.append(Middleware(RecordWire, path=args.record))
     mcp.run(
-        transport="http", host="127.0.0.1", port=args.port, show_banner=False, uvicorn_config=tls
+        transport="http",
+        host="127.0.0.1",
+        port=args.port,
+        show_banner=False,
+        uvicorn_config=tls,
+        middleware=middleware or None,
     )
 
 

@@ -3,6 +3,7 @@
 Run with the fastmcp4 venv (see ``mcp_envs.py``): ``python fastmcp4_server.py --port P``
 (``--stdio``: over stdin/stdout instead).
 Endpoint: ``http://127.0.0.1:P/mcp``. Every tool supports tasks (``taskSupport: optional``).
+``--record FILE``: every request it receives over HTTP, one JSON line each (``wire_recorder.py``).
 """
 
 from __future__ import annotations
@@ -77,13 +78,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int)
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
+    parser.add_argument("--record", help="write each HTTP request received to this file")
     args = parser.parse_args()
     if args.stdio:
         mcp.run(transport="stdio", show_banner=False)
         return
     if args.port is None:
         parser.error("--port or --stdio is required")
-    mcp.run(transport="http", host="127.0.0.1", port=args.port, show_banner=False)
+    middleware = []
+    if args.record:
+        from starlette.middleware import Middleware
+        from wire_recorder import RecordWire
+
+        middleware.append(Middleware(RecordWire, path=args.record))
+    mcp.run(
+        transport="http",
+        host="127.0.0.1",
+        port=args.port,
+        show_banner=False,
+        middleware=middleware or None,
+    )
 
 
 if __name__ == "__main__":

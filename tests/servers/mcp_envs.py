@@ -146,11 +146,17 @@ def start_everything_sse(timeout: float = 90.0) -> ServerProcess:
     raise last
 
 
-def start_fastmcp3(timeout: float = 90.0) -> ServerProcess:
+def start_fastmcp3(timeout: float = 90.0, *, record: Path | None = None) -> ServerProcess:
+    """The fastmcp3 task server; `record`: it writes each request it receives there
+    (`wire_recorder.py`; `ServerProcess.records()`)."""
     python = fastmcp3_python()
-    return _start_on_free_port(
-        lambda port: [str(python), str(FASTMCP3_SCRIPT), "--port", str(port)], timeout=timeout
+    extra = ["--record", str(record)] if record is not None else []
+    server = _start_on_free_port(
+        lambda port: [str(python), str(FASTMCP3_SCRIPT), "--port", str(port), *extra],
+        timeout=timeout,
     )
+    server.record = record
+    return server
 
 
 MCP_PROGRESS_SCRIPT = HERE / "mcp_progress_server.py"
@@ -209,11 +215,16 @@ def start_fastmcp3_oauth(
     )
 
 
-def start_fastmcp4(timeout: float = 90.0) -> ServerProcess:
+def start_fastmcp4(timeout: float = 90.0, *, record: Path | None = None) -> ServerProcess:
+    """The fastmcp4 task server; `record`: as `start_fastmcp3`'s."""
     python = fastmcp4_python()
-    return _start_on_free_port(
-        lambda port: [str(python), str(FASTMCP4_SCRIPT), "--port", str(port)], timeout=timeout
+    extra = ["--record", str(record)] if record is not None else []
+    server = _start_on_free_port(
+        lambda port: [str(python), str(FASTMCP4_SCRIPT), "--port", str(port), *extra],
+        timeout=timeout,
     )
+    server.record = record
+    return server
 
 
 TS2_SPECS = ["@modelcontextprotocol/server@2.4.0", "zod@4.4.3"]

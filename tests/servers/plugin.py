@@ -83,6 +83,21 @@ def fastmcp4_server() -> Iterator[ServerProcess]:
 
 
 @pytest.fixture(scope="session")
+def fastmcp3_recording_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """The fastmcp3 task server started with `--record`: `.records()` is every request it
+    received (`wire_recorder.py`: headers and JSON body), in order."""
+    record = tmp_path_factory.mktemp("fastmcp3-record") / "requests.jsonl"
+    yield from _serve(lambda: start_fastmcp3(record=record))
+
+
+@pytest.fixture(scope="session")
+def fastmcp4_recording_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """The fastmcp4 task server started with `--record` (as `fastmcp3_recording_server`)."""
+    record = tmp_path_factory.mktemp("fastmcp4-record") / "requests.jsonl"
+    yield from _serve(lambda: start_fastmcp4(record=record))
+
+
+@pytest.fixture(scope="session")
 def mcpsdk0618_server() -> Iterator[ServerProcess]:
     """The official Python SDK 1.22.0 (newest MCP 2025-06-18) over Streamable HTTP: slow_echo
     (progress), quick, ask_name (elicitation)."""
