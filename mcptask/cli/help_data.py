@@ -565,7 +565,7 @@ METAVARS = {
     "task_ids": "TASK_ID",
     "interval": "SECONDS",
     "timeout": "SECONDS",
-    "traceparent": "TRACEPARENT",
+    "traceparent": "VALUE",
     "until": "STATUS[,...]",
     "history": "N",
     "json_content": "JSON",

@@ -416,9 +416,8 @@ StartTraceparent = Annotated[
     str | None,
     typer.Option(
         "--traceparent",
-        help="Start the task in this W3C trace (00-<32 hex trace id>-<16 hex span id>-<2 hex "
-        "flags>), as a span under the one given; default: TRACEPARENT from the environment "
-        "(TRACESTATE goes with it), else a new trace. The requests about the task carry it.",
+        help="Start the task in this W3C trace (00-<trace id>-<span id>-<flags>; default: "
+        "TRACEPARENT, with TRACESTATE), else in a new one.",
     ),
 ]
 #: `watch`: the trace a task joins when it has none yet
@@ -426,9 +425,8 @@ WatchTraceparent = Annotated[
     str | None,
     typer.Option(
         "--traceparent",
-        help="A task that has no trace yet (one mcptask did not start) joins this W3C trace "
-        "(00-<trace id>-<span id>-<flags>); default: TRACEPARENT. A task that has one keeps "
-        "it: its polls always carry the task's own trace.",
+        help="Tasks without a trace join this W3C trace (default: TRACEPARENT); a task "
+        "that has one keeps its own.",
     ),
 ]
 

@@ -46,8 +46,9 @@ class Limits:
 @dataclass(frozen=True)
 class TraceGiven:
     """The W3C trace a run names for its tasks (`call`, `send` and `watch`): `--traceparent`,
-    else `TRACEPARENT` from the environment, with `TRACESTATE` (sent only within that trace;
-    dropped when it is not one the spec lets a vendor pass on). Nothing named: `parent` None."""
+    else `TRACEPARENT` from the environment, with `TRACESTATE` (sent only within that trace:
+    not with a flag that names another trace than `TRACEPARENT`; dropped when it is not one
+    the spec lets a vendor pass on). Nothing named: `parent` None."""
 
     parent: Traceparent | None = None
     state: str | None = None
@@ -72,7 +73,25 @@ class TraceGiven:
             parent = parse(value)
         except BadTraceparent as exc:
             raise UsageError(f"{where} {_shown(value)}: {exc}") from None
-        return cls(parent, clean_tracestate(os.environ.get("TRACESTATE")))
+        state = clean_tracestate(os.environ.get("TRACESTATE"))
+        if flag is not None and state is not None and not _same_trace(parent, "TRACEPARENT"):
+            state = None  # the environment's TRACESTATE is its TRACEPARENT's, not the flag's
+        return cls(parent, state)
+
+
+def _same_trace(parent: Traceparent, variable: str) -> bool:
+    """Whether the environment's traceparent (`variable`), when set, names `parent`'s trace."""
+    import os
+
+    from mcptask.text.traceparent import BadTraceparent, parse
+
+    value = os.environ.get(variable)
+    if value is None or not value.strip():
+        return True
+    try:
+        return parse(value).trace_id == parent.trace_id
+    except BadTraceparent:
+        return False
 
 
 def _shown(value: str) -> str:

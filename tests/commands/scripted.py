@@ -61,8 +61,9 @@ class Scripted(TaskProtocol):
         self.results: dict[str, Any] = {}
         self.tools: list[Tool] = []
         self.calls: list[tuple[str, str]] = []
-        #: the trace each `call_tool` was given
+        #: the trace each `call_tool` was given, and the reference of each `get`
         self.traces: list[TaskTrace | None] = []
+        self.refs: list[TaskRef] = []
         self.answers: list[dict[str, Any]] = []
         #: what a plain call does with its hooks, and returns
         self.plain: Callable[[CallHooks], Awaitable[dict[str, Any]]] | None = None
@@ -80,6 +81,7 @@ class Scripted(TaskProtocol):
 
     async def get(self, ref: TaskRef) -> Task:
         self.calls.append(("get", ref.task_id))
+        self.refs.append(ref)
         steps = self.scripts.get(ref.task_id)
         if not steps:
             raise TaskNotFound(f"task {ref.task_id} not found")

@@ -4,8 +4,9 @@ prove what reached the server (a task's W3C `traceparent` in MCP's `params._meta
 HTTP headers, gRPC metadata and message metadata).
 
 Standard library only: it runs in every server venv. Each record is written as soon as the
-request's body has arrived, before the server answers: once mcptask has its answer, the line is
-in the file (tests read it then, without waiting).
+request's body has arrived (or the server begins its answer without reading it), before the
+server answers: once mcptask has its answer, the line is in the file (tests read it then,
+without waiting).
 
 Lines: ``{"via": "http", "method", "path", "headers": {...}, "body": <JSON or null>}`` (the
 headers named in `HEADERS`, lower-case), ``{"via": "grpc", "rpc": "/a2a.v1.A2AService/GetTask",
@@ -67,10 +68,17 @@ class RecordWire:
                     self._write(scope, headers, b"".join(chunks))
             return message
 
+        async def sending(message: Message) -> None:
+            nonlocal done
+            if message.get("type") == "http.response.start" and not done:
+                done = True  # answered without reading the body (a2a-sdk's REST cancel)
+                self._write(scope, headers, b"".join(chunks))
+            await send(message)
+
         if scope.get("method") in ("GET", "DELETE", "HEAD"):
             done = True
             self._write(scope, headers, b"")
-        await self.app(scope, receiving, send)
+        await self.app(scope, receiving, sending)
 
     def _write(self, scope: Scope, headers: dict[str, str], body: bytes) -> None:
         try:
