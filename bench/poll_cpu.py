@@ -10,11 +10,13 @@ polls at a time, for MCP 2025-11-25 and 2026-07-28, in two ways, interleaved rou
 - `client`: each through `httpx.AsyncClient.send` on httpx's own async pool
   (`HttpTransport._lean_off`, as after a redirect).
 
-It reports the median CPU (user + system of this process) per poll. Only the client's side is
+Each task has its W3C trace, as in a watch (every poll carries it: MCP in `params._meta`, made
+once per task); `--no-trace` leaves it out (as before issue 35). It reports the median CPU
+(user + system of this process) per poll. Only the client's side is
 in it (the server is another process), so it is steadier than `watch_scale.py` on a busy
 machine; it leaves out the scheduler and the output of a whole watch.
 
-    python bench/poll_cpu.py [--polls 3000] [--rounds 7] [--inflight 32] [--json]
+    python bench/poll_cpu.py [--polls 3000] [--rounds 7] [--inflight 32] [--no-trace] [--json]
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ async def measure(url: str, session: str, ids: list[str], args: argparse.Namespa
         else:
             protos[version] = Mcp2026(rpc, url)
     refs = [TaskRef(tid, session=session) for tid in ids]
+    if not args.no_trace:
+        from mcptask.protocols.trace_context import TaskTrace
+        from mcptask.text.traceparent import derived_ids
+
+        for ref in refs:
+            ref.trace = TaskTrace(derived_ids(url, ref.task_id))
     sem = asyncio.Semaphore(args.inflight)
 
     async def one(proto: Any, ref: Any) -> None:
@@ -88,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--inflight", type=int, default=32)
     p.add_argument("--tasks", type=int, default=1000)
+    p.add_argument("--no-trace", action="store_true", help="polls without a trace")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     with LoadServer(duration=3600) as server:
