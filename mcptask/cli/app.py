@@ -114,7 +114,7 @@ def watch(
         str | None,
         typer.Option(
             "--until",
-            help="End each task with exit 0 once it reaches one of these statuses, e.g. input_required (a terminal status it does not name ends it as usual).",
+            help="End each task with exit 0 at one of these statuses (e.g. input_required).",
             autocompletion=complete.statuses,
         ),
     ] = None,

@@ -408,7 +408,8 @@ Otlp = Annotated[
     typer.Option(
         "--otlp",
         envvar="MCPTASK_OTLP",
-        help="Export each task's story as it ends to OTEL_EXPORTER_OTLP_ENDPOINT (`mcptask export`).",
+        show_envvar=False,
+        help="Export each task's story (OTLP) as it ends.",
     ),
 ]
 #: `call` and `send`: the trace the new task joins
@@ -425,8 +426,7 @@ WatchTraceparent = Annotated[
     str | None,
     typer.Option(
         "--traceparent",
-        help="Tasks without a trace join this W3C trace (default: TRACEPARENT); a task "
-        "that has one keeps its own.",
+        help="Tasks with no trace join this one (or TRACEPARENT).",
     ),
 ]
 
@@ -490,7 +490,7 @@ PushPublicUrl = Annotated[
     str | None,
     typer.Option(
         "--push-public-url",
-        help="The URL the agent reaches --push-receiver at (a tunnel); its random path is added (implies --push-receiver).",
+        help="Where the agent reaches --push-receiver (a tunnel).",
     ),
 ]
 PushPort = Annotated[
