@@ -67,7 +67,15 @@ TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
     "watch": TaskIdCommand(
         None,
         frozenset(
-            {"--interval", "--push-port", "--push-public-url", "--save", "--timeout", "--until"}
+            {
+                "--interval",
+                "--push-port",
+                "--push-public-url",
+                "--save",
+                "--timeout",
+                "--traceparent",
+                "--until",
+            }
         ),
         frozenset(
             {
