@@ -79,7 +79,8 @@ def test_answer_cancel_and_push_configs_over_grpc(
     result = _ok(run_cli("result", ask["taskId"], "-o", "json")).json()
     assert result["text"] == "answer: forty-two"
 
-    slow = _ok(run_cli("send", "slow over grpc", *url, "-o", "json")).json()["taskId"]
+    # running until cancelled below, however long the steps between take on a loaded machine
+    slow = _ok(run_cli("send", "hold over grpc", *url, "-o", "json")).json()["taskId"]
     made = _ok(
         run_cli(
             "push",

@@ -39,7 +39,8 @@ def test_a2a_list_filters(
     url = ("-u", server.url)
     done = _ok(run_cli("send", "hello filters", *url, "--watch", "-o", "json")).json()
     done_id = done["tasks"][0]["taskId"]
-    slow = _ok(run_cli("send", "slow filters", *url, "-o", "json")).json()
+    # running until cancelled, however long the steps below take on a loaded machine
+    slow = _ok(run_cli("send", "hold filters", *url, "-o", "json")).json()
     ask = _ok(run_cli("send", "ask filters", *url, "-o", "json")).json()
     # wait for the question (no sleeping: the watch ends when the task asks)
     _ok(run_cli("watch", ask["taskId"], "--until", "input_required", "-o", "json"))

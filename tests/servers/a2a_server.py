@@ -21,8 +21,9 @@ Tasks live in memory. The agent's behaviour depends on the user's text:
 * ``ask...``:        one working step, then ``input-required`` with a question; the next message
                      sent to the same task (its ``taskId``) is the answer: artifact
                      ``answer: <answer>`` and ``completed``;
-* ``slow...``:       20 working steps of 1 s ("step i/20"), then the echo artifact
-                     (for cancel tests);
+* ``slow...``:       20 working steps of 1 s ("step i/20"), then the echo artifact;
+* ``hold...``:       600 working steps ("step i/600"): a task still running whenever a test
+                     gets to cancel it, however loaded the machine (it ends by cancel);
 * ``report...``:     a text artifact ``report.md`` (id ``report``) streamed in four appended
                      chunks one step apart (``REPORT_CHUNKS``; the last with ``lastChunk``), then
                      a file artifact ``data.bin`` (``REPORT_FILE``: 4 KiB of bytes,
@@ -169,7 +170,7 @@ class EchoExecutor(AgentExecutor):
             await updater.complete()
             return
 
-        steps = 20 if lowered.startswith("slow") else 3
+        steps = 20 if lowered.startswith("slow") else 600 if lowered.startswith("hold") else 3
         for i in range(1, steps + 1):
             await updater.start_work(msg(f"step {i}/{steps}"))
             await asyncio.sleep(self.step)
