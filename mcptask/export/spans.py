@@ -247,16 +247,20 @@ def task_trace(
     for e, at in zip(story, times, strict=True):
         task_span.events.append(_span_event(e, at, family, content))
         kind = e["kind"]
+        # a call's span ends when its answer came (in the server's clock)
+        answered = max(at, float(e["at"]) + skew)
         if kind == "created" and e.get("command") in ("call", "send", "demo"):
             method, begun = calls["create"], start
         elif kind in ("status", "message", "created") and e.get("via") == "poll":
-            polls.append((at, e))
+            polls.append((answered, e))
             continue
         elif kind in made:
             method, begun = calls[made[kind]], at
         else:
             continue
-        spans.append(_call_span(under, e, method, begun, at, common, family, tool, content=content))
+        spans.append(
+            _call_span(under, e, method, begun, answered, common, family, tool, content=content)
+        )
     if polls:
         first, last = polls[0][0], polls[-1][0]
         attrs: Attrs = dict(common)
@@ -273,6 +277,7 @@ def task_trace(
                 attributes=attrs,
             )
         )
+    task_span.end = max(task_span.end, *(s.end for s in spans))  # its calls' answers inside it
     _bound_events(task_span)
     return TaskTrace(task_id, endpoint, ids, spans, ended, last_event)
 
