@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: seconds the thread waits for more ended tasks before it sends what it has
 GATHER = 0.5
+#: seconds at most that the gathering of a burst of ends goes on
+QUIET_MAX = 5.0
 #: tasks read and sent in one go
 BATCH_TASKS = 200
 
@@ -37,6 +39,12 @@ class LiveExport:
         self.warning: str | None = None
         self.exported = 0
         self.spans = 0
+        # what a first export imports and builds, done before the watch polls: an import on
+        # the thread when the first tasks end would hold the interpreter through their ends
+        from mcptask.export import otlp, spans  # noqa: F401
+
+        otlp.warm()
+        self._resource = otlp.resource()
         self._thread = threading.Thread(target=self._run, name="mcptask-otlp", daemon=True)
         self._thread.start()
 
@@ -72,8 +80,15 @@ class LiveExport:
                         self._cond.wait()
                     if not self._queue and self._stop:
                         return
-                    if not self._stop:  # a moment for the tasks ending beside it
+                    # the tasks ending beside it, until none came for GATHER seconds (at most
+                    # QUIET_MAX): a watch's many ends come in bursts, and spans are built
+                    # after the burst, not on its way
+                    began = time.monotonic()
+                    while not self._stop and time.monotonic() - began < QUIET_MAX:
+                        had = len(self._queue)
                         self._cond.wait(GATHER)
+                        if len(self._queue) == had:
+                            break
                     batch = [
                         self._queue.popleft() for _ in range(min(BATCH_TASKS, len(self._queue)))
                     ]
@@ -84,15 +99,16 @@ class LiveExport:
 
     def _send(self, book: object, batch: list[tuple[str, str]]) -> None:
         from mcptask.errors import McptaskError
-        from mcptask.export.otlp import BATCH_SPANS, resource
+        from mcptask.export.otlp import BATCH_SPANS
         from mcptask.export.spans import TaskTrace, task_trace
         from mcptask.state.taskbook import TaskBook
 
         assert isinstance(book, TaskBook)
-        res = resource()
+        res = self._resource
         traces: list[TaskTrace] = []
         try:
             for endpoint, task_id in dict.fromkeys(batch):
+                time.sleep(0)  # the watch's thread goes first: a task's spans are ~1 ms of CPU
                 record = book.lookup(endpoint, task_id)
                 if record is None:
                     continue

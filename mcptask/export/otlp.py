@@ -76,6 +76,15 @@ def resource() -> Resource:
     return Resource.create(attrs)
 
 
+def warm() -> None:
+    """Import what `readable` and the exporter's encoder use (a live export does it before
+    the watch polls)."""
+    import opentelemetry.exporter.otlp.proto.common.trace_encoder
+    import opentelemetry.sdk.trace
+    import opentelemetry.sdk.util.instrumentation
+    import opentelemetry.trace.status  # noqa: F401
+
+
 def readable(traces: Iterable[TaskTrace], res: Resource) -> list[ReadableSpan]:
     """The SDK's spans of `traces`, with the ids and times the story gave them."""
     from opentelemetry.sdk.trace import Event, ReadableSpan
