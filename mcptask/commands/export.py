@@ -160,13 +160,9 @@ class _Exporter:
         self.listed: list[dict[str, Any]] = []
 
     def add(self, key: str, task_id: str, record: dict[str, Any], skew: float) -> None:
-        from mcptask.export.spans import task_trace
+        from mcptask.export.otlp import book_trace
 
-        start, used, pages = self.ctx.book.story(key, task_id, skew)
-        if start is None:
-            return
-        events = [e for page in pages for e in page]
-        trace = task_trace(key, task_id, record, events, skew=used, content=self.opts.content)
+        trace = book_trace(self.ctx.book, key, task_id, record, skew, content=self.opts.content)
         if trace is None:
             return
         sent = record.get("exportedThrough")
@@ -186,11 +182,11 @@ class _Exporter:
     def flush(self) -> None:
         if not self.pending:
             return
+        from mcptask.export.otlp import send_traces
+
         batch, self.pending, self.pending_spans = self.pending, [], 0
-        self.sink.send(batch, self.resource)
-        by_endpoint: dict[str, dict[str, int]] = {}
+        send_traces(self.ctx.book, self.sink, batch, self.resource)
         for trace in batch:
-            by_endpoint.setdefault(trace.endpoint, {})[trace.task_id] = trace.last_event
             self.exported += 1
             self.spans += len(trace.spans)
             line = {
@@ -205,8 +201,6 @@ class _Exporter:
                 self.ctx.out.line(line)
             elif len(self.listed) < LISTED or self.ctx.out.mode == "json":
                 self.listed.append(line)
-        for endpoint, through in by_endpoint.items():
-            self.ctx.book.mark_exported(endpoint, through)
 
     def summary(self) -> None:
         out = self.ctx.out

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mcptask.export.otlp import FileSink, HttpSink
+    from mcptask.state.taskbook import TaskBook
 
 #: seconds the thread waits for more ended tasks before it sends what it has
 GATHER = 0.5
@@ -97,15 +98,13 @@ class LiveExport:
         finally:
             book.close()
 
-    def _send(self, book: object, batch: list[tuple[str, str]]) -> None:
+    def _send(self, book: TaskBook, batch: list[tuple[str, str]]) -> None:
         from mcptask.errors import McptaskError
-        from mcptask.export.otlp import BATCH_SPANS
-        from mcptask.export.spans import TaskTrace, task_trace
-        from mcptask.state.taskbook import TaskBook
+        from mcptask.export.otlp import BATCH_SPANS, book_trace, send_traces
+        from mcptask.export.spans import TaskTrace
 
-        assert isinstance(book, TaskBook)
-        res = self._resource
         traces: list[TaskTrace] = []
+        per_request = max(1, BATCH_SPANS // 4)  # a task is a few spans
         try:
             for endpoint, task_id in dict.fromkeys(batch):
                 time.sleep(0)  # the watch's thread goes first: a task's spans are ~1 ms of CPU
@@ -114,25 +113,14 @@ class LiveExport:
                     continue
                 kept = book.endpoint(endpoint).get("clockSkew")
                 skew = float(kept) if isinstance(kept, int | float) else 0.0
-                start, used, pages = book.story(endpoint, task_id, skew)
-                if start is None:
-                    continue
-                events = [e for page in pages for e in page]
-                trace = task_trace(
-                    endpoint, task_id, record, events, skew=used, content=self.content
-                )
+                trace = book_trace(book, endpoint, task_id, record, skew, content=self.content)
                 if trace is not None:
                     traces.append(trace)
-            for i in range(0, len(traces), max(1, BATCH_SPANS // 4)):
-                part = traces[i : i + max(1, BATCH_SPANS // 4)]
-                self.sink.send(part, res)
+            for i in range(0, len(traces), per_request):
+                part = traces[i : i + per_request]
+                send_traces(book, self.sink, part, self._resource)
                 self.exported += len(part)
                 self.spans += sum(len(t.spans) for t in part)
-                by_endpoint: dict[str, dict[str, int]] = {}
-                for t in part:
-                    by_endpoint.setdefault(t.endpoint, {})[t.task_id] = t.last_event
-                for endpoint, through in by_endpoint.items():
-                    book.mark_exported(endpoint, through)
         except McptaskError as exc:
             self.warning = str(exc)
         except Exception as exc:  # the watch goes on whatever the export meets

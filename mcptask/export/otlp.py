@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan
 
+    from mcptask.state.taskbook import TaskBook
+
 #: spans sent in one request (the SDK's batch processor sends 512)
 BATCH_SPANS = 512
 #: the OTLP/HTTP path of traces under a base endpoint
@@ -74,6 +76,38 @@ def resource() -> Resource:
     if not os.environ.get("OTEL_SERVICE_NAME", "").strip():
         attrs["service.name"] = "mcptask"
     return Resource.create(attrs)
+
+
+def book_trace(
+    book: TaskBook,
+    endpoint: str,
+    task_id: str,
+    record: dict[str, Any],
+    skew: float,
+    *,
+    content: bool = False,
+) -> TaskTrace | None:
+    """A task's spans from its story in the book (`export` and `watch --otlp` alike); None
+    when the book has no story of it."""
+    from mcptask.export.spans import task_trace
+
+    start, used, pages = book.story(endpoint, task_id, skew)
+    if start is None:
+        return None
+    events = [e for page in pages for e in page]
+    return task_trace(endpoint, task_id, record, events, skew=used, content=content)
+
+
+def send_traces(
+    book: TaskBook, sink: HttpSink | FileSink, traces: list[TaskTrace], res: Resource
+) -> None:
+    """`traces` to `sink`, then kept in the book as sent (`TaskBook.mark_exported`)."""
+    sink.send(traces, res)
+    by_endpoint: dict[str, dict[str, int]] = {}
+    for trace in traces:
+        by_endpoint.setdefault(trace.endpoint, {})[trace.task_id] = trace.last_event
+    for endpoint, through in by_endpoint.items():
+        book.mark_exported(endpoint, through)
 
 
 def warm() -> None:

@@ -51,19 +51,15 @@ def main() -> None:
     parser.add_argument("--record", help="write each request received to this file")
     args = parser.parse_args()
     tls = {"ssl_certfile": args.certfile, "ssl_keyfile": args.keyfile} if args.certfile else None
-    middleware = []
-    if args.record:
-        from starlette.middleware import Middleware
-        from wire_recorder import RecordWire
+    from wire_recorder import middleware
 
-        middleware.append(Middleware(RecordWire, path=args.record))
     mcp.run(
         transport="http",
         host="127.0.0.1",
         port=args.port,
         show_banner=False,
         uvicorn_config=tls,
-        middleware=middleware or None,
+        middleware=middleware(args.record),
     )
 
 

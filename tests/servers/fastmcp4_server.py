@@ -85,18 +85,14 @@ def main() -> None:
         return
     if args.port is None:
         parser.error("--port or --stdio is required")
-    middleware = []
-    if args.record:
-        from starlette.middleware import Middleware
-        from wire_recorder import RecordWire
+    from wire_recorder import middleware
 
-        middleware.append(Middleware(RecordWire, path=args.record))
     mcp.run(
         transport="http",
         host="127.0.0.1",
         port=args.port,
         show_banner=False,
-        middleware=middleware or None,
+        middleware=middleware(args.record),
     )
 
 

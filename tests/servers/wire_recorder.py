@@ -95,3 +95,13 @@ class RecordWire:
                 "body": parsed,
             },
         )
+
+
+def middleware(path: str | None) -> list[Any] | None:
+    """The Starlette middleware list of a fastmcp server started with `--record PATH` (None
+    without it); Starlette is imported only then (it is in every fastmcp venv)."""
+    if not path:
+        return None
+    from starlette.middleware import Middleware
+
+    return [Middleware(RecordWire, path=path)]
