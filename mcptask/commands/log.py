@@ -29,6 +29,8 @@ class LogOptions:
 
 #: seconds between two looks at the book while following
 FOLLOW_EVERY = 0.25
+#: seconds `log --follow` waits for the book to show its own watch's last records
+FINAL_WRITES = 5.0
 #: exit statuses of `log --follow`'s own watch that `log` passes on (the rest: the story was
 #: told to its end, exit 0)
 PASSED_ON = frozenset(
@@ -62,7 +64,7 @@ async def run_log(opts: LogOptions, ctx: Context) -> int:
     for page in pages:  # a history of any length streams, a page at a time
         printer.show(page)
     code: int = ExitCode.OK
-    if opts.follow and not printer.ended:
+    if opts.follow:
         code = await _follow(opts, ctx, task_id, printer)
     printer.finish()
     return code
@@ -79,6 +81,8 @@ class Printer:
         #: the events are kept (`--follow` reads them again); else only whether it ended
         self.keep = keep
         self.ended = False
+        #: a follower's `end` was printed (it records it after the terminal status)
+        self.ended_at_end = False
         self.skew = book_skew(ctx)
         self.timeline = Timeline(task_id, ctx.server, self.skew)
         self.events: list[dict[str, Any]] = []
@@ -96,6 +100,7 @@ class Printer:
         if self.keep:
             self.events += new
         self.ended = self.ended or ends(new)
+        self.ended_at_end = self.ended_at_end or any(e["kind"] == "end" for e in new)
         self.last = max(self.last, *(int(e["n"]) for e in new))
         lines = self.timeline.add(new)
         out = self.ctx.out
@@ -145,22 +150,25 @@ async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: Printer
     like any other). `--timeout` bounds the wait."""
     started = time.monotonic()
     while True:
+        remembers = ctx.places.remembers
+        # a watch elsewhere records the task: what it records is printed, up to its `end`
+        # (recorded after the terminal status, once it has the result)
+        live = remembers and live_follower(ctx.book.lookup(ctx.server, task_id), printer.events)
+        if printer.ended and not live:
+            return ExitCode.OK
         left = None if opts.timeout is None else opts.timeout - (time.monotonic() - started)
         if left is not None and left <= 0:
             raise TaskEnded(
                 f"task {task_id}: --timeout {opts.timeout:g} s elapsed", ExitCode.TIMEOUT
             )
-        if not ctx.places.remembers or live_follower(
-            ctx.book.lookup(ctx.server, task_id), printer.events
-        ):
-            # a watch elsewhere records it (or a stdio server's task, which only the process
-            # that started it reaches): print what it records
-            await ctx.sleep(FOLLOW_EVERY)
-            printer.pull()
-            if printer.ended or (not ctx.places.remembers and not printer.events):
-                return ExitCode.OK
-            continue
-        return await _own_watch(ctx, task_id, printer, left)
+        if remembers and not live:
+            return await _own_watch(ctx, task_id, printer, left)
+        # a live watch elsewhere, or a stdio server's task, which only the process that
+        # started it reaches: print what is recorded
+        await ctx.sleep(FOLLOW_EVERY)
+        printer.pull()
+        if not remembers and not printer.events:
+            return ExitCode.OK
 
 
 async def _own_watch(ctx: Context, task_id: str, printer: Printer, timeout: float | None) -> int:
@@ -184,7 +192,26 @@ async def _own_watch(ctx: Context, task_id: str, printer: Printer, timeout: floa
     finally:
         ticker.cancel()
         printer.pull()
+    await _last_records(ctx, printer, tail)
     return code if code in PASSED_ON else ExitCode.OK
+
+
+async def _last_records(ctx: Context, printer: Printer, tail: _Tail) -> None:
+    """The watch ended the task: its `end` is printed from the book, where it is once the
+    watch's writes are done. A book that does not show it within FINAL_WRITES (another
+    process's lock, a full disk) is said in one line, never silently."""
+    if tail.ended is None or printer.ended_at_end:
+        return
+    waited = 0.0
+    while waited < FINAL_WRITES and not printer.ended_at_end:
+        await ctx.sleep(FOLLOW_EVERY)
+        waited += FOLLOW_EVERY
+        printer.pull()
+    if not printer.ended_at_end:
+        ctx.out.note(
+            f"task {printer.task_id}: the watch ended ({tail.ended}) but the task book does "
+            f"not show it yet: `mcptask log {printer.task_id}` later tells the rest"
+        )
 
 
 async def _pull_now_and_then(printer: Printer) -> None:
@@ -200,6 +227,8 @@ class _Tail:
 
     def __init__(self, printer: Printer) -> None:
         self.printer = printer
+        #: how the watch ended the task (its outcome), once it did
+        self.ended: str | None = None
 
     def update(self, w: Watched, via: str) -> None:
         self.printer.pull()
@@ -211,6 +240,7 @@ class _Tail:
         self.printer.pull()
 
     def end(self, w: Watched) -> None:
+        self.ended = w.outcome
         self.printer.pull()
 
     def artifact(self, w: Watched, update: Any) -> None:

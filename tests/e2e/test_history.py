@@ -209,7 +209,12 @@ def test_log_follow_alone_follows_the_task_itself(run_cli: RunCli, state_dir: Pa
         "Finalizing",
         "Report ready",
     ]
-    assert followed[-1]["kind"] == "end" and followed[-1]["data"]["outcome"] == "completed"
+    # (what a failure shows: the follower's lines, what it said on stderr, the book's story)
+    assert followed[-1]["kind"] == "end" and followed[-1]["data"]["outcome"] == "completed", (
+        [(x["n"], x["kind"], x["status"]) for x in followed],
+        err,
+        [(x["n"], x["kind"], x["command"]) for x in story(run_cli, tid)],
+    )
     assert {x["command"] for x in followed[1:]} == {"log"}
     # each change at the server's time, with when mcptask saw it beside it
     changed = [x for x in followed if x["kind"] in ("status", "message")]

@@ -31,7 +31,7 @@ from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
 
 from conftest import CliResult, RunCli, assert_one_line_error
-from servers.common import ServerProcess, free_port, start_server
+from servers.common import ServerProcess, free_port, start_on_free_port
 from servers.mcp_envs import fastmcp4_python
 
 pytestmark = pytest.mark.timeout(180)
@@ -444,12 +444,8 @@ mcp.run(transport="http", host="127.0.0.1", port=parser.parse_args().port, show_
 def no_tasks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     script = tmp_path_factory.mktemp("notasks") / "server.py"
     script.write_text(NO_TASKS_SERVER)
-    port = free_port()
-    server = start_server(
-        [str(fastmcp4_python()), str(script), "--port", str(port)],
-        port=port,
-        url=f"http://127.0.0.1:{port}/mcp",
-    )
+    python = str(fastmcp4_python())
+    server = start_on_free_port(lambda port: [python, str(script), "--port", str(port)])
     try:
         yield server
     finally:

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import CliResult, RunCli, assert_one_line_error
 from servers.a2a_plugin import AgnoServerProcess
-from servers.common import free_port, start_server
+from servers.common import start_on_free_port
 from servers.fault_server import (
     INIT_RESULT,
     FaultServer,
@@ -49,11 +49,13 @@ def plain_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     neither protocol."""
     root = tmp_path_factory.mktemp("www")
     (root / "index.txt").write_text("hello\n")
-    port = free_port()
-    cmd = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
-    proc = start_server(cmd, port=port, url=f"http://127.0.0.1:{port}/", cwd=root)
+    proc = start_on_free_port(
+        lambda port: [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        path="/",
+        cwd=root,
+    )
     try:
-        yield f"http://127.0.0.1:{port}/"
+        yield proc.url
     finally:
         proc.stop()
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from servers.a2a_envs import (
     AGNO_SERVER_SCRIPT,
     ENVIRONMENTS,
 )
-from servers.common import ServerProcess, free_port, start_server
+from servers.common import ServerProcess, free_port, start_on_free_port
 
 AGNO_AGENT_ID = "echo"
 AGNO_SECURITY_KEY = "test-key-123"
@@ -103,10 +103,13 @@ def _wait_http(
 
 
 def _start(
-    cmd: list[str], *, port: int, url: str, env: dict[str, str] | None = None
+    make_cmd: Callable[[int], list[str]], *, path: str = "/", env: dict[str, str] | None = None
 ) -> ServerProcess:
+    """The server `make_cmd(port)` starts, on a free port (another if it was taken)."""
     try:
-        return start_server(cmd, port=port, url=url, env=env, cwd=A2A_SERVER_SCRIPT.parent)
+        return start_on_free_port(
+            make_cmd, path=path, env=lambda _: env or {}, cwd=A2A_SERVER_SCRIPT.parent
+        )
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)
 
@@ -125,17 +128,16 @@ def _a2a_sdk(
     the gRPC binding alone, on a second free port; `record`: what it receives, written
     there)."""
     python = _python("a2a")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cmd = [python, str(A2A_SERVER_SCRIPT), "--port", str(port), *flags]
-    if record is not None:
-        cmd += ["--record", str(record)]
+    extra = ["--record", str(record)] if record is not None else []
     grpc_target = ""
     if grpc:
         grpc_port = free_port()
         grpc_target = f"127.0.0.1:{grpc_port}"
-        cmd += ["--grpc-port", str(grpc_port), "--grpc-only"]
-    proc = _start(cmd, port=port, url=base + "/")
+        extra += ["--grpc-port", str(grpc_port), "--grpc-only"]
+    proc = _start(
+        lambda port: [python, str(A2A_SERVER_SCRIPT), "--port", str(port), *flags, *extra]
+    )
+    base = f"http://127.0.0.1:{proc.port}"
     server: A2AServerProcess = _upgrade(
         proc,
         A2AServerProcess,
@@ -214,10 +216,12 @@ def a2a_js_server() -> Iterator[A2AServerProcess]:
     0.3 (compat layer), push notifications on (in-memory store, the SDK's sender), streaming
     off; 3 steps of 1 s, `slow...` 20."""
     modules = _python("a2a-js")  # builds the npm folder
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cmd = ["node", str(A2A_JS_SERVER_SCRIPT), "--port", str(port), "--no-streaming"]
-    proc = _start(cmd, port=port, url=base + "/a2a/jsonrpc", env={"A2A_JS_MODULES": modules})
+    proc = _start(
+        lambda port: ["node", str(A2A_JS_SERVER_SCRIPT), "--port", str(port), "--no-streaming"],
+        path="/a2a/jsonrpc",
+        env={"A2A_JS_MODULES": modules},
+    )
+    base = f"http://127.0.0.1:{proc.port}"
     server: A2AServerProcess = _upgrade(
         proc,
         A2AServerProcess,
@@ -234,15 +238,16 @@ def a2a_js_server() -> Iterator[A2AServerProcess]:
 
 def _agno(security_key: str | None) -> Iterator[AgnoServerProcess]:
     python = _python("agno")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    agent_url = f"{base}/a2a/agents/{AGNO_AGENT_ID}"
-    cmd = [python, str(AGNO_SERVER_SCRIPT), "--port", str(port)]
-    if security_key:
-        cmd += ["--secure-key", security_key]
+    key = ["--secure-key", security_key] if security_key else []
     # never let a key from the outer environment leak into the open server
     env = {"OS_SECURITY_KEY": "", "AGNO_TELEMETRY": "false"}
-    proc = _start(cmd, port=port, url=agent_url, env=env)
+    proc = _start(
+        lambda port: [python, str(AGNO_SERVER_SCRIPT), "--port", str(port), *key],
+        path=f"/a2a/agents/{AGNO_AGENT_ID}",
+        env=env,
+    )
+    base = f"http://127.0.0.1:{proc.port}"
+    agent_url = f"{base}/a2a/agents/{AGNO_AGENT_ID}"
     headers = {"Authorization": f"Bearer {security_key}"} if security_key else {}
     server: AgnoServerProcess = _upgrade(
         proc,
@@ -286,11 +291,11 @@ class FieldAgents:
         key = tuple(sorted(flags))
         if key not in self._running:
             python = _python("a2a")
-            port = free_port()
-            base = f"http://127.0.0.1:{port}"
-            cmd = [python, str(FIELD_SERVER_SCRIPT), "--port", str(port), "--step-seconds"]
-            cmd += ["0.2", *flags]
-            proc = _start(cmd, port=port, url=base + "/")
+            step = ["--step-seconds", "0.2", *flags]
+            proc = _start(
+                lambda port: [python, str(FIELD_SERVER_SCRIPT), "--port", str(port), *step]
+            )
+            base = f"http://127.0.0.1:{proc.port}"
             card = "/.well-known/agent-card.json"
             if "--card-path" in flags:
                 card = flags[flags.index("--card-path") + 1]

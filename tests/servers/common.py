@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -280,6 +280,47 @@ def _port_open(port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+#: how a server says the port it was given was taken meanwhile (free_port() races with every
+#: other process on the machine): "address already in use" (most), "EADDRINUSE" (node),
+#: "Port N is already in use" (server-everything)
+_PORT_TAKEN = ("already in use", "eaddrinuse", "address in use")
+#: tries of `start_on_free_port`, each on a new port
+START_ATTEMPTS = 3
+
+
+def port_taken(exc: BaseException) -> bool:
+    """The server could not start because its port was taken (try another)."""
+    text = str(exc).lower()
+    return any(phrase in text for phrase in _PORT_TAKEN)
+
+
+def start_on_free_port(
+    make_cmd: Callable[[int], list[str]],
+    *,
+    path: str = "/mcp",
+    env: Callable[[int], dict[str, str]] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 90.0,
+) -> ServerProcess:
+    """`start_server` on a free port (``http://127.0.0.1:<port><path>``), on another one
+    when the port was taken between the pick and the bind."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        port = free_port()
+        try:
+            return start_server(
+                make_cmd(port),
+                port=port,
+                url=f"http://127.0.0.1:{port}{path}",
+                env=env(port) if env else None,
+                cwd=cwd,
+                timeout=timeout,
+            )
+        except RuntimeError as exc:
+            if attempt == START_ATTEMPTS or not port_taken(exc):
+                raise
+    raise AssertionError("unreachable")
 
 
 def start_server(

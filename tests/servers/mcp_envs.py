@@ -21,10 +21,9 @@ from pathlib import Path
 
 from servers.common import (
     ServerProcess,
-    free_port,
     npm_folder,
     npm_package,
-    start_server,
+    start_on_free_port,
     venv_python,
 )
 
@@ -41,8 +40,6 @@ FASTMCP3_SCRIPT = HERE / "fastmcp3_server.py"
 FASTMCP4_SCRIPT = HERE / "fastmcp4_server.py"
 FASTMCP3_OAUTH_SCRIPT = HERE / "fastmcp3_oauth_server.py"
 MCPSDK_SCRIPT = HERE / "mcpsdk_server.py"
-
-_START_ATTEMPTS = 3  # free_port() can race with another process grabbing the port
 
 
 def everything_package() -> Path:
@@ -82,37 +79,11 @@ def everything_stdio_command() -> list[str]:
     return [_node(), str(everything_entry()), "stdio"]
 
 
-def _start_on_free_port(
-    make_cmd: Callable[[int], list[str]],
-    *,
-    env: Callable[[int], dict[str, str]] | None = None,
-    timeout: float = 90.0,
-) -> ServerProcess:
-    last: RuntimeError | None = None
-    for _ in range(_START_ATTEMPTS):
-        port = free_port()
-        try:
-            return start_server(
-                make_cmd(port),
-                port=port,
-                url=f"http://127.0.0.1:{port}/mcp",
-                env=env(port) if env else None,
-                timeout=timeout,
-            )
-        except RuntimeError as exc:
-            last = exc
-            text = str(exc).lower()
-            if "address already in use" not in text and "eaddrinuse" not in text:
-                raise
-    assert last is not None
-    raise last
-
-
 def start_everything(timeout: float = 90.0) -> ServerProcess:
     """server-everything over Streamable HTTP; endpoint ``http://127.0.0.1:<port>/mcp``."""
     entry = everything_entry()
     node = _node()
-    return _start_on_free_port(
+    return start_on_free_port(
         lambda port: [node, str(entry), "streamableHttp"],
         env=lambda port: {"PORT": str(port)},
         timeout=timeout,
@@ -124,26 +95,12 @@ def start_everything_sse(timeout: float = 90.0) -> ServerProcess:
     (``.url``), messages POSTed to the ``/message?sessionId=...`` its stream names."""
     entry = everything_entry()
     node = _node()
-    last: RuntimeError | None = None
-    for _ in range(_START_ATTEMPTS):
-        port = free_port()
-        try:
-            return start_server(
-                [node, str(entry), "sse"],
-                port=port,
-                url=f"http://127.0.0.1:{port}/sse",
-                env={"PORT": str(port)},
-                timeout=timeout,
-            )
-        except RuntimeError as exc:
-            last = exc
-            if (
-                "address already in use" not in str(exc).lower()
-                and "eaddrinuse" not in str(exc).lower()
-            ):
-                raise
-    assert last is not None
-    raise last
+    return start_on_free_port(
+        lambda port: [node, str(entry), "sse"],
+        path="/sse",
+        env=lambda port: {"PORT": str(port)},
+        timeout=timeout,
+    )
 
 
 def start_fastmcp3(timeout: float = 90.0, *, record: Path | None = None) -> ServerProcess:
@@ -151,7 +108,7 @@ def start_fastmcp3(timeout: float = 90.0, *, record: Path | None = None) -> Serv
     (`wire_recorder.py`; `ServerProcess.records()`)."""
     python = fastmcp3_python()
     extra = ["--record", str(record)] if record is not None else []
-    server = _start_on_free_port(
+    server = start_on_free_port(
         lambda port: [str(python), str(FASTMCP3_SCRIPT), "--port", str(port), *extra],
         timeout=timeout,
     )
@@ -166,7 +123,7 @@ def start_mcp_progress(timeout: float = 90.0) -> ServerProcess:
     """``mcp_progress_server.py`` on the fastmcp3 venv's ``mcp`` 1.30: a task's progress on the
     session's GET stream with the client's token and no ``related-task`` ``_meta``."""
     python = fastmcp3_python()
-    return _start_on_free_port(
+    return start_on_free_port(
         lambda port: [str(python), str(MCP_PROGRESS_SCRIPT), "--port", str(port)], timeout=timeout
     )
 
@@ -175,7 +132,7 @@ def start_fastmcp3_tls(certfile: Path, keyfile: Path, timeout: float = 90.0) -> 
     """The fastmcp3 task server over HTTPS (uvicorn) with the given certificate; `.url` names
     it `https://127.0.0.1:P/mcp` (the certificate is for localhost and 127.0.0.1)."""
     python = fastmcp3_python()
-    server = _start_on_free_port(
+    server = start_on_free_port(
         lambda port: [
             *(str(python), str(FASTMCP3_SCRIPT), "--port", str(port)),
             *("--certfile", str(certfile), "--keyfile", str(keyfile)),
@@ -201,7 +158,7 @@ def start_fastmcp3_oauth(
         scopes += ["--valid-scopes", valid_scopes]
     if default_scopes:
         scopes += ["--default-scopes", default_scopes]
-    return _start_on_free_port(
+    return start_on_free_port(
         lambda port: [
             str(python),
             str(FASTMCP3_OAUTH_SCRIPT),
@@ -219,7 +176,7 @@ def start_fastmcp4(timeout: float = 90.0, *, record: Path | None = None) -> Serv
     """The fastmcp4 task server; `record`: as `start_fastmcp3`'s."""
     python = fastmcp4_python()
     extra = ["--record", str(record)] if record is not None else []
-    server = _start_on_free_port(
+    server = start_on_free_port(
         lambda port: [str(python), str(FASTMCP4_SCRIPT), "--port", str(port), *extra],
         timeout=timeout,
     )
@@ -244,7 +201,7 @@ def start_ts2(timeout: float = 90.0) -> ServerProcess:
     script = folder / TS2_SCRIPT.name
     shutil.copyfile(TS2_SCRIPT, script)
     node = _node()
-    return _start_on_free_port(lambda port: [node, str(script), str(port)], timeout=timeout)
+    return start_on_free_port(lambda port: [node, str(script), str(port)], timeout=timeout)
 
 
 def _mcpsdk_python(version: str) -> Path:
@@ -257,22 +214,11 @@ def start_mcpsdk(version: str, *, sse: bool = False, timeout: float = 90.0) -> S
     transport (``/sse``)."""
     python = _mcpsdk_python(version)
     mode = ["--sse"] if sse else []
-    last: RuntimeError | None = None
-    for _ in range(_START_ATTEMPTS):
-        port = free_port()
-        try:
-            return start_server(
-                [str(python), str(MCPSDK_SCRIPT), "--port", str(port), *mode],
-                port=port,
-                url=f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}",
-                timeout=timeout,
-            )
-        except RuntimeError as exc:
-            last = exc
-            if "address already in use" not in str(exc).lower():
-                raise
-    assert last is not None
-    raise last
+    return start_on_free_port(
+        lambda port: [str(python), str(MCPSDK_SCRIPT), "--port", str(port), *mode],
+        path="/sse" if sse else "/mcp",
+        timeout=timeout,
+    )
 
 
 def mcpsdk_stdio_command(version: str) -> list[str]:
