@@ -48,10 +48,10 @@ def _main(argv: list[str] | None = None) -> int:
             return code
 
     import typer
-    from typer._click import exceptions as click_exc
 
     from mcptask.cli.app import _app_for, app
     from mcptask.cli.argv_order import hoist, looks_like_task_id
+    from mcptask.cli.framework import click_exceptions as click_exc
     from mcptask.cli.help_layout import HELP_ALL, SHOW_ALL
     from mcptask.cli.options import COMMON_OPTIONS
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from typer._click import Context, HelpFormatter
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from mcptask.cli.framework import Context, HelpFormatter
 from mcptask.cli.help_data import COMMANDS, GROUPS, METAVARS, examples_text
 
 #: `--help-all`: every option explained, the shared ones too (`main` sets it)

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from typer._click import Context
-from typer._click.core import Parameter
-from typer._click.exceptions import MissingParameter
 from typer.core import TyperArgument, TyperOption
+
+from mcptask.cli.framework import Context, MissingParameter, Parameter
 
 _LEAN: dict[type[Parameter], type[Parameter]] = {}
 _MADE: set[type[Parameter]] = set()

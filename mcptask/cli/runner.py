@@ -50,7 +50,7 @@ def execute(
         raise typer.Exit(exc.exit_code) from None
     ctx = Context(g, out, env=env)
     ctx.one_at_a_time = one_at_a_time
-    from typer._click.globals import get_current_context
+    from mcptask.cli.framework import get_current_context
 
     current_click = get_current_context(silent=True)
     ctx.command = current_click.info_name if current_click is not None else None

@@ -10,7 +10,7 @@ from typing import Any
 def one_line(exc: Any, args: list[str] | None = None) -> str:
     """`get needs TASK_ID (mcptask get -h)`, `no such option: --ur; did you mean --url?
     (mcptask get -h)`. `args`: the command line (where Click gives no context)."""
-    from typer._click import exceptions as click_exc
+    from mcptask.cli.framework import click_exceptions as click_exc
 
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:

@@ -159,9 +159,8 @@ def test_the_root_help_is_the_whole_apps_without_building_every_parameter(
 ) -> None:
     """`mcptask --help` lists the commands from stand-ins without their parameters (start-up:
     bench/startup.py); what it prints is exactly what the whole app prints."""
-    from typer._click import exceptions as click_exc
-
     from mcptask.cli.app import _app_for, _listing_app
+    from mcptask.cli.framework import click_exceptions as click_exc
 
     monkeypatch.setenv("COLUMNS", width)
     monkeypatch.setenv("NO_COLOR", "1")

@@ -68,16 +68,21 @@ def test_with_target_gives_a_command_every_common_option() -> None:
 
 
 def test_the_private_typer_api_mcptask_keeps() -> None:
-    """`cli/help_layout.py` and `cli/__init__.py` use Click through `typer._click` and override
-    TyperArgument's private display methods; `with_target` sets `__signature__`, which Typer
-    reads through `inspect.signature`."""
-    from typer import _click
-    from typer._click import exceptions
+    """`cli/framework.py` is the one module that names Typer's vendored Click (`typer._click`);
+    `cli/help_layout.py` overrides TyperArgument's private display methods; `with_target` sets
+    `__signature__`, which Typer reads through `inspect.signature`."""
     from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-    assert _click.Context and _click.HelpFormatter
-    for name in ("ClickException", "NoSuchOption"):
+    from mcptask.cli import framework
+
+    for name in framework.__all__:
+        assert getattr(framework, name) is not None, name
+    exceptions = framework.click_exceptions
+    for name in ("ClickException", "NoSuchOption", "NoArgsIsHelpError", "UsageError"):
         assert hasattr(exceptions, name), name
+    assert issubclass(framework.MissingParameter, exceptions.UsageError)
+    # the current Click context is the one Typer gives a command (typer.Context is Click's)
+    assert issubclass(typer.Context, framework.Context)
     for method in ("_rich_display_name", "_usage_display_name", "display_type_rich"):
         assert callable(getattr(TyperArgument, method, None)), method
     for cls in (TyperCommand, TyperGroup):

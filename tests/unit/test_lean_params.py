@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 import typer
-from typer._click.exceptions import UsageError as ClickUsageError
 
 from mcptask.cli import lean_params
 from mcptask.cli.app import _app_for
+from mcptask.cli.framework import click_exceptions
+
+ClickUsageError = click_exceptions.UsageError
 
 
 def _parse(words: list[str], *, lean: bool) -> dict[str, Any] | str:
