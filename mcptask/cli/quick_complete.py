@@ -5,8 +5,9 @@ The shell runs mcptask on every TAB. Through Typer that costs about what a whole
 complete is a task id: the answer comes from the task book alone. `answer()` reads the words the
 shell sends (bash, zsh, fish), and when they put the cursor on a command's task id it answers
 in the shell's format; anything else (an option, its value, another command, a word it does
-not know) returns None and Typer completes as usual. `tests/e2e/test_completion_values.py`
-keeps `TASK_ID_COMMANDS` equal to the Typer app's parameters and the answers equal to Typer's.
+not know) returns None and Typer completes as usual. The options it knows are made from the
+Typer app (`cli/completion_gen.py`); `tests/e2e/test_completion_values.py` keeps the answers
+equal to Typer's.
 """
 
 from __future__ import annotations
@@ -18,39 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcptask.cli import completion_table
+
 if TYPE_CHECKING:
     from mcptask.session.targets import GlobalOptions
-
-
-#: the common options (name -> takes a value), spelled out here because a TAB must not import
-#: Typer: `tests/unit/test_cli_options.py` ties it to `cli/options.COMMON_OPTIONS`, the one table
-#: made from the Typer parameters
-COMMON_OPTIONS: dict[str, bool] = {
-    "--url": True,
-    "-u": True,
-    "--server": True,
-    "-s": True,
-    "--config": True,
-    "--stdio": True,
-    "--protocol": True,
-    "-p": True,
-    "--header": True,
-    "-H": True,
-    "--token-file": True,
-    "--proxy": True,
-    "--cacert": True,
-    "--session": True,
-    "--context-id": True,
-    "--output": True,
-    "-o": True,
-    "--jq": True,
-    "--trace": False,
-    "--login": False,
-    "--client-id": True,
-    "--client-secret-file": True,
-    "--client-key-file": True,
-    "--client-metadata-url": True,
-}
 
 
 @dataclass(frozen=True)
@@ -62,54 +34,12 @@ class TaskIdCommand:
     flags: frozenset[str] = frozenset()
 
 
+#: the common options (name -> takes a value) and the commands that take task ids, made from
+#: the Typer app by `cli/completion_gen.py` (a TAB must not import Typer)
+COMMON_OPTIONS: dict[str, bool] = completion_table.COMMON_OPTIONS
 TASK_ID_COMMANDS: dict[str, TaskIdCommand] = {
-    "get": TaskIdCommand(1, frozenset({"--history"})),
-    "watch": TaskIdCommand(
-        None,
-        frozenset(
-            {
-                "--interval",
-                "--push-port",
-                "--push-public-url",
-                "--save",
-                "--timeout",
-                "--traceparent",
-                "--until",
-            }
-        ),
-        frozenset(
-            {
-                "--all",
-                "--bell",
-                "--download",
-                "--force",
-                "--no-push",
-                "--notify",
-                "--otlp",
-                "--push-receiver",
-                "--result",
-            }
-        ),
-    ),
-    "result": TaskIdCommand(
-        1,
-        frozenset({"--interval", "--save", "--timeout"}),
-        frozenset({"--download", "--force", "--no-wait"}),
-    ),
-    "cancel": TaskIdCommand(1),
-    "log": TaskIdCommand(1, frozenset({"--timeout"}), frozenset({"--follow", "-f"})),
-    "answer": TaskIdCommand(
-        1,
-        frozenset({"--data", "--json", "--key", "--text"}),
-        frozenset({"--cancel", "--decline"}),
-    ),
-    "forget": TaskIdCommand(None, frozenset({"--endpoint"})),
-    "export": TaskIdCommand(
-        None,
-        frozenset({"--endpoint", "--since", "--timeout", "--to"}),
-        frozenset({"--again", "--all", "--content"}),
-    ),
-    "why": TaskIdCommand(1),
+    name: TaskIdCommand(ids, frozenset(values), frozenset(flags))
+    for name, (ids, values, flags) in completion_table.TASK_ID_COMMANDS.items()
 }
 
 SHELLS = ("bash", "zsh", "fish")

@@ -88,38 +88,6 @@ def test_tool_names_complete_for_call(
 # -- TAB on a task id, answered before Typer (mcptask/cli/quick_complete.py) -------------------
 
 
-def test_the_quick_path_knows_each_task_id_commands_parameters() -> None:
-    """`TASK_ID_COMMANDS` says what the Typer app says: which commands take task ids, how
-    many, and which of their options take a value."""
-    from typer.main import get_command
-
-    from mcptask.cli.app import _app_for, app
-    from mcptask.cli.options import COMMON_OPTIONS
-    from mcptask.cli.quick_complete import TASK_ID_COMMANDS
-
-    common = set(COMMON_OPTIONS)
-    with_ids = set()
-    for info in app.registered_commands:
-        name = info.name or (info.callback.__name__ if info.callback else "")
-        group = get_command(_app_for([name]))
-        command = group.commands[name]  # type: ignore[attr-defined]
-        values: set[str] = set()
-        flags: set[str] = set()
-        ids: int | None = 0
-        for p in command.params:
-            if p.param_type_name == "argument":
-                if p.name in ("task_id", "task_ids"):
-                    ids = None if p.nargs == -1 else p.nargs
-                continue
-            names = set(p.opts) | set(p.secondary_opts)
-            (flags if p.is_flag else values).update(names - common)
-        if ids != 0:
-            with_ids.add(name)
-            spec = TASK_ID_COMMANDS[name]
-            assert (spec.ids, set(spec.values), set(spec.flags)) == (ids, values, flags), name
-    assert with_ids == set(TASK_ID_COMMANDS)
-
-
 LINES = [
     "mcptask get ",
     "mcptask get a",

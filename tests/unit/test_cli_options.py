@@ -113,8 +113,16 @@ def test_typer_is_bounded_in_pyproject() -> None:
     assert low[:2] <= have < high[:2]
 
 
-def test_the_quick_completion_s_copy_of_the_table_is_the_table() -> None:
-    """A TAB on a task id is answered before Typer is imported, from its own copy."""
-    from mcptask.cli import quick_complete
+def test_the_quick_completion_s_table_is_made_from_the_app() -> None:
+    """A TAB on a task id is answered before Typer is imported, from `completion_table.py`,
+    which `completion_gen` makes from the Typer app: the file is what it makes now (else:
+    `python -m mcptask.cli.completion_gen`)."""
+    from mcptask.cli import completion_gen, quick_complete
 
+    assert completion_gen.main(["--check"]) == 0
     assert quick_complete.COMMON_OPTIONS == COMMON_OPTIONS
+    _, commands = completion_gen.tables()
+    assert set(quick_complete.TASK_ID_COMMANDS) == set(commands)
+    for name, (ids, values, flags) in commands.items():
+        spec = quick_complete.TASK_ID_COMMANDS[name]
+        assert (spec.ids, spec.values, spec.flags) == (ids, set(values), set(flags)), name
