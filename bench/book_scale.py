@@ -195,7 +195,7 @@ def measure_processes(n: int) -> dict[str, Any]:
     """`list -o ndjson` of n tasks, book empty then full; a 5,000-event pretty `log`."""
     from load_server import LoadServer
 
-    from mcptask.state.events import STATUS, event
+    from mcptask.model.events import STATUS, event
 
     out: dict[str, Any] = {"list_tasks": n}
     with tempfile.TemporaryDirectory() as d, LoadServer(duration=3600) as server:

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mcptask.errors import ExitCode, NotApplicable, TaskEnded, UsageError
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
@@ -126,12 +126,12 @@ class Responder:
 
     def _asked(self, request: InputRequest) -> None:
         """The question as asked, in the log (on a terminal: which command shows its form)."""
+        from mcptask.model.events import EventKind
         from mcptask.output import forms
-        from mcptask.state.events import QUESTION
 
         self.ctx.places.note(
             request.task_id,
-            QUESTION,
+            EventKind.QUESTION,
             status="input_required",
             message=request.message[:QUESTION_KEPT] or None,
             request=request.key,
@@ -216,7 +216,7 @@ def answer_events(
     """The log's record of an answer: one `answer` event per request answered (the question,
     the fields answered, the action, an A2A text answer's text; whether the server took it),
     and a `dismissed` event when a question was dismissed (with what mcptask sent)."""
-    from mcptask.state.events import ANSWER, DISMISSED, event
+    from mcptask.model.events import EventKind, event
 
     out = []
     for request, response in done.sent:
@@ -228,7 +228,7 @@ def answer_events(
         out.append(
             event(
                 task_id,
-                DISMISSED if dismissed else ANSWER,
+                EventKind.DISMISSED if dismissed else EventKind.ANSWER,
                 at=sent_at,
                 status=status,
                 message=(
@@ -251,9 +251,11 @@ def answer_events(
 
 
 def refused_event(task_id: str, status: str, reason: str) -> Any:
-    from mcptask.state.events import ANSWER_REFUSED, event
+    from mcptask.model.events import EventKind, event
 
-    return event(task_id, ANSWER_REFUSED, status=status, message=f"the server refused: {reason}")
+    return event(
+        task_id, EventKind.ANSWER_REFUSED, status=status, message=f"the server refused: {reason}"
+    )
 
 
 def moved_on(before: Task, after: Task, done: Answered) -> bool:
@@ -337,7 +339,7 @@ def inline_answers(
 
     async def on_input(w: Watched) -> Task | None:
         from mcptask.errors import McptaskError, RpcError
-        from mcptask.state.events import DISMISSED
+        from mcptask.model.events import EventKind
 
         task, ref = w.task, w.ref
         if task is None:
@@ -372,7 +374,7 @@ def inline_answers(
                 await say(f"{ref.task_id}: {note}")
             if not done.sent:
                 ctx.places.note(
-                    ref.task_id, DISMISSED, status=task.status, message="nothing was sent"
+                    ref.task_id, EventKind.DISMISSED, status=task.status, message="nothing was sent"
                 )
                 return None
             sent.setdefault(ref.task_id, set()).update(done.keys)

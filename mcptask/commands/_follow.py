@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcptask.errors import ExitCode
-from mcptask.model import Task
+from mcptask.model.task import Task
 
 if TYPE_CHECKING:
     from mcptask.protocols.trace_context import TaskTrace

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from mcptask.model import INTERRUPTED, TERMINAL, Task, epoch, iso, ms_seconds
+from mcptask.model.events import EventKind
+from mcptask.model.task import INTERRUPTED, TERMINAL, Task, epoch, iso, ms_seconds
 from mcptask.pacing import poll_seconds
 
 if TYPE_CHECKING:
@@ -53,12 +54,12 @@ class Timeline:
         # nothing happens to a task before its creation: a creation mcptask could only time
         # by its answer (no server time) still comes first, at the first thing known
         for e in sorted(
-            events, key=lambda e: (e["kind"] != "created", happened(e, self.skew), e["n"])
+            events, key=lambda e: (e["kind"] != EventKind.CREATED, happened(e, self.skew), e["n"])
         ):
             when = happened(e, self.skew)
             if self.start is None:
                 self.start = min(happened(x, self.skew) for x in events)
-            if e["kind"] == "created" and self.last is None:
+            if e["kind"] == EventKind.CREATED and self.last is None:
                 when = self.start  # at the latest when the first thing known of it happened
             seen = float(e["at"])
             server_at = e.get("serverAt")
@@ -104,8 +105,10 @@ def live_follower(record: dict[str, Any] | None, events: list[dict[str, Any]]) -
     creation, has not ended, and the book saw the task within a few of its poll intervals."""
     if record is None:
         return False
-    follows = [e for e in events if e.get("command") in FOLLOWERS and e["kind"] not in ("created",)]
-    if not follows or follows[-1]["kind"] == "end":
+    follows = [
+        e for e in events if e.get("command") in FOLLOWERS and e["kind"] not in (EventKind.CREATED,)
+    ]
+    if not follows or follows[-1]["kind"] == EventKind.END:
         return False
     seen = _epoch(record.get("lastSeenAt"))
     pace = record.get("pollInterval")
@@ -114,13 +117,14 @@ def live_follower(record: dict[str, Any] | None, events: list[dict[str, Any]]) -
 
 
 #: kinds of event after which the server has nothing more to say of the task
-ENDING = frozenset(("expired", "lost"))
+ENDING = frozenset((EventKind.EXPIRED, EventKind.LOST))
 
 
 def ends(events: list[dict[str, Any]]) -> bool:
     """The history shows the task ended (a terminal status, expiry, a stdio server gone)."""
     return any(
-        (e.get("status") in TERMINAL and e["kind"] in ("created", "status")) or e["kind"] in ENDING
+        (e.get("status") in TERMINAL and e["kind"] in (EventKind.CREATED, EventKind.STATUS))
+        or e["kind"] in ENDING
         for e in events
     )
 
@@ -142,9 +146,14 @@ def why_stuck(
     server being unreachable (`unreachable`: why) when it is."""
     now = time.time() if now is None else now
     skew = skew or 0.0
-    changes = [e for e in events if e["kind"] in ("created", "status") and e.get("status")]
+    changes = [
+        e for e in events if e["kind"] in (EventKind.CREATED, EventKind.STATUS) and e.get("status")
+    ]
     messages = [
-        e for e in events if e["kind"] in ("created", "status", "message") and e.get("message")
+        e
+        for e in events
+        if e["kind"] in (EventKind.CREATED, EventKind.STATUS, EventKind.MESSAGE)
+        and e.get("message")
     ]
     out: dict[str, Any] = {"events": len(events)}
     if events:
@@ -175,24 +184,25 @@ def why_stuck(
     out["nextPoll"] = round(max(0.0, seen + interval - now), 3) if live_watch and seen else None
     push = None
     for e in events:
-        if e["kind"] == "push-open":
+        if e["kind"] == EventKind.PUSH_OPEN:
             push = True
-        elif e["kind"] in ("push-lost", "end"):
+        elif e["kind"] in (EventKind.PUSH_LOST, EventKind.END):
             push = False
     out["pushLive"] = bool(push) and live_watch
     since = changes[-1]["n"] if changes else 0
-    retries = [e for e in events if e["kind"] == "retry" and e["n"] > since]
-    errors = [e for e in events if e["kind"] in ("retry", "error")]
+    retries = [e for e in events if e["kind"] == EventKind.RETRY and e["n"] > since]
+    errors = [e for e in events if e["kind"] in (EventKind.RETRY, EventKind.ERROR)]
     out["retries"] = len(retries)
     out["lastError"] = errors[-1].get("message") if errors else None
     out["lastErrorAt"] = iso(errors[-1]["at"]) if errors else None
     question = None
     if task.status in INTERRUPTED:
-        asked = [e for e in events if e["kind"] == "question"]
+        asked = [e for e in events if e["kind"] == EventKind.QUESTION]
         keys = sorted((task.inputRequests or {}).keys())
         data = (asked[-1].get("data") or {}) if asked else {}
         settled = asked and any(
-            e["kind"] in ("answer", "dismissed", "answer-refused", "end")
+            e["kind"]
+            in (EventKind.ANSWER, EventKind.DISMISSED, EventKind.ANSWER_REFUSED, EventKind.END)
             and e["n"] > asked[-1]["n"]
             for e in events
         )

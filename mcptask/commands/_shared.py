@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from mcptask.errors import ExitCode, McptaskError, SessionGone, TaskNotFound
 
 if TYPE_CHECKING:
-    from mcptask.model import Task
+    from mcptask.model.task import Task
     from mcptask.protocols.base import TaskProtocol, TaskRef
     from mcptask.scheduler.watcher import Watcher
     from mcptask.session.context import Context
@@ -29,10 +29,10 @@ async def look_up(ctx: Context, proto: TaskProtocol, task_id: str) -> tuple[Task
     except McptaskError as exc:
         if ctx.places.records and ctx.book.lookup(ctx.server, task_id) is not None:
             from mcptask.errors import is_transient
-            from mcptask.state.events import ERROR
+            from mcptask.model.events import EventKind
             from mcptask.text.command_line import command_line
 
-            ctx.places.note(task_id, ERROR, message=exc.message)
+            ctx.places.note(task_id, EventKind.ERROR, message=exc.message)
             if is_transient(exc):
                 ctx.book.contact(ctx.server, ok=False)
                 exc.hint = exc.hint or (
@@ -129,11 +129,11 @@ def _expired(ctx: Context, task_id: str, why: str) -> None:
     """The log's `expired` event, once: the server no longer knows a task the book knew."""
     if not ctx.places.records:
         return
-    from mcptask.state.events import EXPIRED
+    from mcptask.model.events import EventKind
 
     told = ctx.book.events(ctx.server, task_id)
-    if not told or told[-1]["kind"] != EXPIRED:
-        ctx.places.note(task_id, EXPIRED, message=why)
+    if not told or told[-1]["kind"] != EventKind.EXPIRED:
+        ctx.places.note(task_id, EventKind.EXPIRED, message=why)
 
 
 def _elsewhere(ctx: Context, task_id: str) -> str | None:

@@ -125,10 +125,13 @@ async def push_receiver(
 
 def config_events(ctx: Context, made: list[tuple[str, str]], action: str, url: str) -> None:
     """The log's `push-config` events: configs (task id, config id) created or deleted."""
-    from mcptask.state.events import PUSH_CONFIG, event
+    from mcptask.model.events import EventKind, event
 
     ctx.places.note_events(
-        [event(task_id, PUSH_CONFIG, action=action, configId=c, url=url) for task_id, c in made]
+        [
+            event(task_id, EventKind.PUSH_CONFIG, action=action, configId=c, url=url)
+            for task_id, c in made
+        ]
     )
 
 

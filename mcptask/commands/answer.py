@@ -22,12 +22,12 @@ from mcptask.commands._answering import (
 )
 from mcptask.commands._shared import look_up
 from mcptask.errors import ExitCode, Interrupted, RpcError, TaskEnded, UsageError
+from mcptask.model.events import EventKind
 from mcptask.protocols.server_requests import HeldQuestion
-from mcptask.state.events import DISMISSED
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
-    from mcptask.model import Task
+    from mcptask.model.task import Task
     from mcptask.protocols.base import Answered, TaskProtocol, TaskRef
     from mcptask.session.context import Context
 
@@ -99,7 +99,9 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         sent_at = time.time()
     except Interrupted as exc:  # Ctrl-C in the form
         exc.hint = exc.hint or f"nothing was sent: task {task.taskId} still waits for input"
-        ctx.places.note(task.taskId, DISMISSED, status=task.status, message="nothing was sent")
+        ctx.places.note(
+            task.taskId, EventKind.DISMISSED, status=task.status, message="nothing was sent"
+        )
         raise
     except RpcError as exc:  # the server refused the answer itself
         ctx.places.note_events([refused_event(task.taskId, task.status, exc.rpc_message)])
@@ -117,7 +119,9 @@ async def run_answer(opts: AnswerOptions, ctx: Context) -> int:
         ctx.out.note(note)
     keep_answered(ctx, task, ref, answered, done.keys)
     if not done.sent:
-        ctx.places.note(task.taskId, DISMISSED, status=task.status, message="nothing was sent")
+        ctx.places.note(
+            task.taskId, EventKind.DISMISSED, status=task.status, message="nothing was sent"
+        )
         raise TaskEnded(
             f"the form was dismissed; nothing was sent: task {task.taskId} still waits for input",
             ExitCode.INPUT,

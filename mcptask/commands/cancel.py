@@ -31,12 +31,12 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
         task = await ask_cancel(proto, ref)
     except TaskNotFound as exc:
         raise gone(ctx, task_id, exc) from None
-    from mcptask.state.events import CANCEL, event
+    from mcptask.model.events import EventKind, event
 
     if task is None:
         if ctx.book.lookup(ctx.server, task_id) is not None:
             ctx.places.note(
-                task_id, CANCEL, message="cancel asked; the server accepted it", at=asked
+                task_id, EventKind.CANCEL, message="cancel asked; the server accepted it", at=asked
             )
         ctx.out.note(f"cancellation of task {task_id} requested")
         if not ctx.out.pretty:
@@ -44,7 +44,9 @@ async def run_cancel(opts: CancelOptions, ctx: Context) -> int:
         return ExitCode.OK
     said = f"cancel asked; the server says it is {task.status}"
     ctx.places.remember(
-        task, ref, events=[event(task.taskId, CANCEL, at=asked, status=task.status, message=said)]
+        task,
+        ref,
+        events=[event(task.taskId, EventKind.CANCEL, at=asked, status=task.status, message=said)],
     )
     if ctx.out.pretty:
         ctx.out.note(f"task {task.taskId}: cancellation requested")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcptask.errors import ExitCode, UsageError
-from mcptask.model import Task
+from mcptask.model.task import Task
 
 if TYPE_CHECKING:
     from mcptask.protocols.base import TaskFilter
@@ -173,7 +173,7 @@ def book_task(task_id: str, rec: dict[str, Any], server: str) -> Task:
     import time
 
     from mcptask.commands._history import _epoch
-    from mcptask.model import TERMINAL, iso, normalize_status
+    from mcptask.model.task import TERMINAL, iso, normalize_status
     from mcptask.pacing import poll_seconds
 
     def text(key: str) -> str | None:

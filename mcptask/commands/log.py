@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcptask.commands._history import Timeline, book_skew, ends, live_follower
 from mcptask.errors import ExitCode, TaskEnded, TaskNotFound
+from mcptask.model.events import EventKind
 
 if TYPE_CHECKING:
     from mcptask.scheduler.watcher import Watched
@@ -100,7 +101,7 @@ class Printer:
         if self.keep:
             self.events += new
         self.ended = self.ended or ends(new)
-        self.ended_at_end = self.ended_at_end or any(e["kind"] == "end" for e in new)
+        self.ended_at_end = self.ended_at_end or any(e["kind"] == EventKind.END for e in new)
         self.last = max(self.last, *(int(e["n"]) for e in new))
         lines = self.timeline.add(new)
         out = self.ctx.out

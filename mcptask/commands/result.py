@@ -17,7 +17,7 @@ from mcptask.errors import (
     TaskNotFound,
     TransportError,
 )
-from mcptask.model import INTERRUPTED, TERMINAL, Task
+from mcptask.model.task import INTERRUPTED, TERMINAL, Task
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
@@ -159,13 +159,13 @@ async def _print_result(
 ) -> int:
     import json
 
-    from mcptask.state.events import RESULT, event
+    from mcptask.model.events import EventKind, event
 
     payload = result.to_json()
     size = len(json.dumps(payload, default=str)) if ctx.places.records else None
     fetched = event(
         result.task.taskId,
-        RESULT,
+        EventKind.RESULT,
         status=result.task.status,
         bytes=size,
         broken=result.broken or None,

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 from mcptask.commands._answering import inline_answers
 from mcptask.commands._shared import Ending, signals
 from mcptask.errors import ExitCode, UsageError
-from mcptask.model import TERMINAL, Task
+from mcptask.model.events import EventKind
+from mcptask.model.task import TERMINAL, Task
 from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
 from mcptask.text.command_line import command_line
 
@@ -334,7 +335,7 @@ class _Group:
             self.seen.clear()
             self.events.clear()
             self.ctx.places.remember_many(batch, each=each, events=events)
-            ended = [e["task"] for e in events if e["kind"] == "end"]
+            ended = [e["task"] for e in events if e["kind"] == EventKind.END]
             if self.live is not None and ended:
                 self.ctx.book.after_writes(partial(self.live.ended_many, self.ctx.server, ended))
         self.flushed = self.ctx.clock()
@@ -365,7 +366,7 @@ class _Group:
         self.maybe_flush()
 
     def note(self, w: Watched, kind: str, **fields: Any) -> None:
-        from mcptask.state.events import event
+        from mcptask.model.events import event
 
         status = w.task.status if w.task is not None else None
         self.events.append(event(w.task_id, kind, at=time.time(), status=status, **fields))
@@ -575,16 +576,16 @@ class _Recorder:
         self.inner.update(w, via)
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        from mcptask.state import events as ev
+        from mcptask.model.events import EventKind
 
         limited = "429" in error or "rate" in error.lower()
         self.group.note(
-            w, ev.RETRY, message=error, delay=round(delay, 3), rateLimited=limited or None
+            w, EventKind.RETRY, message=error, delay=round(delay, 3), rateLimited=limited or None
         )
         self.inner.retry(w, error, delay)
 
     def end(self, w: Watched) -> None:
-        from mcptask.state import events as ev
+        from mcptask.model.events import EventKind
 
         extra: dict[str, Any] = {}
         if w.result is not None and not w.result.broken:
@@ -596,33 +597,37 @@ class _Recorder:
             self.group.saw(w, w.via, **extra)
         if w.result is not None:
             size = len(json.dumps(w.result.to_json(), default=str)) if extra else None
-            self.group.note(w, ev.RESULT, bytes=size, broken=w.result.broken or None)
+            self.group.note(w, EventKind.RESULT, bytes=size, broken=w.result.broken or None)
         if w.last_error and w.outcome in ("error", "unknown"):
-            self.group.note(w, ev.ERROR, message=w.last_error)
+            self.group.note(w, EventKind.ERROR, message=w.last_error)
         if stdio_gone:
             self.group.note(
-                w, ev.LOST, message="its stdio server stops with this mcptask: it cannot be reached"
+                w,
+                EventKind.LOST,
+                message="its stdio server stops with this mcptask: it cannot be reached",
             )
-        self.group.note(w, ev.END, outcome=w.outcome, exitCode=w.exit_code)
+        self.group.note(w, EventKind.END, outcome=w.outcome, exitCode=w.exit_code)
         self.inner.end(w)
 
     def progress(self, w: Watched) -> None:
+        from mcptask.model.events import EventKind
         from mcptask.scheduler.watcher import ShowsProgress
-        from mcptask.state import events as ev
 
         p = w.progress
         if p is not None:
-            self.group.note(w, ev.PROGRESS, message=p.message, progress=p.progress, total=p.total)
+            self.group.note(
+                w, EventKind.PROGRESS, message=p.message, progress=p.progress, total=p.total
+            )
         if isinstance(self.inner, ShowsProgress):
             self.inner.progress(w)
 
     def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
+        from mcptask.model.events import EventKind
         from mcptask.scheduler.watcher import ShowsArtifacts
-        from mcptask.state import events as ev
 
         self.group.note(
             w,
-            ev.ARTIFACT,
+            EventKind.ARTIFACT,
             message=update.tail or None,
             artifactId=update.artifact_id,
             name=update.name,
@@ -635,7 +640,7 @@ class _Recorder:
             self.inner.artifact(w, update)
 
     def push_state(self, w: Watched, live: bool) -> None:
-        from mcptask.state import events as ev
+        from mcptask.model.events import EventKind
 
         resumed = live and w.task_id in self.lost
         if live:
@@ -643,7 +648,10 @@ class _Recorder:
         else:
             self.lost.add(w.task_id)
         self.group.note(
-            w, ev.PUSH_OPEN if live else ev.PUSH_LOST, via="push", resumed=resumed or None
+            w,
+            EventKind.PUSH_OPEN if live else EventKind.PUSH_LOST,
+            via="push",
+            resumed=resumed or None,
         )
 
     def late(self, note: Lateness) -> None:

@@ -12,7 +12,7 @@ from mcptask.commands._shared import look_up
 from mcptask.errors import ExitCode, McptaskError, TaskNotFound, is_transient
 
 if TYPE_CHECKING:
-    from mcptask.model import Task
+    from mcptask.model.task import Task
     from mcptask.session.context import Context
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcptask.model import iso
+from mcptask.model.events import EventKind
+from mcptask.model.task import iso
 from mcptask.text import redact
 from mcptask.text.traceparent import TraceIds, child_span_id, derived_ids
 
@@ -94,22 +95,22 @@ CALLS = {
         "create": "tools/call",
         "poll": "tasks/get",
         "result": "tasks/result",
-        "cancel": "tasks/cancel",
-        "answer": "tasks/update",
+        EventKind.CANCEL: "tasks/cancel",
+        EventKind.ANSWER: "tasks/update",
     },
     "a2a": {
         "create": "SendMessage",
         "poll": "GetTask",
         "result": "GetTask",
-        "cancel": "CancelTask",
-        "answer": "SendMessage",
+        EventKind.CANCEL: "CancelTask",
+        EventKind.ANSWER: "SendMessage",
     },
 }
 
 #: keys of an event's data that hold what a task carried (sent only with `content`)
 CONTENT_KEYS = frozenset(("requests", "values", "arguments", "result", "text", "parts", "schema"))
 #: event kinds whose message is what an agent or a form said (sent only with `content`)
-CONTENT_MESSAGES = frozenset(("history", "question"))
+CONTENT_MESSAGES = frozenset((EventKind.HISTORY, EventKind.QUESTION))
 
 
 def family_of(protocol: str | None) -> str:
@@ -164,7 +165,9 @@ def task_trace(
     status = _str(record.get("status")) or next(
         (_str(e.get("status")) for e in reversed(story) if e.get("status")), None
     )
-    ended = status in TERMINAL or any(e["kind"] in ("expired", "lost", "end") for e in story)
+    ended = status in TERMINAL or any(
+        e["kind"] in (EventKind.EXPIRED, EventKind.LOST, EventKind.END) for e in story
+    )
     last_event = max(int(e["n"]) for e in story)
     # a task still running is sent as a snapshot under ids of its own (its span a child of the
     # task's span, which goes once it ends): backends keep the first version of a span id
@@ -249,9 +252,12 @@ def task_trace(
         kind = e["kind"]
         # a call's span ends when its answer came (in the server's clock)
         answered = max(at, float(e["at"]) + skew)
-        if kind == "created" and e.get("command") in ("call", "send", "demo"):
+        if kind == EventKind.CREATED and e.get("command") in ("call", "send", "demo"):
             method, begun = calls["create"], start
-        elif kind in ("status", "message", "created") and e.get("via") == "poll":
+        elif (
+            kind in (EventKind.STATUS, EventKind.MESSAGE, EventKind.CREATED)
+            and e.get("via") == "poll"
+        ):
             polls.append((answered, e))
             continue
         elif kind in made:
@@ -300,7 +306,7 @@ def _call_span(
     attrs: Attrs = dict(common)
     attrs.update(_method_attrs(family, method, tool))
     data = e.get("data") or {}
-    refused = e["kind"] == "answer-refused"
+    refused = e["kind"] == EventKind.ANSWER_REFUSED
     for key, value in data.items():
         if (key in CONTENT_KEYS and not content) or redact.is_secret_name(key):
             continue
@@ -358,9 +364,9 @@ def _span_event(e: dict[str, Any], at: float, family: str, content: bool) -> Spa
             attrs[f"mcptask.{_snake(key)}"] = _text(value) if isinstance(value, str) else value
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):
             attrs[f"mcptask.{_snake(key)}"] = _text(", ".join(value))
-    if kind in ("retry", "error"):
+    if kind in (EventKind.RETRY, EventKind.ERROR):
         attrs["error.type"] = _str((e.get("data") or {}).get("type")) or kind
-    name = f"status {status}" if kind == "status" and status else kind
+    name = f"status {status}" if kind == EventKind.STATUS and status else kind
     return SpanEvent(name, at, attrs)
 
 

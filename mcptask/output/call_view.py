@@ -161,7 +161,7 @@ class LiveCallEvents(CallEvents):
                 self._bar.start()
 
     def end(self, outcome: str, result: Any = None, error: dict[str, Any] | None = None) -> int:
-        from mcptask.model import Task
+        from mcptask.model.task import Task
         from mcptask.protocols.base import TaskResult
 
         self.__exit__()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from mcptask.model import Task, epoch
+from mcptask.model.task import Task, epoch
 from mcptask.protocols.wire import result_text
 from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line

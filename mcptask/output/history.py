@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mcptask.model.events import EventKind
 from mcptask.output.console import delay_text, duration, duration_ms, safe_line
 from mcptask.text.command_line import command_line
 from mcptask.text.sanitize import one_line
@@ -14,7 +15,16 @@ if TYPE_CHECKING:
 
 
 #: kinds whose time is the server's to give: one mcptask saw instead is marked `~`
-SERVER_KINDS = frozenset(("created", "status", "message", "pace", "question", "history"))
+SERVER_KINDS = frozenset(
+    (
+        EventKind.CREATED,
+        EventKind.STATUS,
+        EventKind.MESSAGE,
+        EventKind.PACE,
+        EventKind.QUESTION,
+        EventKind.HISTORY,
+    )
+)
 #: commands that follow a task: lines they recorded are not marked with their name
 FOLLOWERS = frozenset(("watch", "log", "call", "send", "demo"))
 
@@ -25,46 +35,46 @@ def details(line: dict[str, Any]) -> str:
     kind = line["kind"]
     message = line.get("message") or ""
     parts: list[str] = []
-    if kind == "retry":
+    if kind == EventKind.RETRY:
         delay = data.get("delay")
         what = "rate limited" if data.get("rateLimited") else "failed"
         if isinstance(delay, int | float):
             what += f", retry in {delay_text(float(delay))}"
         parts.append(f"{what}: {message}")
-    elif kind == "result":
+    elif kind == EventKind.RESULT:
         size = data.get("bytes")
         parts.append(f"{size} bytes" if isinstance(size, int) else "not kept")
         if data.get("broken"):
             parts.append("an error")
-    elif kind == "progress":
+    elif kind == EventKind.PROGRESS:
         p, total = data.get("progress"), data.get("total")
         if isinstance(p, int | float):
             parts.append(f"{p:g}/{total:g}" if isinstance(total, int | float) else f"{p:g}")
         if message:
             parts.append(message)
-    elif kind == "question":
+    elif kind == EventKind.QUESTION:
         keys = data.get("keys") or sorted((data.get("requests") or {}).keys())
         asked = data.get("message") or message
         if asked:
             parts.append(f"asks: {asked}")
         if keys:
             parts.append("fields: " + ", ".join(str(k) for k in keys))
-    elif kind == "answer":
+    elif kind == EventKind.ANSWER:
         parts.append(_answer_words(data))
-    elif kind == "end":
+    elif kind == EventKind.END:
         parts.append(f"watch ended: {data.get('outcome')} (exit {data.get('exitCode')})")
-    elif kind == "pace":
+    elif kind == EventKind.PACE:
         pace = data.get("pollInterval")
         if isinstance(pace, int):
             parts.append(f"poll interval {duration_ms(pace)}")
-    elif kind == "created" and data.get("firstSeen"):
+    elif kind == EventKind.CREATED and data.get("firstSeen"):
         parts.append("created on the server (first seen later)")
-    elif kind == "push-config":
+    elif kind == EventKind.PUSH_CONFIG:
         what = data.get("action") or "changed"
         parts.append(f"push config {what}: {data.get('configId') or '?'} {data.get('url') or ''}")
-    elif kind == "history":
+    elif kind == EventKind.HISTORY:
         parts.append(f"{data.get('role') or 'message'}: {message}")
-    elif kind == "artifact":
+    elif kind == EventKind.ARTIFACT:
         name = data.get("name") or data.get("artifactId") or "?"
         size = data.get("bytes")
         last = "; the last chunk" if data.get("lastChunk") else ""
@@ -72,12 +82,12 @@ def details(line: dict[str, Any]) -> str:
         parts.append(f"artifact {name}{so_far}{last}")
         if message:
             parts.append(message)
-    elif kind == "history-gap":
+    elif kind == EventKind.HISTORY_GAP:
         parts.append(message or "messages the server no longer holds")
-    elif kind == "push-open" and data.get("resumed"):
+    elif kind == EventKind.PUSH_OPEN and data.get("resumed"):
         parts.append("push resumed")
-    elif kind == "push-lost":
-        from mcptask.model import TERMINAL
+    elif kind == EventKind.PUSH_LOST:
+        from mcptask.model.task import TERMINAL
 
         ended = line.get("status") in TERMINAL
         parts.append("push stream closed (the task ended)" if ended else "push stream lost")
@@ -118,7 +128,11 @@ def log_cells(line: dict[str, Any]) -> list[tuple[str, str]]:
     from mcptask.output.console import STYLE
 
     status = line.get("status") or ""
-    colour = STYLE.get(status, ("white", ""))[0] if line["kind"] in ("created", "status") else ""
+    colour = (
+        STYLE.get(status, ("white", ""))[0]
+        if line["kind"] in (EventKind.CREATED, EventKind.STATUS)
+        else ""
+    )
     guessed = line.get("clock") == "local" and line["kind"] in SERVER_KINDS
     since = ("~" if guessed else "") + log_time(line["sinceCreated"])
     gap = f"+{log_time(line['gap'])}" if line["gap"] >= 0.05 else ""

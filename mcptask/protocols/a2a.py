@@ -28,7 +28,7 @@ from mcptask.errors import (
     TaskNotFound,
     UsageError,
 )
-from mcptask.model import Status, Task, normalize_status
+from mcptask.model.task import Status, Task, normalize_status
 from mcptask.protocols.base import (
     TEXT_FORM,
     Answered,

@@ -33,7 +33,7 @@ from mcptask.errors import (
     TransportError,
     UsageError,
 )
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.a2a import (
     A2A10,
     CARD_LIMIT,

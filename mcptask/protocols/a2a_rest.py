@@ -36,7 +36,7 @@ from mcptask.errors import (
     RpcError,
     ServerError,
 )
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.a2a import A2A10, REST_NAME, classify
 from mcptask.protocols.base import TaskRef
 from mcptask.protocols.trace_context import TaskTrace, trace_headers

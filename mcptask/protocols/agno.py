@@ -17,7 +17,7 @@ from mcptask.errors import (
     TaskNotFound,
     UsageError,
 )
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.a2a import classify, message_payload, normalize, result_payload
 from mcptask.protocols.base import Created, TaskProtocol, TaskRef, TaskResult
 from mcptask.protocols.trace_context import TaskTrace, trace_headers, traced_message

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 
 #: the last line of an artifact's text a live view shows, at most this long
 TAIL_CHARS = 200

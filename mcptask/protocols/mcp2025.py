@@ -29,7 +29,7 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model import Task, normalize_status, utc_stamp
+from mcptask.model.task import Task, normalize_status, utc_stamp
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.base import (
     PROGRESS_NOTIFICATION,

@@ -30,7 +30,7 @@ from mcptask.errors import (
     TransportError,
     UsageError,
 )
-from mcptask.model import Task, normalize_status
+from mcptask.model.task import Task, normalize_status
 from mcptask.protocols.base import (
     Answered,
     CallHooks,

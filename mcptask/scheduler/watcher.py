@@ -51,7 +51,7 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model import INTERRUPTED, STATUSES, TERMINAL, Task, epoch, ms_seconds
+from mcptask.model.task import INTERRUPTED, STATUSES, TERMINAL, Task, epoch, ms_seconds
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.artifacts import ArtifactTracker, ArtifactUpdate
 from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from mcptask.errors import UsageError
 
 if TYPE_CHECKING:
-    from mcptask.model import Task
+    from mcptask.model.task import Task
     from mcptask.protocols.base import TaskRef
     from mcptask.protocols.trace_context import TaskTrace
     from mcptask.session.context import Context
@@ -337,12 +337,12 @@ class Places:
 
     def note(self, task_id: str, kind: str, **fields: Any) -> None:
         """One event about a task (a cancel asked, an answer sent, an error) in the log."""
-        from mcptask.state.events import event
+        from mcptask.model.events import event
 
         self.note_events([event(task_id, kind, **fields)])
 
     def note_events(self, events: list[dict[str, Any]]) -> None:
-        """Events about tasks in the log, when this run records (`state.events.event`)."""
+        """Events about tasks in the log, when this run records (`model.events.event`)."""
         if not self.records or not events:
             return
         self._ctx.book.add_events(self._ctx.server, events, command=self._ctx.command)

@@ -1,6 +1,6 @@
 """The task book: every task this machine created or saw, with what is needed to reach it again
 (protocol, MCP session, A2A context), its last known state and result, and an append-only log of
-everything mcptask observed about it (`state.events`). Never a secret: every secret the process
+everything mcptask observed about it (`model.events`). Never a secret: every secret the process
 holds is scrubbed from what is recorded (`redact.scrub`).
 
 One SQLite database in the state directory (`tasks.db`, `state.store`): tables for endpoints,
@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcptask.state import events as ev
+from mcptask.model import events as ev
+from mcptask.model.events import EventKind
 from mcptask.state import store
 from mcptask.state.endpoints import endpoint_key, same_place
 from mcptask.state.files import now_iso, read_regular, state_dir
@@ -397,7 +398,7 @@ class TaskBook:
 
     def unfinished(self, url: str) -> dict[str, Record]:
         """The endpoint's tasks last seen unfinished."""
-        from mcptask.model import TERMINAL
+        from mcptask.model.task import TERMINAL
 
         return {t: r for t, r in self.tasks(url).items() if str(r.get("status")) not in TERMINAL}
 
@@ -485,7 +486,7 @@ class TaskBook:
     def summary(self) -> list[Record]:
         """Each endpoint: key, protocol, tasks, unfinished tasks, events, first recorded,
         last contact (an answer), last failure (seconds since the epoch)."""
-        from mcptask.model import TERMINAL
+        from mcptask.model.task import TERMINAL
 
         done = ",".join(f"'{s}'" for s in sorted(TERMINAL))
 
@@ -1095,12 +1096,12 @@ def _turns(
         known = set(seen)
         if seen and ids and not known & set(ids):
             gap = "the server's history no longer holds the messages before these"
-            out.append((eid, task_id, at, ev.HISTORY_GAP, via, status, gap, None, None))
+            out.append((eid, task_id, at, EventKind.HISTORY_GAP, via, status, gap, None, None))
         for mid, role, text in good:
             if str(mid) in known or role == "status":
                 continue
             data = store.dumps({"role": str(role), "messageId": str(mid)})
-            out.append((eid, task_id, at, ev.HISTORY, via, status, str(text), data, None))
+            out.append((eid, task_id, at, EventKind.HISTORY, via, status, str(text), data, None))
     fields["turnsSeen"] = list(dict.fromkeys([*(seen or []), *ids]))[-TURNS_KEPT:]
     return out
 
@@ -1112,7 +1113,7 @@ SERVER_TIME_RANGE = (0.0, 253402300799.0)
 def server_time(stamp: Any) -> float | None:
     """A server's ISO 8601 time as seconds since the epoch; None when it gave none (or one
     out of any calendar mcptask shows)."""
-    from mcptask.model import epoch
+    from mcptask.model.task import epoch
 
     value = epoch(stamp) if isinstance(stamp, str) else None
     if value is None or not SERVER_TIME_RANGE[0] <= value <= SERVER_TIME_RANGE[1]:
@@ -1313,14 +1314,26 @@ def _changes(
             moved_on = created is not None and updated is not None and updated - created > 0.0005
             if via is not None and moved_on:
                 first = store.dumps({"firstSeen": True})
-                out.append((eid, task_id, at, ev.CREATED, via, None, None, first, created))
-                out.append((eid, task_id, at, ev.STATUS, via, status, message, data, updated))
+                out.append((eid, task_id, at, EventKind.CREATED, via, None, None, first, created))
+                out.append(
+                    (eid, task_id, at, EventKind.STATUS, via, status, message, data, updated)
+                )
             else:
                 when = created if created is not None else updated
-                out.append((eid, task_id, at, ev.CREATED, via, status, message, data, when))
+                out.append((eid, task_id, at, EventKind.CREATED, via, status, message, data, when))
         if isinstance(asked, dict) and asked:
             out.append(
-                (eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), updated)
+                (
+                    eid,
+                    task_id,
+                    at,
+                    EventKind.QUESTION,
+                    via,
+                    status,
+                    None,
+                    _question(asked),
+                    updated,
+                )
             )
         return out
     old_status, old_message, was = old
@@ -1328,13 +1341,15 @@ def _changes(
     pace = new.get("pollInterval")
     if status is not None:
         if status != old_status:
-            out.append((eid, task_id, at, ev.STATUS, via, status, message, data, when))
+            out.append((eid, task_id, at, EventKind.STATUS, via, status, message, data, when))
         elif message != old_message:
-            out.append((eid, task_id, at, ev.MESSAGE, via, status, message, data, when))
+            out.append((eid, task_id, at, EventKind.MESSAGE, via, status, message, data, when))
         elif pace is not None and pace != was.get("pollInterval"):
-            out.append((eid, task_id, at, ev.PACE, via, status, None, data, when))
+            out.append((eid, task_id, at, EventKind.PACE, via, status, None, data, when))
     if isinstance(asked, dict) and asked and asked != was.get("inputRequests"):
-        out.append((eid, task_id, at, ev.QUESTION, via, status, None, _question(asked), when))
+        out.append(
+            (eid, task_id, at, EventKind.QUESTION, via, status, None, _question(asked), when)
+        )
     return out
 
 
@@ -1446,7 +1461,7 @@ def _limit_events(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> Non
 def _prune(
     conn: sqlite3.Connection, before: float, *, keep_unfinished: bool = False
 ) -> tuple[int, int]:
-    from mcptask.model import TERMINAL
+    from mcptask.model.task import TERMINAL
 
     where = "seen < ?"
     args: tuple[Any, ...] = (before,)

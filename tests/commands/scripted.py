@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.errors import NotApplicable, TaskNotFound
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.output.console import Output
 from mcptask.protocols.base import (
     Answered,

@@ -19,7 +19,7 @@ from mcptask.commands.get import GetOptions, run_get
 from mcptask.commands.result import ResultOptions, run_result
 from mcptask.commands.watch import WatchOptions, run_watch
 from mcptask.errors import ExitCode, NotApplicable, TaskEnded, TaskNotFound, UsageError
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.base import CallHooks, InputRequest, Progress, TaskRef
 
 # -- get --------------------------------------------------------------------------------------

@@ -538,7 +538,7 @@ def _scenario_two_feeds() -> tuple[int, list[float], list[tuple[str, str]]]:
     import asyncio
     import random
 
-    from mcptask.model import Task
+    from mcptask.model.task import Task
     from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
     from mcptask.scheduler.watcher import WatchConfig, Watcher
 

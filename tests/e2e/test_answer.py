@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from mcptask.errors import NotApplicable, TaskEnded, UsageError
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.output import forms
 from mcptask.protocols import mcp2025
 from mcptask.protocols.base import TEXT_FORM, InputRequest, TaskRef

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from test_stdio_config_auth import assert_no_child, fake_cmd, new_marker, procs_with, wait_for
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
 from mcptask.scheduler.watcher import WatchConfig, Watcher
 from mcptask.text import redact

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.output.console import Output, duration, duration_ms, task_panel
 from mcptask.output.jq import JqFilter
 from mcptask.output.live import LiveEvents
@@ -384,7 +384,9 @@ def test_the_view_redraws_cleanly_after_a_form(
 @pytest.mark.parametrize("tmux_at", [120], indirect=True)
 def test_the_view_redraws_cleanly_on_resize(tmux_at: Tmux, state_dir: Path) -> None:
     env = clean_env(state_dir, {"PYTHONPATH": str(ROOT)})
-    tmux_at.start(cli("demo", "--seconds", "30"), env)
+    # a task that outlasts the three resizes on any machine (a loaded one took over 30 s): each
+    # redraw is of a running view, not the last frame of an ended one
+    tmux_at.start(cli("demo", "--seconds", "600"), env)
     wait_screen(tmux_at, lambda s: any("● working" in ln for ln in s), "working")
     for width in (80, 60, 100):
         tmux_at.run("resize-window", "-t", "t", "-x", str(width))

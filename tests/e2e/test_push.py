@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from mcptask.demo.server import DemoServer
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
 from mcptask.scheduler.watcher import RELAXED_MIN, WatchConfig, Watcher
 

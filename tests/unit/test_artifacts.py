@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.artifacts import ArtifactTracker, decoded_size, part_size
 
 

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcptask.model import Task
+from mcptask.model import events as ev
+from mcptask.model.events import EventKind
+from mcptask.model.task import Task
 from mcptask.protocols import mcp2025
-from mcptask.state import events as ev
 from mcptask.state import taskbook
 from mcptask.state.taskbook import VIA, TaskBook
 
@@ -66,7 +67,7 @@ ROUNDS: list[dict[str, dict[str, Any]]] = [
 def test_record_set_leaves_what_record_many_leaves(tmp_path: Path) -> None:
     one = TaskBook(tmp_path / "one" / "tasks.db")
     many = TaskBook(tmp_path / "many" / "tasks.db")
-    extra = [ev.event("t1", ev.CANCEL, at=1.0, via="cli")]
+    extra = [ev.event("t1", EventKind.CANCEL, at=1.0, via="cli")]
     for updates in ROUNDS:
         one.record_many(URL, {k: dict(v) for k, v in updates.items()}, events=extra, command="c")
         many.record_set(URL, {k: dict(v) for k, v in updates.items()}, events=extra, command="c")
@@ -81,7 +82,7 @@ def test_record_set_keeps_the_event_cap(tmp_path: Path, monkeypatch: pytest.Monk
     for k in range(12):
         book.record_set(URL, {"t1": {"status": "working", "statusMessage": f"step {k}"}})
     assert len(book.events(URL, "t1")) == 5
-    assert book.events(URL, "t1")[0]["kind"] == ev.CREATED  # the first stays
+    assert book.events(URL, "t1")[0]["kind"] == EventKind.CREATED  # the first stays
 
 
 def test_refs_many_reads_what_lookup_many_reads(tmp_path: Path) -> None:

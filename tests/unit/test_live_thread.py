@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.output.console import Output
 from mcptask.output.live import SYNC_BEGIN, SYNC_END, LiveEvents
 from mcptask.protocols.base import TaskRef

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.output.console import Output
 from mcptask.output.live import LiveEvents
 from mcptask.protocols.base import TaskRef

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.output.console import (
     MODES,
     RECORD_SVG_ENV,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mcptask.commands._history import Timeline, why_stuck
-from mcptask.model import Task
+from mcptask.model.events import event
+from mcptask.model.task import Task
 from mcptask.protocols.a2a import history_turns
 from mcptask.state import taskbook
-from mcptask.state.events import event
 from mcptask.state.taskbook import AT, TURNS, VIA, TaskBook
 from mcptask.transports.http import ServerClock
 
@@ -23,7 +23,7 @@ T0 = 1_800_000_000.0
 
 
 def stamp(at: float) -> str:
-    from mcptask.model import iso
+    from mcptask.model.task import iso
 
     return iso(at)
 

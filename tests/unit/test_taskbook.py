@@ -592,7 +592,7 @@ def test_each_change_of_state_is_an_event(book: TaskBook) -> None:
 
 
 def test_events_are_added_with_the_command_and_never_a_secret(book: TaskBook) -> None:
-    from mcptask.state.events import RETRY, event
+    from mcptask.model.events import EventKind, event
     from mcptask.text import redact
 
     redact.hold(["s3cr3t-token"])
@@ -600,7 +600,7 @@ def test_events_are_added_with_the_command_and_never_a_secret(book: TaskBook) ->
         book.record_many(
             URL,
             {"t1": {"status": "working", "statusMessage": "echo s3cr3t-token"}},
-            events=[event("t1", RETRY, message="401 for s3cr3t-token", delay=2.0)],
+            events=[event("t1", EventKind.RETRY, message="401 for s3cr3t-token", delay=2.0)],
             command="watch",
         )
     finally:
@@ -616,7 +616,7 @@ def test_events_are_added_with_the_command_and_never_a_secret(book: TaskBook) ->
 def test_events_per_task_are_capped_keeping_the_creation(
     book: TaskBook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcptask.state import events as ev
+    from mcptask.model import events as ev
 
     monkeypatch.setattr(ev, "MAX_EVENTS_PER_TASK", 5)
     for i in range(12):

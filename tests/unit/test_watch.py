@@ -18,7 +18,7 @@ from mcptask.errors import (
     TaskNotFound,
     TransportError,
 )
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols.base import TaskRef, TaskResult
 from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher

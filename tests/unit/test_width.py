@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from mcptask.errors import HttpStatusError, RpcError, TransportError
-from mcptask.model import Task
+from mcptask.model.task import Task
 from mcptask.protocols.base import TaskRef, TaskResult
 from mcptask.scheduler import width as width_mod
 from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher
