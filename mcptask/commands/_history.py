@@ -106,7 +106,7 @@ def live_follower(record: dict[str, Any] | None, events: list[dict[str, Any]]) -
     if record is None:
         return False
     follows = [
-        e for e in events if e.get("command") in FOLLOWERS and e["kind"] not in (EventKind.CREATED,)
+        e for e in events if e.get("command") in FOLLOWERS and e["kind"] != EventKind.CREATED
     ]
     if not follows or follows[-1]["kind"] == EventKind.END:
         return False

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from mcptask.commands._answering import inline_answers
 from mcptask.commands._shared import Ending, signals
 from mcptask.errors import ExitCode, UsageError
-from mcptask.model.events import EventKind
+from mcptask.model.events import EventKind, event
 from mcptask.model.task import TERMINAL, Task
 from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
 from mcptask.text.command_line import command_line
@@ -366,8 +366,6 @@ class _Group:
         self.maybe_flush()
 
     def note(self, w: Watched, kind: str, **fields: Any) -> None:
-        from mcptask.model.events import event
-
         status = w.task.status if w.task is not None else None
         self.events.append(event(w.task_id, kind, at=time.time(), status=status, **fields))
         self.maybe_flush()
@@ -576,8 +574,6 @@ class _Recorder:
         self.inner.update(w, via)
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        from mcptask.model.events import EventKind
-
         limited = "429" in error or "rate" in error.lower()
         self.group.note(
             w, EventKind.RETRY, message=error, delay=round(delay, 3), rateLimited=limited or None
@@ -585,8 +581,6 @@ class _Recorder:
         self.inner.retry(w, error, delay)
 
     def end(self, w: Watched) -> None:
-        from mcptask.model.events import EventKind
-
         extra: dict[str, Any] = {}
         if w.result is not None and not w.result.broken:
             extra.update(w.result.kept())
@@ -610,7 +604,6 @@ class _Recorder:
         self.inner.end(w)
 
     def progress(self, w: Watched) -> None:
-        from mcptask.model.events import EventKind
         from mcptask.scheduler.watcher import ShowsProgress
 
         p = w.progress
@@ -622,7 +615,6 @@ class _Recorder:
             self.inner.progress(w)
 
     def artifact(self, w: Watched, update: ArtifactUpdate) -> None:
-        from mcptask.model.events import EventKind
         from mcptask.scheduler.watcher import ShowsArtifacts
 
         self.group.note(
@@ -640,8 +632,6 @@ class _Recorder:
             self.inner.artifact(w, update)
 
     def push_state(self, w: Watched, live: bool) -> None:
-        from mcptask.model.events import EventKind
-
         resumed = live and w.task_id in self.lost
         if live:
             self.lost.discard(w.task_id)
