@@ -53,7 +53,7 @@ def test_call_get_watch_result_list_through_the_remembered_session(
     assert lines[-1] == {"event": "end", "taskId": tid, "outcome": "completed", "exitCode": 0}
     statuses = [ln for ln in lines if ln["event"] == "status"]
     assert statuses[-1]["status"] == "completed"
-    assert statuses[0]["via"] == "poll"  # the first status comes from a poll; then push
+    # the first poll and the push feed start together: on a loaded machine a push can be first
     assert {ln["via"] for ln in statuses} <= {"poll", "push"}
     # one line per observed change: no two consecutive identical (status, message)
     pairs = [(ln["status"], ln["statusMessage"]) for ln in statuses]
