@@ -195,7 +195,7 @@ def measure_processes(n: int) -> dict[str, Any]:
     """`list -o ndjson` of n tasks, book empty then full; a 5,000-event pretty `log`."""
     from load_server import LoadServer
 
-    from mcptask.model.events import STATUS, event
+    from mcptask.model.events import EventKind, event
 
     out: dict[str, Any] = {"list_tasks": n}
     with tempfile.TemporaryDirectory() as d, LoadServer(duration=3600) as server:
@@ -214,7 +214,14 @@ def measure_processes(n: int) -> dict[str, Any]:
         tid = task_id(1)
         book.record_many(url(1), {tid: {"status": "working", "protocol": "mcp-2025-11-25"}})
         events = [
-            event(tid, STATUS, at=1.7e9 + k, via="poll", status="working", message=f"step {k}")
+            event(
+                tid,
+                EventKind.STATUS,
+                at=1.7e9 + k,
+                via="poll",
+                status="working",
+                message=f"step {k}",
+            )
             for k in range(5000)
         ]
         for chunk in range(0, len(events), 1000):
