@@ -93,6 +93,7 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
 
     known = ctx.places.known()  # every task the book knows there, in one read
     refs = ctx.places.refs_from(known, known)
+    ref_of = {ref.task_id: ref for ref in refs}  # made once: a listed task known takes its own
     # and the sessions where a task may exist that the book does not know (a lost answer)
     refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
     # -o ndjson passes each page on as it comes (a line per task); the other outputs need
@@ -104,8 +105,9 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     count = 0
 
     def record() -> None:
-        listed = ctx.places.refs_from([t.taskId for t in batch], known)
-        ctx.places.remember_many(list(zip(batch, listed, strict=True)), via="listed")
+        new = [t.taskId for t in batch if t.taskId not in ref_of]
+        ref_of.update((r.task_id, r) for r in ctx.places.refs_from(new, known))
+        ctx.places.remember_many([(t, ref_of[t.taskId]) for t in batch], via="listed")
         batch.clear()
 
     try:

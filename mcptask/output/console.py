@@ -66,6 +66,14 @@ def dumps(data: Any) -> str:
     return jsonsafe.text_safe(jsonsafe.dumps(data, ensure_ascii=False))
 
 
+def _unprintable(exc: jsonsafe.Refused) -> Exception:
+    """Only a value not from a server can be refused here (a task book written before
+    mcptask refused such JSON at the door): never print JSON that is not JSON."""
+    from mcptask.errors import ProtocolError
+
+    return ProtocolError(f"cannot print this as strict JSON: {exc}")
+
+
 @dataclass
 class Output:
     """Where and how a command prints. Tests pass StringIO streams."""
@@ -129,18 +137,22 @@ class Output:
         """One JSON document (json) or line (ndjson), flushed at once; with `--jq`, what the
         filter makes of it (strings that reach a terminal cleaned, as server text always is).
         Never a secret the process holds (a server may echo one)."""
-        data = redact.scrub(data)
-        try:
-            if self.jq is None:
-                self.stdout.write(dumps(data) + "\n")
-            else:  # streamed as jq yields it; Ctrl-C ends it at once (output/jq.py)
-                self.jq.write(data, self.stdout, self.stdout.isatty())
+        if self.jq is None:
+            self._lines([data])
+            return
+        try:  # streamed as jq yields it; Ctrl-C ends it at once (output/jq.py)
+            self.jq.write(redact.scrub(data), self.stdout, self.stdout.isatty())
         except jsonsafe.Refused as exc:
-            # only a value not from a server can get here (a task book written before
-            # mcptask refused such JSON at the door): never print JSON that is not JSON
-            from mcptask.errors import ProtocolError
+            raise _unprintable(exc) from None
+        self.stdout.flush()
 
-            raise ProtocolError(f"cannot print this as strict JSON: {exc}") from None
+    def _lines(self, docs: list[Any]) -> None:
+        """JSON documents, a line each, in one write (no `--jq`)."""
+        try:
+            text = "".join([dumps(redact.scrub(data)) + "\n" for data in docs])
+        except jsonsafe.Refused as exc:
+            raise _unprintable(exc) from None
+        self.stdout.write(text)
         self.stdout.flush()
 
     def note(self, message: str) -> None:
@@ -207,7 +219,10 @@ class Output:
 
     def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
         if self.mode == "ndjson":
-            for t in tasks:  # one task per line, as `watch` prints its events
+            if self.jq is None:  # one task per line, as `watch` prints its events; one write
+                self._lines([t.to_json() for t in tasks])
+                return
+            for t in tasks:
                 self.line(t.to_json())
             return
         if not self.pretty:

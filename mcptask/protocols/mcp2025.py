@@ -865,10 +865,9 @@ class Mcp2025(TaskProtocol):
         return [task async for page in self.list_pages(refs) for task in page]
 
     async def list_pages(self, refs: list[TaskRef]) -> AsyncIterator[list[Task]]:
-        sessions: list[str | None] = []
-        for ref in refs:
-            if ref.session not in sessions:
-                sessions.append(ref.session)
+        # each session once, in the order the book knows them (a dict: 100,000 tasks in a
+        # few sessions are one pass, not one search of the list each)
+        sessions: list[str | None] = list(dict.fromkeys(ref.session for ref in refs))
         if self.session is not None and self.session not in sessions:
             sessions.append(self.session)
         if not sessions:

@@ -766,7 +766,7 @@ class TaskBook:
             now = time.time()
             if plain:  # a task's state was seen: the endpoint answered
                 conn.execute("UPDATE endpoints SET last_ok = ? WHERE id = ?", (now, eid))
-            rows = _upsert_set(conn, eid, dict(plain), kept, stamp, now)
+            rows = _upsert_set(conn, eid, plain, kept, stamp, now)
             rows += [_event_row(eid, e, now) for e in extra]
             if rows:
                 conn.executemany(
@@ -1194,6 +1194,12 @@ def _ref_record(status: str | None, fields: str | None) -> Record:
     return rec
 
 
+#: a record's fields that are columns, or said once, not kept in its `fields`
+_NOT_KEPT = frozenset(
+    (VIA, AT, TURNS, "status", "statusMessage", "firstSeenAt", "lastSeenAt", "resultKeptAt")
+)
+
+
 def _upsert_set(
     conn: sqlite3.Connection,
     eid: int,
@@ -1202,10 +1208,11 @@ def _upsert_set(
     stamp: str,
     now: float,
 ) -> list[tuple[Any, ...]]:
-    """Write many tasks (`updates`, fields by id, consumed): the old rows in one query per
-    BATCH, new rows in one INSERT, changed rows in one UPDATE, unchanged rows in one UPDATE
-    of when they were seen, results in one more; the events their changes make (`_changes`),
-    each row (endpoint, task, at, kind, via, status, message, data, server_at)."""
+    """Write many tasks (`updates`, fields by id, left as they are: the writer may try a
+    change again): the old rows in one query per BATCH, new rows in one INSERT, changed rows
+    in one UPDATE, unchanged rows in one UPDATE of when they were seen, results in one more;
+    the events their changes make (`_changes`), each row (endpoint, task, at, kind, via,
+    status, message, data, server_at)."""
     olds: dict[str, tuple[Any, ...]] = {
         row[0]: row[1:]
         for row in _rows_in(conn, "id, status, message, fields, seen", eid, list(updates))
@@ -1217,16 +1224,13 @@ def _upsert_set(
     out: list[tuple[Any, ...]] = []
     for task_id, fields in updates.items():
         result = results.get(task_id)
-        via = fields.pop(VIA, None)
-        at = fields.pop(AT, None)
+        via = fields.get(VIA)
+        at = fields.get(AT)
         at = at if isinstance(at, int | float) else now
-        turns = fields.pop(TURNS, None)
-        status = fields.pop("status", None)
-        message = fields.pop("statusMessage", None)
-        fields.pop("firstSeenAt", None)
-        fields.pop("lastSeenAt", None)
-        fields.pop("resultKeptAt", None)
-        new = {k: v for k, v in fields.items() if v is not None}
+        turns = fields.get(TURNS)
+        status = fields.get("status")
+        message = fields.get("statusMessage")
+        new = {k: v for k, v in fields.items() if v is not None and k not in _NOT_KEPT}
         if isinstance(result, tuple):
             new["resultNotKept"] = result[0]
         old = olds.get(task_id)
@@ -1305,10 +1309,10 @@ def _changes(
     creation's answer) after it moved on is created at its `createdAt`, then changed at its
     `lastUpdatedAt`, not when mcptask looked."""
     out: list[tuple[Any, ...]] = []
-    data = _data(new)
-    updated = server_time(new.get("lastUpdatedAt"))
     asked = new.get("inputRequests")
     if old is None:
+        data = _data(new)
+        updated = server_time(new.get("lastUpdatedAt"))
         if status is not None:
             created = server_time(new.get("createdAt"))
             moved_on = created is not None and updated is not None and updated - created > 0.0005
@@ -1337,18 +1341,27 @@ def _changes(
             )
         return out
     old_status, old_message, was = old
-    when = updated if updated != server_time(was.get("lastUpdatedAt")) else None
     pace = new.get("pollInterval")
+    kind: EventKind | None = None
     if status is not None:
         if status != old_status:
-            out.append((eid, task_id, at, EventKind.STATUS, via, status, message, data, when))
+            kind = EventKind.STATUS
         elif message != old_message:
-            out.append((eid, task_id, at, EventKind.MESSAGE, via, status, message, data, when))
+            kind = EventKind.MESSAGE
         elif pace is not None and pace != was.get("pollInterval"):
-            out.append((eid, task_id, at, EventKind.PACE, via, status, None, data, when))
-    if isinstance(asked, dict) and asked and asked != was.get("inputRequests"):
+            kind, message = EventKind.PACE, None
+    question = asked if isinstance(asked, dict) and asked != was.get("inputRequests") else None
+    if kind is None and not question:
+        return out  # the common case (a look that found nothing new): no time parsed
+    stamp = new.get("lastUpdatedAt")
+    when = None if stamp == was.get("lastUpdatedAt") else server_time(stamp)
+    if when is not None and when == server_time(was.get("lastUpdatedAt")):
+        when = None  # the same instant written another way
+    if kind is not None:
+        out.append((eid, task_id, at, kind, via, status, message, _data(new), when))
+    if question:
         out.append(
-            (eid, task_id, at, EventKind.QUESTION, via, status, None, _question(asked), when)
+            (eid, task_id, at, EventKind.QUESTION, via, status, None, _question(question), when)
         )
     return out
 

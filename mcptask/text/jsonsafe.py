@@ -82,16 +82,38 @@ def text_safe(text: str) -> str:
 
 
 def unicode_safe(value: Any) -> Any:
-    """A copy of JSON data whose strings (keys too) are all encodable as UTF-8 (`text_safe`);
-    the value itself when nothing needed it."""
+    """JSON data whose strings (keys too) are all encodable as UTF-8 (`text_safe`): the value
+    itself when none needed it (found by one pass of the C encoder), else a copy."""
+    if isinstance(value, str):
+        return text_safe(value)
+    if isinstance(value, dict | list | tuple) and not _holds_surrogate(value):
+        return value
+    return _unicode_copy(value)
+
+
+def _holds_surrogate(value: Any) -> bool:
+    """Whether any string in `value` (keys too) holds a surrogate; True when it cannot tell
+    (a key or value the encoder does not take)."""
+    try:
+        text = _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        return True
+    return _SURROGATE.search(text) is not None
+
+
+#: the C encoder, strings kept as they are (a surrogate stays one, to be found)
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=repr).encode
+
+
+def _unicode_copy(value: Any) -> Any:
     if isinstance(value, str):
         return text_safe(value)
     if isinstance(value, dict):
         return {
-            (text_safe(k) if isinstance(k, str) else k): unicode_safe(v) for k, v in value.items()
+            (text_safe(k) if isinstance(k, str) else k): _unicode_copy(v) for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [unicode_safe(v) for v in value]
+        return [_unicode_copy(v) for v in value]
     return value
 
 

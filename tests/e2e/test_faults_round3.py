@@ -184,6 +184,13 @@ def test_jsonsafe_replaces_lone_surrogates_in_keys_and_values() -> None:
     assert jsonsafe.loads(b'"\xed\xa0\x80"') == "\ufffd"
     assert jsonsafe.text_safe("ok") == "ok"
     assert jsonsafe.unicode_safe({"\udc80": ("\ud800",)}) == {"\ufffd": ["\ufffd"]}
+    # clean data is handed back as it is (one pass of the C encoder finds nothing)
+    clean = {"a": [1, 2.5, None, True, {"b": "\U0001f600"}], 3: "x"}
+    assert jsonsafe.unicode_safe(clean) is clean
+    # deep, in a key, in a tuple, beside a key the encoder does not take: found and fixed
+    assert jsonsafe.unicode_safe([{"k": [{"\ud801": 1}]}]) == [{"k": [{"\ufffd": 1}]}]
+    assert jsonsafe.unicode_safe({(1, 2): "\udfff"}) == {(1, 2): "\ufffd"}
+    assert jsonsafe.unicode_safe({"n": float("nan"), "m": "\ud800"})["m"] == "\ufffd"
 
 
 def test_the_book_stores_text_with_lone_surrogates_as_replacement(tmp_path: Path) -> None:

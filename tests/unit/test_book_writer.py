@@ -124,3 +124,26 @@ def test_at_most_max_pending_changes_wait(tmp_path: Path, monkeypatch: pytest.Mo
     finally:
         other.execute("ROLLBACK")
         other.close()
+
+
+def test_a_change_tried_again_writes_what_it_wrote_the_first_time(book: TaskBook) -> None:
+    """A batch that one change spoils is rolled back and tried again one change at a time:
+    a task's record (status, message, their event) must come out whole the second time."""
+    other = sqlite3.connect(book.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # so that both changes go in one batch
+    book.write_in_background()
+    book.record(URL, "t0", status="completed", statusMessage="done", _via="poll")
+    assert book._writer is not None
+
+    def refused(conn: sqlite3.Connection) -> None:
+        raise sqlite3.IntegrityError("refused")
+
+    book._writer.put(refused)
+    other.execute("COMMIT")
+    other.close()
+    book.finish_writes(30)
+    rec = book.lookup(URL, "t0")
+    assert rec is not None
+    assert (rec["status"], rec["statusMessage"]) == ("completed", "done")
+    changes = [(e["kind"], e.get("status")) for e in book.events(URL, "t0")]
+    assert changes[-1] == ("status", "completed"), changes
