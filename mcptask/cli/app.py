@@ -247,6 +247,7 @@ def log(
         g,
         lambda ctx: run_log(LogOptions(task_id, follow=follow, timeout=timeout), ctx),
         streaming=True,
+        loop_free=not follow,  # the book alone: nothing to wait for
     )
 
 

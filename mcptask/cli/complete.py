@@ -147,7 +147,7 @@ def _list_tools(ctx: typer.Context) -> list[tuple[str, str]]:
 
 def statuses(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """`watch --until`: status words, the last of a comma-separated list completed."""
-    from mcptask.model.task import STATUSES
+    from mcptask.model.status import STATUSES
 
     done, _, last = incomplete.rpartition(",")
     prefix = done + "," if done else ""

@@ -4,8 +4,10 @@ Typer coerces every parameter of the command it runs through a pydantic `TypeAda
 it on first use (about 2 ms each, and the first imports Typer's adapter module): `mcptask get`
 has 17 parameters, most of them left out (None) or text given as text. Neither needs an
 adapter: a value left out is None (an empty tuple for one that repeats), exactly what Typer's
-coercion returns for it before it would consult the adapter, and text for a `str` parameter
-without a parser of its own is that text. Everything else (numbers, paths, choices, lists,
+coercion returns for it before it would consult the adapter or a parser of the parameter's own
+(building that adapter imports Typer's adapter module and pydantic: `log`'s `--timeout`), a
+flag's bool is that bool, and text for a `str` parameter without a parser of its own is that
+text. Everything else (numbers, paths, choices, lists,
 bools Typer does not already skip) goes through Typer as before (bench/startup.py)."""
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ def _process_value(me: Any, ctx: Context, value: Any) -> Any:
     desc = me.type_descriptor
     info = desc.parameter_info
     plain = info.parser is None and getattr(info, "click_type", None) is None
-    if value is None and plain:
+    if value is None:  # Typer's coercion returns this for None, parser or not
         value = () if (me.multiple or me.nargs == -1) else None
+    elif desc.annotation is bool and type(value) is bool:
+        pass  # a flag's own value: Typer skips coercion for it too
     elif not (plain and desc.annotation is str and type(value) is str):
         return me._typer_process_value(ctx, value)
     if me.required and me.value_is_missing(value):

@@ -7,10 +7,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mcptask.model.events import EventKind
-from mcptask.model.task import INTERRUPTED, TERMINAL, Task, epoch, iso, ms_seconds
+from mcptask.model.status import INTERRUPTED, TERMINAL
+from mcptask.model.times import epoch, iso, ms_seconds
 from mcptask.pacing import poll_seconds
 
 if TYPE_CHECKING:
+    from mcptask.model.task import Task
     from mcptask.session.context import Context
 
 #: a watch that recorded the task within this many poll intervals is taken to be running

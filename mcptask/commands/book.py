@@ -18,7 +18,7 @@ class BookOptions:
 
 
 async def run_book(opts: BookOptions, ctx: Context) -> int:
-    from mcptask.model.task import iso
+    from mcptask.model.times import iso
 
     book = ctx.book
     rows = book.summary()

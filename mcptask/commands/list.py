@@ -175,7 +175,8 @@ def book_task(task_id: str, rec: dict[str, Any], server: str) -> Task:
     import time
 
     from mcptask.commands._history import _epoch
-    from mcptask.model.task import TERMINAL, iso, normalize_status
+    from mcptask.model.status import TERMINAL, normalize_status
+    from mcptask.model.times import iso
     from mcptask.pacing import poll_seconds
 
     def text(key: str) -> str | None:

@@ -6,7 +6,6 @@ following the task at the server's pace (push where it offers it) as `watch` doe
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -175,6 +174,8 @@ async def _follow(opts: LogOptions, ctx: Context, task_id: str, printer: Printer
 async def _own_watch(ctx: Context, task_id: str, printer: Printer, timeout: float | None) -> int:
     """Nothing else follows the task: watch it here (its pace, push where the server offers
     it, the first look at once), each change printed from the book as it is recorded."""
+    import asyncio  # only a follow needs the loop's tools (`log ID` alone does not import it)
+
     from mcptask.commands.watch import WatchOptions, run_watch
 
     tail = _Tail(printer)
@@ -217,6 +218,8 @@ async def _last_records(ctx: Context, printer: Printer, tail: _Tail) -> None:
 
 async def _pull_now_and_then(printer: Printer) -> None:
     """What other processes record meanwhile (an answer, a cancel) shows as it comes."""
+    import asyncio
+
     while True:
         await asyncio.sleep(FOLLOW_EVERY)
         printer.pull()

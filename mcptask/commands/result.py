@@ -17,7 +17,8 @@ from mcptask.errors import (
     TaskNotFound,
     TransportError,
 )
-from mcptask.model.task import INTERRUPTED, TERMINAL, Task
+from mcptask.model.status import INTERRUPTED, TERMINAL
+from mcptask.model.task import Task
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from mcptask.commands._answering import inline_answers
 from mcptask.commands._shared import Ending, signals
 from mcptask.errors import ExitCode, UsageError
 from mcptask.model.events import EventKind, event
-from mcptask.model.task import TERMINAL, Task
+from mcptask.model.status import TERMINAL
+from mcptask.model.task import Task
 from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents
 from mcptask.text.command_line import command_line
 

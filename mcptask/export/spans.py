@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcptask.model.events import EventKind
-from mcptask.model.task import iso
+from mcptask.model.times import iso
 from mcptask.text import redact
 from mcptask.text.traceparent import TraceIds, child_span_id, derived_ids
 

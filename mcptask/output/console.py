@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from mcptask.model.task import Task, epoch
+from mcptask.model.times import epoch
 from mcptask.protocols.wire import result_text
 from mcptask.text import jsonsafe, redact
 from mcptask.text.sanitize import clean, one_line
@@ -19,6 +19,7 @@ from mcptask.text.sanitize import clean, one_line
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
+    from mcptask.model.task import Task
     from mcptask.output.jq import JqFilter
     from mcptask.protocols.base import TaskResult, Tool
     from mcptask.protocols.trace_context import TaskTrace
@@ -149,7 +150,7 @@ class Output:
     def _lines(self, docs: list[Any]) -> None:
         """JSON documents, a line each, in one write (no `--jq`)."""
         try:
-            text = "".join([dumps(redact.scrub(data)) + "\n" for data in docs])
+            text = jsonsafe.lines([redact.scrub(data) for data in docs])
         except jsonsafe.Refused as exc:
             raise _unprintable(exc) from None
         self.stdout.write(text)
@@ -194,6 +195,8 @@ class Output:
         """`task` without any secret the process holds (for pretty output)."""
         if not redact.held():
             return task
+        from mcptask.model.task import Task
+
         return Task.model_validate(redact.scrub(task.model_dump()))
 
     def scrubbed_result(self, result: TaskResult) -> TaskResult:

@@ -87,7 +87,7 @@ def details(line: dict[str, Any]) -> str:
     elif kind == EventKind.PUSH_OPEN and data.get("resumed"):
         parts.append("push resumed")
     elif kind == EventKind.PUSH_LOST:
-        from mcptask.model.task import TERMINAL
+        from mcptask.model.status import TERMINAL
 
         ended = line.get("status") in TERMINAL
         parts.append("push stream closed (the task ended)" if ended else "push stream lost")

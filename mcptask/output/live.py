@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcptask.model.task import epoch
+from mcptask.model.times import epoch
 from mcptask.text.command_line import command_line
 from mcptask.text.sanitize import one_line
 

@@ -28,7 +28,8 @@ from mcptask.errors import (
     TaskNotFound,
     UsageError,
 )
-from mcptask.model.task import Status, Task, normalize_status
+from mcptask.model.status import Status, normalize_status
+from mcptask.model.task import Task
 from mcptask.protocols.base import (
     TEXT_FORM,
     Answered,

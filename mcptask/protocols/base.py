@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from mcptask.errors import McptaskError, NotApplicable, ProtocolError, ServerError, UsageError
-from mcptask.model.task import TERMINAL, Task
+from mcptask.model.status import TERMINAL
+from mcptask.model.task import Task
 from mcptask.protocols.trace_context import TaskTrace
 from mcptask.protocols.wire import INTERNAL_ERROR, INVALID_PARAMS, TASK_SUPPORT, task_support
 from mcptask.text.sanitize import one_line
@@ -544,7 +545,7 @@ class TaskFilter:
     limit: int | None = None
 
     def matches(self, task: Task) -> bool:
-        from mcptask.model.task import epoch
+        from mcptask.model.times import epoch
 
         if self.statuses and task.status not in self.statuses:
             return False

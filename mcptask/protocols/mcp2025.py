@@ -29,7 +29,9 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model.task import Task, normalize_status, utc_stamp
+from mcptask.model.status import normalize_status
+from mcptask.model.task import Task
+from mcptask.model.times import utc_stamp
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.base import (
     PROGRESS_NOTIFICATION,

@@ -30,7 +30,8 @@ from mcptask.errors import (
     TransportError,
     UsageError,
 )
-from mcptask.model.task import Task, normalize_status
+from mcptask.model.status import normalize_status
+from mcptask.model.task import Task
 from mcptask.protocols.base import (
     Answered,
     CallHooks,

@@ -51,7 +51,9 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
-from mcptask.model.task import INTERRUPTED, STATUSES, TERMINAL, Task, epoch, ms_seconds
+from mcptask.model.status import INTERRUPTED, STATUSES, TERMINAL
+from mcptask.model.task import Task
+from mcptask.model.times import epoch, ms_seconds
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.artifacts import ArtifactTracker, ArtifactUpdate
 from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult

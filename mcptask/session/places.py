@@ -305,7 +305,11 @@ class Places:
             fields.update(protocol.seen_fields(task))
             if via is not None:
                 fields[VIA] = via
-            fields.update(**extra, **(each or {}).get(task.taskId, {}))
+            if extra:
+                fields.update(extra)
+            mine = each.get(task.taskId) if each else None
+            if mine:
+                fields.update(mine)
             if task.contextId and not fields.get("contextId"):
                 fields["contextId"] = task.contextId
             if task.createdAt and task.ttl is not None:  # a task lost inside it is told apart

@@ -398,7 +398,7 @@ class TaskBook:
 
     def unfinished(self, url: str) -> dict[str, Record]:
         """The endpoint's tasks last seen unfinished."""
-        from mcptask.model.task import TERMINAL
+        from mcptask.model.status import TERMINAL
 
         return {t: r for t, r in self.tasks(url).items() if str(r.get("status")) not in TERMINAL}
 
@@ -486,7 +486,7 @@ class TaskBook:
     def summary(self) -> list[Record]:
         """Each endpoint: key, protocol, tasks, unfinished tasks, events, first recorded,
         last contact (an answer), last failure (seconds since the epoch)."""
-        from mcptask.model.task import TERMINAL
+        from mcptask.model.status import TERMINAL
 
         done = ",".join(f"'{s}'" for s in sorted(TERMINAL))
 
@@ -1113,7 +1113,7 @@ SERVER_TIME_RANGE = (0.0, 253402300799.0)
 def server_time(stamp: Any) -> float | None:
     """A server's ISO 8601 time as seconds since the epoch; None when it gave none (or one
     out of any calendar mcptask shows)."""
-    from mcptask.model.task import epoch
+    from mcptask.model.times import epoch
 
     value = epoch(stamp) if isinstance(stamp, str) else None
     if value is None or not SERVER_TIME_RANGE[0] <= value <= SERVER_TIME_RANGE[1]:
@@ -1244,8 +1244,12 @@ def _upsert_set(
             )
         else:
             old_status, old_message, old_text, looked = old
-            old_fields = _quick_fields(old_text)
-            merged = {**old_fields, **new}
+            if isinstance(old_text, str) and old_text == _packed(new):
+                # what was kept is what came (a list seen again): nothing to parse
+                old_fields, merged = new, dict(new)
+            else:
+                old_fields = _quick_fields(old_text)
+                merged = {**old_fields, **new}
             if isinstance(result, str):
                 merged.pop("resultNotKept", None)
             if isinstance(turns, list) and turns:
@@ -1279,10 +1283,7 @@ def _upsert_set(
             changed,
         )
     if seen:
-        conn.executemany(
-            "UPDATE tasks SET last_seen = ?, seen = ? WHERE endpoint = ? AND id = ?",
-            [(stamp, when, eid, tid) for when, tid in seen],
-        )
+        _mark_seen(conn, eid, stamp, seen)
     if kept:
         conn.executemany(
             "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
@@ -1290,6 +1291,24 @@ def _upsert_set(
             kept,
         )
     return out
+
+
+def _mark_seen(
+    conn: sqlite3.Connection, eid: int, stamp: str, seen: list[tuple[float, str]]
+) -> None:
+    """Rows with nothing new but when they were seen: one UPDATE per BATCH ids seen at the
+    same moment (a list's are all seen at once), not one per row."""
+    by_when: dict[float, list[str]] = {}
+    for when, tid in seen:
+        by_when.setdefault(when, []).append(tid)
+    for when, ids in by_when.items():
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start : start + BATCH]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(
+                f"UPDATE tasks SET last_seen = ?, seen = ? WHERE endpoint = ? AND id IN ({marks})",
+                (stamp, when, eid, *chunk),
+            )
 
 
 def _changes(
@@ -1364,6 +1383,19 @@ def _changes(
             (eid, task_id, at, EventKind.QUESTION, via, status, None, _question(question), when)
         )
     return out
+
+
+def _packed(fields: Record) -> str | None:
+    """`store.dumps` of a task's fields, by a C encoder made once; None when it cannot
+    (what `store.dumps` then does is for the write, not for a comparison)."""
+    try:
+        return _PACK(fields)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+#: `store.dumps`'s JSON (compact, keys in their order) without an encoder made per call
+_PACK = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _quick_fields(text: str | None) -> Record:
@@ -1474,7 +1506,7 @@ def _limit_events(conn: sqlite3.Connection, eid: int, task_ids: set[str]) -> Non
 def _prune(
     conn: sqlite3.Connection, before: float, *, keep_unfinished: bool = False
 ) -> tuple[int, int]:
-    from mcptask.model.task import TERMINAL
+    from mcptask.model.status import TERMINAL
 
     where = "seen < ?"
     args: tuple[Any, ...] = (before,)

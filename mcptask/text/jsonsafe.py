@@ -182,13 +182,40 @@ def dumps(value: Any, **options: Any) -> str:
     neither can come from `loads`, only from a value built in mcptask)."""
     try:
         return json.dumps(value, allow_nan=False, **options)
-    except ValueError as exc:
-        bad = non_finite(value)
-        if bad is None:
+    except (ValueError, RecursionError) as exc:
+        refused = _refused(exc, [value])
+        if refused is None:
             raise
-        raise Refused(f"a number that is not finite ({_word(bad)})") from exc
-    except RecursionError:
-        raise Refused("nested too deeply to encode") from None
+        raise refused from None
+
+
+def lines(values: list[Any]) -> str:
+    """Strict JSON text of each value (`ensure_ascii=False`, as `dumps`), a line each, as one
+    text whose lone surrogates are U+FFFD (`text_safe`): one encoder and one check for a
+    page of documents."""
+    try:
+        text = "".join([_UTF8_LINE(value) + "\n" for value in values])
+    except (ValueError, RecursionError) as exc:
+        refused = _refused(exc, values)
+        if refused is None:
+            raise
+        raise refused from None
+    return text_safe(text)
+
+
+#: the strict encoder `lines` uses (made once: `json.dumps` with options makes one per call)
+_UTF8_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def _refused(exc: ValueError | RecursionError, values: list[Any]) -> Refused | None:
+    """What an encoder's failure means: `Refused` for a number that is not finite or nesting
+    too deep; None for anything else (raised as it was)."""
+    if isinstance(exc, RecursionError):
+        return Refused("nested too deeply to encode")
+    bad = non_finite(values)
+    if bad is None:
+        return None
+    return Refused(f"a number that is not finite ({_word(bad)})")
 
 
 def _word(number: float) -> str:

@@ -170,6 +170,6 @@ def test_timestamps_in_one_format_whatever_the_server_sent(
     ],
 )
 def test_a_servers_time_in_utc_with_z(sent: str, shown: str) -> None:
-    from mcptask.model.task import utc_stamp
+    from mcptask.model.times import utc_stamp
 
     assert utc_stamp(sent) == shown

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcptask.demo.server import DemoServer
-from mcptask.model.task import epoch
+from mcptask.model.times import epoch
 
 from conftest import RunCli, assert_one_line_error, ok
 from servers.a2a_plugin import A2AServerProcess

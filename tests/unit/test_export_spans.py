@@ -15,7 +15,7 @@ import pytest
 from mcptask.export import otlp
 from mcptask.export.spans import CLIENT, task_trace
 from mcptask.model.events import event
-from mcptask.model.task import iso
+from mcptask.model.times import iso
 from mcptask.state.taskbook import AT, VIA, TaskBook
 from mcptask.text import redact
 from mcptask.text.traceparent import TraceIds, derived_ids

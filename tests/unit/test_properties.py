@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from mcptask.commands.list import local_tasks
 from mcptask.errors import McptaskError, ProtocolError
-from mcptask.model.task import STATUSES, Task
+from mcptask.model.status import STATUSES
+from mcptask.model.task import Task
 from mcptask.output.console import Output, result_renderable, task_panel
 from mcptask.output.live import LiveEvents
 from mcptask.pacing import MAX_POLL_INTERVAL as MAX_INTERVAL

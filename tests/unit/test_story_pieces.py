@@ -23,7 +23,7 @@ T0 = 1_800_000_000.0
 
 
 def stamp(at: float) -> str:
-    from mcptask.model.task import iso
+    from mcptask.model.times import iso
 
     return iso(at)
 
