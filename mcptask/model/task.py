@@ -56,12 +56,18 @@ class Task(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         out = self.model_dump()
-        for optional in ("inputRequests", "lastSeenAt", "bookNote"):
+        for optional in _OPTIONAL:
             if out[optional] is None:
                 del out[optional]
         # keep `raw` last, as the contract shows it
         out["raw"] = out.pop("raw")
         return out
+
+    def json_view(self) -> dict[str, Any]:
+        """`to_json`'s document for output encoded at once: the same keys in the same order,
+        its nested values the task's own, not copies (`list` prints 100,000 tasks)."""
+        fields = self.__dict__
+        return {k: fields[k] for k in _JSON_ORDER if k not in _OPTIONAL or fields[k] is not None}
 
     def same_state(self, other: Task | None) -> bool:
         """Whether `other` shows the same status and message (timestamps are not a change:
@@ -75,3 +81,6 @@ class Task(BaseModel):
 
 
 _ALL_FIELDS: frozenset[str] = frozenset(Task.model_fields)
+#: the fields `to_json` leaves out when None, and its order (`raw` last)
+_OPTIONAL = frozenset(("inputRequests", "lastSeenAt", "bookNote"))
+_JSON_ORDER: tuple[str, ...] = (*(k for k in Task.model_fields if k != "raw"), "raw")

@@ -223,7 +223,7 @@ class Output:
     def tasks(self, tasks: list[Task], *, title: str = "tasks") -> None:
         if self.mode == "ndjson":
             if self.jq is None:  # one task per line, as `watch` prints its events; one write
-                self._lines([t.to_json() for t in tasks])
+                self._lines([t.json_view() for t in tasks])  # encoded at once: no copies
                 return
             for t in tasks:
                 self.line(t.to_json())

@@ -151,3 +151,34 @@ def test_quick_normalize_makes_the_validated_task(data: dict[str, Any]) -> None:
     if not isinstance(quick, str):
         task = mcp2025.normalize(data, protocol="p", server="s")
         assert task.to_json() == Task.model_validate(task.model_dump()).to_json()
+    if not isinstance(quick, str):
+        # `list -o ndjson` prints the view: the same document, key for key, in order
+        for made in (task, Task.model_validate(task.model_dump())):
+            view, doc = made.json_view(), made.to_json()
+            assert list(view.items()) == list(doc.items())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.binary(max_size=40))
+def test_the_quick_surrogate_checks_agree_with_the_regex(text: str, raw: bytes) -> None:
+    """`text_safe` and `parsed_safe` test by substring and UTF-8 encoding (C speed) what
+    the regexes find: a lone surrogate in text, one that an escape or raw bytes may make."""
+    from mcptask.text import jsonsafe
+
+    lone = text + "\ud800" if len(text) % 2 else text
+    assert jsonsafe.text_safe(lone) == jsonsafe._SURROGATE.sub("\ufffd", lone)
+    texts: list[str | bytes] = [raw, raw + b"\xed\xa0\x80", b'"\\uD800' + raw]
+    texts += [raw.decode("latin-1"), lone, "\\ud801" + text]
+    for data in texts:
+        if isinstance(data, str):
+            regex = jsonsafe._MAYBE_SURROGATE.search(data) is not None
+        else:
+            regex = jsonsafe._MAYBE_SURROGATE_BYTES.search(data) is not None
+        walked: list[Any] = []
+        original = jsonsafe.unicode_safe
+        try:
+            jsonsafe.unicode_safe = walked.append  # type: ignore[assignment]
+            jsonsafe.parsed_safe(data, "value")
+        finally:
+            jsonsafe.unicode_safe = original
+        assert bool(walked) == regex
