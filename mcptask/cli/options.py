@@ -4,7 +4,6 @@ each command by `@with_target`, and the argument/option types several commands u
 from __future__ import annotations
 
 import copy
-import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -290,7 +289,7 @@ COMMON_OPTIONS: dict[str, bool] = {
 
 def with_target(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Add the common target/output options to a command; it receives them as `g`."""
-    return _with(fn, _COMMON)
+    return _Front(fn, lambda: _COMMON)
 
 
 #: what `auth` does not use: auth is for MCP servers over HTTP, by URL or name
@@ -317,31 +316,52 @@ def with_auth_target(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`with_target` for `auth`: only the options that apply there are listed (an MCP server
     over HTTP: no --stdio, --session, --context-id, -p or --login; they still parse, so that
     auth can say why they do not apply)."""
-    return _with(fn, _auth_parameters())
+    return _Front(fn, _auth_parameters)
 
 
-def _with(fn: Callable[..., Any], params: list[inspect.Parameter]) -> Callable[..., Any]:
-    sig = inspect.signature(fn)
-    hints = typing.get_type_hints(fn, localns={"GlobalOptions": object}, include_extras=True)
-    own = [
-        p.replace(annotation=hints.get(p.name, p.annotation))
-        for p in sig.parameters.values()
-        if p.name != "g"
-    ]
+class _Front:
+    """A command's front-end with the common options added (`with_target`): called with
+    every option by name, it calls the command with its own and `g`. Its signature (what
+    Typer reads) is made when first asked, which Typer does for the command it runs only:
+    resolving every command's annotations at import took a tenth of `get`'s start-up."""
 
-    @functools.wraps(fn)
-    def wrapper(**kwargs: Any) -> Any:
+    def __init__(
+        self, fn: Callable[..., Any], params: Callable[[], list[inspect.Parameter]]
+    ) -> None:
+        self._fn = fn
+        self._params = params
+        self._signature: inspect.Signature | None = None
+        self.__module__ = fn.__module__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, **kwargs: Any) -> Any:
         from mcptask.session.targets import GlobalOptions
 
         common = {p.name: kwargs.pop(p.name, p.default) for p in _COMMON}
         common["headers"] = common.pop("header") or []
-        return fn(g=GlobalOptions(**common), **kwargs)
+        return self._fn(g=GlobalOptions(**common), **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=own + params)  # type: ignore[attr-defined]
-    annotations = {p.name: p.annotation for p in own + params}
-    wrapper.__annotations__ = annotations
-    del wrapper.__wrapped__
-    return wrapper
+    @property
+    def __signature__(self) -> inspect.Signature:
+        if self._signature is None:
+            fn = self._fn
+            sig = inspect.signature(fn)
+            hints = typing.get_type_hints(
+                fn, localns={"GlobalOptions": object}, include_extras=True
+            )
+            own = [
+                p.replace(annotation=hints.get(p.name, p.annotation))
+                for p in sig.parameters.values()
+                if p.name != "g"
+            ]
+            self._signature = sig.replace(parameters=own + self._params())
+        return self._signature
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {p.name: p.annotation for p in self.__signature__.parameters.values()}
 
 
 TaskId = Annotated[
