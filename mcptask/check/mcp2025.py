@@ -290,15 +290,11 @@ class Mcp2025Suite(McpSuite):
             },
             "clientInfo": {"name": "mcptask-check", "version": __version__},
         }
-        before = self.recorder.session_id
-        self.recorder.session_id = None
-        try:
+        with self.recorder.using_session(None):  # a session of its own, the run's kept
             result = await self.rpc.request(
                 "initialize", params, headers={"MCP-Protocol-Version": VERSION}
             )
             sid = self.recorder.session_id
-        finally:
-            self.recorder.session_id = before
         if not isinstance(result, dict):
             raise BadAnswer(f"initialize answered something that is not an object: {short(result)}")
         agreed = result.get("protocolVersion")

@@ -9,6 +9,7 @@ import math
 import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -124,10 +125,11 @@ class Recorder:
     def session_id(self) -> str | None:
         return self.inner.session_id if isinstance(self.inner, HasSession) else None
 
-    @session_id.setter
-    def session_id(self, value: str | None) -> None:
+    def using_session(self, session_id: str | None) -> AbstractContextManager[None]:
+        """`rpc.HasSession`: the run's transport in `session_id` inside the block."""
         if isinstance(self.inner, HasSession):
-            self.inner.session_id = value
+            return self.inner.using_session(session_id)
+        return nullcontext()
 
     @property
     def http(self) -> bool:

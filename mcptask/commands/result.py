@@ -56,7 +56,7 @@ async def run_result(opts: ResultOptions, ctx: Context) -> int:
     deadline = time.monotonic() + opts.timeout
     transport = ctx.endpoint.rpc().transport
     if isinstance(transport, HasDeadline):
-        transport.deadline = deadline
+        transport.set_deadline(deadline)
     try:
         return await _result(opts, ctx, task_id, deadline)
     except TransportError as exc:

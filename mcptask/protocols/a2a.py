@@ -62,7 +62,7 @@ from mcptask.protocols.wire import (
 )
 from mcptask.text import jsonsafe
 from mcptask.text.command_line import command_line
-from mcptask.transports.rpc import FetchesUrls, RpcClient, Traces, error_from
+from mcptask.transports.rpc import FetchesUrls, RpcClient, SwitchesUrl, Traces, error_from
 
 # -- normalization (shared with Agno) ---------------------------------------------------------
 
@@ -620,7 +620,7 @@ class A2ABase(TaskProtocol):
         such endpoint in it."""
         self._card_read = True
         transport = self.rpc.transport
-        if not isinstance(transport, FetchesUrls):
+        if not isinstance(transport, FetchesUrls) or not isinstance(transport, SwitchesUrl):
             return False
         typed = transport.url
         for card_url in card_urls(typed):
@@ -637,7 +637,7 @@ class A2ABase(TaskProtocol):
                 return False
             if isinstance(transport, Traces):
                 transport.trace(f"* the agent card names the endpoint {endpoint}: posting there")
-            transport.url = endpoint
+            transport.move_to(endpoint)
             return True
         return False
 

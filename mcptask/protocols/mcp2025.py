@@ -319,18 +319,13 @@ class StdioFeed(PushFeed):
 
         if not isinstance(transport, HasNotifications):
             return
-        backlog = transport.notifications
-        while not backlog.empty():
-            on_notification(backlog.get_nowait())
-        transport.on_notification = on_notification
-        health(True)
-        handler = SessionFeed(self.proto, "", self.task_ids)
-        handler.progress = self.progress
-        try:
+        # those that came before the feed first, then each as it comes, until the feed ends
+        with transport.notifications_to(on_notification, backlog=True):
+            health(True)
+            handler = SessionFeed(self.proto, "", self.task_ids)
+            handler.progress = self.progress
             while True:
                 await handler._handle(await inbox.get(), deliver)
-        finally:
-            transport.on_notification = None
 
 
 class OnlyNewer(ServerError):

@@ -12,6 +12,7 @@ import base64
 import re
 import weakref
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
@@ -75,6 +76,7 @@ from mcptask.transports.rpc import (
     Message,
     RpcClient,
     ServerMessageHandler,
+    Transport,
 )
 
 VERSION = "2026-07-28"
@@ -315,36 +317,38 @@ class ListenFeed(PushFeed):
             inbox.put_nowait(message)
 
         transport = self.proto.rpc.transport
-        if isinstance(transport, HasNotifications):
-            # over stdio, notifications come outside any request's stream
-            transport.on_notification = inbox.put_nowait
+        # over stdio, notifications come outside any request's stream
+        feed: AbstractContextManager[None] = (
+            transport.notifications_to(inbox.put_nowait)
+            if isinstance(transport, HasNotifications)
+            else nullcontext()
+        )
         request = asyncio.ensure_future(self.proto.listen(sorted(self.wanted), on_message))
         accepted: set[str] | None = None
         try:
-            while True:
-                getter = asyncio.ensure_future(inbox.get())
-                await asyncio.wait({request, getter}, return_when=asyncio.FIRST_COMPLETED)
-                messages = [getter.result()] if getter.done() else []
-                if not getter.done():
-                    getter.cancel()
-                while not inbox.empty():
-                    messages.append(inbox.get_nowait())
-                for message in messages:
-                    if message.get("method") == ACKNOWLEDGED:
-                        accepted = _accepted(message) & self.wanted
-                        if not accepted:
-                            return "refused"
-                        self.task_ids = accepted
-                        health(True)
-                    elif message.get("method") == TASK_NOTIFICATION and accepted is not None:
-                        task = self._task(message.get("params"))
-                        if task is not None and task.taskId in accepted:
-                            await deliver(task)
-                if request.done():
-                    return _listen_outcome(request, acknowledged=accepted is not None)
+            with feed:
+                while True:
+                    getter = asyncio.ensure_future(inbox.get())
+                    await asyncio.wait({request, getter}, return_when=asyncio.FIRST_COMPLETED)
+                    messages = [getter.result()] if getter.done() else []
+                    if not getter.done():
+                        getter.cancel()
+                    while not inbox.empty():
+                        messages.append(inbox.get_nowait())
+                    for message in messages:
+                        if message.get("method") == ACKNOWLEDGED:
+                            accepted = _accepted(message) & self.wanted
+                            if not accepted:
+                                return "refused"
+                            self.task_ids = accepted
+                            health(True)
+                        elif message.get("method") == TASK_NOTIFICATION and accepted is not None:
+                            task = self._task(message.get("params"))
+                            if task is not None and task.taskId in accepted:
+                                await deliver(task)
+                    if request.done():
+                        return _listen_outcome(request, acknowledged=accepted is not None)
         finally:
-            if isinstance(transport, HasNotifications):
-                transport.on_notification = None
             if not request.done():
                 request.cancel()
             await asyncio.gather(request, return_exceptions=True)
@@ -386,6 +390,14 @@ def _listen_outcome(request: Any, *, acknowledged: bool) -> str:
 _DISCOVERED: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
+def _session_kept(transport: Transport) -> AbstractContextManager[None]:
+    """The transport's session as it is, back after the block (a probe of this version may
+    bring one of 2025-11-25's)."""
+    if isinstance(transport, HasSession):
+        return transport.using_session(transport.session_id)
+    return nullcontext()
+
+
 async def discover(rpc: RpcClient) -> dict[str, Any] | None:
     """`server/discover` of a 2026-07-28 server: its answer (`supportedVersions`,
     `capabilities`), or None when the server does not speak 2026-07-28 (any error). Asked
@@ -393,15 +405,11 @@ async def discover(rpc: RpcClient) -> dict[str, Any] | None:
     if rpc.transport in _DISCOVERED:
         return _DISCOVERED[rpc.transport]
     headers = request_headers("server/discover")
-    transport = rpc.transport
-    session_before = transport.session_id if isinstance(transport, HasSession) else None
     try:
-        data = await rpc.request("server/discover", with_meta({}), headers=headers)
+        with _session_kept(rpc.transport):  # a 2025 leg's refusal may bring a session id
+            data = await rpc.request("server/discover", with_meta({}), headers=headers)
     except McptaskError:
         return None
-    finally:
-        if isinstance(transport, HasSession):  # a 2025 leg's refusal may bring a session id
-            transport.session_id = session_before
     if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
         return None
     if VERSION not in data["supportedVersions"]:
@@ -761,11 +769,11 @@ async def probe(rpc: RpcClient, url: str) -> str | Found | None:
     failures propagate. The probe asks for the connection to be closed after it:
     some agents answer an unknown method with HTTP 500 and leave the connection dead."""
     stdio = not url.startswith(("http://", "https://"))
-    transport = rpc.transport
-    session_before = transport.session_id if isinstance(transport, HasSession) else None
     headers = {**request_headers("server/discover"), "Connection": "close"}
     try:
-        data = await rpc.request("server/discover", with_meta({}), headers=headers)
+        # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
+        with _session_kept(rpc.transport):
+            data = await rpc.request("server/discover", with_meta({}), headers=headers)
     except RpcError as exc:
         if exc.code == UNSUPPORTED_VERSION:
             versions = supported_versions(exc)
@@ -788,10 +796,6 @@ async def probe(rpc: RpcClient, url: str) -> str | Found | None:
         raise Unrecognised(
             f"server/discover: {exc.message}", decisive=True, status=status
         ) from None
-    finally:
-        # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
-        if isinstance(transport, HasSession):
-            transport.session_id = session_before
     if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
         return None
     versions = [v for v in data["supportedVersions"] if isinstance(v, str)]

@@ -268,14 +268,16 @@ class Endpoint:
         the task book kept it), if it is on the target's origin (credentials never go
         elsewhere): set once, here, where the transport is built. The URL, when it is set."""
         from mcptask.text.urls import origin
-        from mcptask.transports.rpc import Traces
+        from mcptask.transports.rpc import SwitchesUrl, Traces
 
         transport = self.rpc().transport
         if not isinstance(url, str) or url == transport.url:
             return None
         if origin(url).lower() != origin(transport.url).lower():
             return None
-        transport.url = url
+        if not isinstance(transport, SwitchesUrl):
+            return None
+        transport.move_to(url)
         if isinstance(transport, Traces):
             transport.trace(
                 f"* the agent card names the endpoint {url}: posting there"

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from contextlib import aclosing
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -435,6 +435,24 @@ class HttpTransport:
                 event_hooks={"request": [self._credentials]},
             )
         return self._client
+
+    def move_to(self, url: str) -> None:
+        """`rpc.SwitchesUrl`: send to `url` from now on (the endpoint the agent card names, on
+        the origin credentials go to: the caller checks)."""
+        self.url = url
+
+    @contextmanager
+    def using_session(self, session_id: str | None) -> Iterator[None]:
+        """`rpc.HasSession`: `session_id` inside the block, the one before after it."""
+        before, self.session_id = self.session_id, session_id
+        try:
+            yield
+        finally:
+            self.session_id = before
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """`rpc.HasDeadline`: no request from now on outlasts `deadline`."""
+        self.deadline = deadline
 
     async def use_many(self) -> None:
         """Send polls on the poll pool from now on (`HttpOptions.many`); the client made so

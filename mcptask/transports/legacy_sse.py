@@ -66,9 +66,15 @@ class LegacySseTransport:
     def on_notification(self) -> Callable[[Message], None] | None:
         return self.router.on_notification
 
-    @on_notification.setter
-    def on_notification(self, handler: Callable[[Message], None] | None) -> None:
-        self.router.on_notification = handler
+    def notifications_to(
+        self, handler: Callable[[Message], None], *, backlog: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
+        """`rpc.HasNotifications`: notifications to `handler` inside the block."""
+        return self.router.notifications_to(handler, backlog=backlog)
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """`rpc.HasDeadline`: no request from now on outlasts `deadline`."""
+        self.deadline = deadline
 
     # -- opening ----------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mcptask.transports.rpc import METHOD_NOT_FOUND, Message, is_response
@@ -43,6 +44,20 @@ class PeerRouter:
         self.notifications: asyncio.Queue[Message] = asyncio.Queue(maxsize=kept)
         #: `on_unsolicited`'s coroutines under way
         self.tasks: set[asyncio.Task[None]] = set()
+
+    @contextmanager
+    def notifications_to(
+        self, handler: Callable[[Message], None], *, backlog: bool = False
+    ) -> Iterator[None]:
+        """`on_notification` is `handler` inside the block, None after it; `backlog`: the
+        notifications kept so far go to it first (`rpc.HasNotifications`)."""
+        while backlog and not self.notifications.empty():
+            handler(self.notifications.get_nowait())
+        self.on_notification = handler
+        try:
+            yield
+        finally:
+            self.on_notification = None
 
     def open(self, req_id: Any) -> asyncio.Queue[Message | BaseException]:
         queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()

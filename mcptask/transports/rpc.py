@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import aclosing
+from contextlib import AbstractContextManager, aclosing
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from mcptask.errors import ProtocolError, RpcError
 
 if TYPE_CHECKING:
-    import asyncio
-
     import httpx
 
 Message = dict[str, Any]
@@ -42,9 +40,12 @@ class StreamEvent(NamedTuple):
 
 class Transport(Protocol):
     """What every transport does. What only some do is one of the capability protocols below;
-    protocols test for those with `isinstance`, never with `getattr`."""
+    protocols test for those with `isinstance`, never with `getattr`. Its state (the URL, the
+    session, the notification handler, the deadline) is read by anyone and changed only by its
+    own methods (`SwitchesUrl`, `HasSession`, `HasNotifications`, `HasDeadline`)."""
 
-    url: str
+    @property
+    def url(self) -> str: ...
 
     def send(
         self,
@@ -64,7 +65,14 @@ class Transport(Protocol):
 class HasSession(Protocol):
     """Keeps the `Mcp-Session-Id` the server gave (MCP 2025-11-25 over HTTP and stdio)."""
 
-    session_id: str | None
+    @property
+    def session_id(self) -> str | None: ...
+
+    def using_session(self, session_id: str | None) -> AbstractContextManager[None]:
+        """`session_id` inside the block, the one before after it, whatever the requests
+        inside brought (a probe's refusal may hand out a session that is not ours to keep;
+        `check` opens sessions of its own)."""
+        ...
 
 
 @runtime_checkable
@@ -80,8 +88,12 @@ class HasEventStream(Protocol):
 class HasNotifications(Protocol):
     """Hands over notifications that arrive outside any request (stdio: the server's stdout)."""
 
-    on_notification: Callable[[Message], None] | None
-    notifications: asyncio.Queue[Message]
+    def notifications_to(
+        self, handler: Callable[[Message], None], *, backlog: bool = False
+    ) -> AbstractContextManager[None]:
+        """Notifications go to `handler` inside the block (none set: to a bounded queue).
+        `backlog`: those kept in that queue go to it first."""
+        ...
 
 
 @runtime_checkable
@@ -138,7 +150,16 @@ class Traces(Protocol):
 class HasDeadline(Protocol):
     """Bounds every request by one `time.monotonic()` deadline (`result --timeout`)."""
 
-    deadline: float | None
+    def set_deadline(self, deadline: float | None) -> None:
+        """No request from now on outlasts `deadline` (None: no bound)."""
+        ...
+
+
+@runtime_checkable
+class SwitchesUrl(Protocol):
+    """Can send to another URL from now on (the endpoint an A2A agent card names)."""
+
+    def move_to(self, url: str) -> None: ...
 
 
 @runtime_checkable

@@ -42,7 +42,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -374,9 +374,24 @@ class StdioTransport:
         """Notifications (no id) go here first when set (push watch: tasks/status)."""
         return self.router.on_notification
 
-    @on_notification.setter
-    def on_notification(self, handler: Callable[[Message], None] | None) -> None:
-        self.router.on_notification = handler
+    def notifications_to(
+        self, handler: Callable[[Message], None], *, backlog: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
+        """`rpc.HasNotifications`: notifications to `handler` inside the block."""
+        return self.router.notifications_to(handler, backlog=backlog)
+
+    @contextlib.contextmanager
+    def using_session(self, session_id: str | None) -> Iterator[None]:
+        """`rpc.HasSession`: `session_id` inside the block, the one before after it."""
+        before, self.session_id = self.session_id, session_id
+        try:
+            yield
+        finally:
+            self.session_id = before
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """`rpc.HasDeadline`: no request from now on outlasts `deadline`."""
+        self.deadline = deadline
 
     # -- text -------------------------------------------------------------------------------------
 

@@ -87,5 +87,7 @@ def test_stdio_and_legacy_sse_share_the_router() -> None:
         assert isinstance(transport.router, PeerRouter)
         assert transport.notifications is transport.router.notifications
         handler = print
-        transport.on_notification = handler
-        assert transport.router.on_notification is handler
+        with transport.notifications_to(handler):
+            assert transport.router.on_notification is handler
+            assert transport.on_notification is handler
+        assert transport.router.on_notification is None
