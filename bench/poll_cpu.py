@@ -43,7 +43,7 @@ def cpu() -> float:
 
 
 async def measure(url: str, session: str, ids: list[str], args: argparse.Namespace) -> Any:
-    from mcptask.protocols.base import TaskRef
+    from mcptask.model.refs import TaskRef
     from mcptask.protocols.mcp2025 import Mcp2025
     from mcptask.protocols.mcp2026 import Mcp2026
     from mcptask.transports.http import HttpOptions, HttpTransport

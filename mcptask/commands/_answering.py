@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from mcptask.model.inputs import Answered, InputRequest
+    from mcptask.model.refs import TaskRef
     from mcptask.output.live import LiveEvents
-    from mcptask.protocols.base import Answered, InputRequest, TaskProtocol, TaskRef
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.scheduler.watcher import OnInput, Watched
     from mcptask.session.context import Context
 

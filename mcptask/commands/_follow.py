@@ -57,7 +57,8 @@ async def after_create(
     one the create request carried, the task's from now on (kept in the book with it)."""
     from mcptask.commands.result import ResultOptions, run_result
     from mcptask.commands.watch import WatchOptions, run_watch
-    from mcptask.protocols.base import TaskRef, TaskResult
+    from mcptask.model.refs import TaskRef
+    from mcptask.model.results import TaskResult
 
     watch, want_result = then.watch, then.want_result
     interval, timeout, push = then.interval, then.timeout, then.push

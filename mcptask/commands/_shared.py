@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from mcptask.errors import ExitCode, McptaskError, SessionGone, TaskNotFound
 
 if TYPE_CHECKING:
+    from mcptask.model.refs import TaskRef
     from mcptask.model.task import Task
-    from mcptask.protocols.base import TaskProtocol, TaskRef
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.scheduler.watcher import Watcher
     from mcptask.session.context import Context
 

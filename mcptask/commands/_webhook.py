@@ -22,7 +22,8 @@ from mcptask.errors import (
 )
 
 if TYPE_CHECKING:
-    from mcptask.protocols.base import TaskProtocol, TaskRef
+    from mcptask.model.refs import TaskRef
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.session.context import Context
 
 #: seconds the deletes of the watch's configs may take at its end, all together

@@ -27,8 +27,10 @@ from mcptask.protocols.server_requests import HeldQuestion
 from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
+    from mcptask.model.inputs import Answered
+    from mcptask.model.refs import TaskRef
     from mcptask.model.task import Task
-    from mcptask.protocols.base import Answered, TaskProtocol, TaskRef
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.session.context import Context
 
 
@@ -170,7 +172,7 @@ async def _answer_held(
     """Answer the held question: checked against its form here, before anything is sent
     (a bad answer is a usage error and the question stays held), then sent to its request
     id."""
-    from mcptask.protocols.base import Answered, InputRequest
+    from mcptask.model.inputs import Answered, InputRequest
     from mcptask.protocols.server_requests import ELICIT
 
     request = InputRequest(task.taskId, ELICIT, held["params"], key=str(held["id"]))
@@ -190,7 +192,7 @@ async def _answer_held(
 def _new_task(ctx: Context, task: Task, ref: TaskRef, new: Task) -> int:
     """The server started a new task for the answer instead of continuing the old one: say
     so, name it, and follow it from now on (it is the one that carries on)."""
-    from mcptask.protocols.base import TaskRef
+    from mcptask.model.refs import TaskRef
 
     new_ref = TaskRef(new.taskId, context_id=new.contextId or ref.context_id)
     if ref.trace is not None:

@@ -12,8 +12,9 @@ from mcptask.errors import AnswerLost, UsageError
 
 if TYPE_CHECKING:
     from mcptask.commands._answering import Responder
+    from mcptask.model.tools import Tool
     from mcptask.output.call_view import CallEvents
-    from mcptask.protocols.base import TaskProtocol, Tool
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.protocols.trace_context import TaskTrace
     from mcptask.session.context import Context
 

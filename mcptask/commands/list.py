@@ -89,7 +89,7 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
         ctx.out.tasks(_kept(local_tasks(ctx), wanted), title="tasks in the task book")
         return ExitCode.OK
     proto.list_filter = wanted
-    from mcptask.protocols.base import TaskRef
+    from mcptask.model.refs import TaskRef
 
     known = ctx.places.known()  # every task the book knows there, in one read
     refs = ctx.places.refs_from(known, known)

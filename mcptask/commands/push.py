@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from mcptask.errors import ExitCode, NotApplicable, UsageError
 
 if TYPE_CHECKING:
-    from mcptask.protocols.base import PushConfig, TaskProtocol, TaskRef
+    from mcptask.model.push import PushConfig
+    from mcptask.model.refs import TaskRef
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.session.context import Context
     from mcptask.transports.webhook import Delivery
 
@@ -96,9 +98,9 @@ async def run_push(opts: PushOptions, ctx: Context) -> int:
         configs = await _listed(proto, ref)
         if ctx.out.mode == "ndjson":
             for config in configs:
-                ctx.out.line(config.to_json())
+                ctx.out.line(_config_json(config))
         elif not ctx.out.pretty:
-            ctx.out.line({"taskId": task_id, "configs": [c.to_json() for c in configs]})
+            ctx.out.line({"taskId": task_id, "configs": [_config_json(c) for c in configs]})
         elif not configs:
             ctx.out.note(f"task {task_id} has no push notification configs")
         for config in configs if ctx.out.pretty else []:
@@ -179,17 +181,34 @@ async def _only_config(proto: TaskProtocol, ref: TaskRef) -> str:
     )
 
 
+def _config_json(config: PushConfig) -> dict[str, Any]:
+    """A push config as `push` prints it. Secrets never leave it: whether a token or
+    credentials are set, not what they are; the URL without its password."""
+    from mcptask.text.urls import safe_url
+
+    auth = None
+    if config.auth_scheme is not None:
+        auth = {"scheme": config.auth_scheme, "credentialsSet": bool(config.credentials)}
+    return {
+        "taskId": config.task_id,
+        "id": config.id,
+        "url": safe_url(config.url),
+        "tokenSet": bool(config.token),
+        "authentication": auth,
+    }
+
+
 def _print(ctx: Context, config: PushConfig) -> None:
     if ctx.out.pretty:
         _show(ctx, config)
     else:
-        ctx.out.line(config.to_json())
+        ctx.out.line(_config_json(config))
 
 
 def _show(ctx: Context, config: PushConfig) -> None:
     from mcptask.output.console import safe_line
 
-    view = config.to_json()
+    view = _config_json(config)
     auth = view["authentication"]
     extras = ["token set" if view["tokenSet"] else "no token"]
     if auth:

@@ -23,7 +23,9 @@ from mcptask.text.command_line import command_line
 
 if TYPE_CHECKING:
     from mcptask.commands._save import SaveTo
-    from mcptask.protocols.base import TaskProtocol, TaskRef, TaskResult
+    from mcptask.model.refs import TaskRef
+    from mcptask.model.results import TaskResult
+    from mcptask.protocols.base import TaskProtocol
     from mcptask.session.context import Context
 
 
@@ -217,7 +219,7 @@ async def _kept_result(
 
         _save.show(ctx, await _save.save(ctx, task_id, kept, save))
     elif ctx.out.pretty:
-        from mcptask.protocols.base import TaskResult
+        from mcptask.model.results import TaskResult
 
         placeholder = Task(
             taskId=task_id, status="completed", protocol="?", server=ctx.server, raw={}

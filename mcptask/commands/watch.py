@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from mcptask.commands._save import SaveTo
     from mcptask.commands._webhook import PushReceiver
     from mcptask.export.live import LiveExport
+    from mcptask.model.refs import TaskRef
     from mcptask.protocols.artifacts import ArtifactUpdate
-    from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched, Watcher
     from mcptask.scheduler.width import Lateness
     from mcptask.session.context import Context

@@ -161,8 +161,8 @@ class LiveCallEvents(CallEvents):
                 self._bar.start()
 
     def end(self, outcome: str, result: Any = None, error: dict[str, Any] | None = None) -> int:
+        from mcptask.model.results import TaskResult
         from mcptask.model.task import Task
-        from mcptask.protocols.base import TaskResult
 
         self.__exit__()
         code = CALL_EXIT.get(outcome, ExitCode.INTERNAL)

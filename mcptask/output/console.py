@@ -19,9 +19,10 @@ from mcptask.text.sanitize import clean, one_line
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
+    from mcptask.model.results import TaskResult
     from mcptask.model.task import Task
+    from mcptask.model.tools import Tool
     from mcptask.output.jq import JqFilter
-    from mcptask.protocols.base import TaskResult, Tool
     from mcptask.protocols.trace_context import TaskTrace
 
 MODES = ("auto", "pretty", "json", "ndjson")

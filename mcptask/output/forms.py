@@ -37,7 +37,7 @@ from mcptask.text.sanitize import clean, one_line
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcptask.protocols.base import InputRequest
+    from mcptask.model.inputs import InputRequest
 
 Response = dict[str, Any]
 #: no value: a field without a default, or an optional field left empty (left out)

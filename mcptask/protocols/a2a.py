@@ -28,22 +28,19 @@ from mcptask.errors import (
     TaskNotFound,
     UsageError,
 )
+from mcptask.model.inputs import TEXT_FORM, Answered, InputRequest
+from mcptask.model.push import PushConfig
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import Created, TaskResult
 from mcptask.model.status import Status, normalize_status
 from mcptask.model.task import Task
 from mcptask.protocols.base import (
-    TEXT_FORM,
-    Answered,
     CannotList,
-    Created,
     Found,
-    InputRequest,
     PageWalk,
-    PushConfig,
     Responder,
     TaskFilter,
     TaskProtocol,
-    TaskRef,
-    TaskResult,
     Unrecognised,
     lenient_str,
     parse_wire,

@@ -33,6 +33,7 @@ from mcptask.errors import (
     TransportError,
     UsageError,
 )
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
 from mcptask.protocols.a2a import (
     A2A10,
@@ -42,7 +43,6 @@ from mcptask.protocols.a2a import (
     card_urls,
     classify,
 )
-from mcptask.protocols.base import TaskRef
 from mcptask.protocols.trace_context import TaskTrace
 from mcptask.protocols.wire import METHOD_NOT_FOUND, TASK_NOT_FOUND, UNSUPPORTED_OPERATION
 from mcptask.text.sanitize import one_line

@@ -36,9 +36,9 @@ from mcptask.errors import (
     RpcError,
     ServerError,
 )
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
 from mcptask.protocols.a2a import A2A10, REST_NAME, classify
-from mcptask.protocols.base import TaskRef
 from mcptask.protocols.trace_context import TaskTrace, trace_headers
 from mcptask.protocols.wire import (
     INVALID_PARAMS,

@@ -17,9 +17,11 @@ from mcptask.errors import (
     TaskNotFound,
     UsageError,
 )
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import Created, TaskResult
 from mcptask.model.task import Task
 from mcptask.protocols.a2a import classify, message_payload, normalize, result_payload
-from mcptask.protocols.base import Created, TaskProtocol, TaskRef, TaskResult
+from mcptask.protocols.base import TaskProtocol
 from mcptask.protocols.trace_context import TaskTrace, trace_headers, traced_message
 from mcptask.transports.rpc import RpcClient
 

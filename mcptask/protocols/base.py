@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from mcptask.errors import McptaskError, NotApplicable, ProtocolError, ServerError, UsageError
+from mcptask.model.inputs import Answered, InputRequest
+from mcptask.model.push import PushConfig
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import Created, TaskResult
 from mcptask.model.status import TERMINAL
 from mcptask.model.task import Task
+from mcptask.model.tools import Tool
 from mcptask.protocols.trace_context import TaskTrace
 from mcptask.protocols.wire import INTERNAL_ERROR, INVALID_PARAMS, TASK_SUPPORT, task_support
 from mcptask.text.sanitize import one_line
@@ -133,176 +138,10 @@ class Found:
     fresh: bool = False
 
 
-@dataclass
-class TaskRef:
-    """How to reach a task: its id plus what the task book remembers (session, context)."""
-
-    task_id: str
-    session: str | None = None
-    context_id: str | None = None
-    #: the MCP version agreed when the session was opened (2025 sessions; None: the newest)
-    version: str | None = None
-    #: the task's trace, carried by every request about it (`protocols.trace_context`)
-    trace: TaskTrace | None = None
-
-
-@dataclass
-class TaskResult:
-    """A finished task's payload: the tool result / artifacts, or the JSON-RPC error."""
-
-    task: Task
-    payload: Any = None
-    error: dict[str, Any] | None = None
-    #: where the answer came from when not where the protocol puts it, for a person
-    source: str | None = None
-
-    def to_json(self) -> Any:
-        if self.error is not None:
-            return {"error": self.error}
-        return self.payload
-
-    def kept(self) -> dict[str, Any]:
-        """The task book's fields for this result: `result` (as `to_json`), and `resultKind`
-        saying whether it is the server's data (`payload`) or mcptask's record of the error
-        that answered it (`error`): a payload may well be `{"error": "boom"}` itself."""
-        return {"result": self.to_json(), "resultKind": "error" if self.error else "payload"}
-
-    @property
-    def broken(self) -> bool:
-        """The task says `completed` but the server answered its result with an error: the
-        result could not be had (exit 4, never 0)."""
-        return self.error is not None and self.task.status == "completed"
-
-    @property
-    def error_message(self) -> str:
-        err = self.error
-        if isinstance(err, dict):
-            return f"server error {err.get('code')}: {err.get('message', '')}"
-        return str(err)
-
-    @property
-    def exit_code(self) -> int:
-        """The exit status of a command that prints this result: by the task's status, 4 when
-        the result is `broken`."""
-        from mcptask.errors import OUTCOME_EXIT, ExitCode
-
-        return ExitCode.SERVER if self.broken else OUTCOME_EXIT.get(self.task.status, ExitCode.OK)
-
-
-@dataclass
-class Created:
-    """What `call` / `send` got back: a task, or (2026-07-28) a plain result."""
-
-    task: Task | None
-    result: Any = None
-    ref: TaskRef | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-#: the schema of a form with one free-text field (A2A questions, which carry no schema)
-TEXT_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"text": {"type": "string", "title": "Answer"}},
-    "required": ["text"],
-}
-
-
-@dataclass
-class InputRequest:
-    """One thing a task asks of its client, as the server sent it: an `elicitation/create`
-    (MCP; `params` holds `message` and `requestedSchema`) or an A2A question (the agent's
-    status message, with the one-field `TEXT_FORM`)."""
-
-    task_id: str
-    method: str
-    params: dict[str, Any]
-    #: how the server names it: the 2026-07-28 `inputRequests` key, the 2025-11-25 JSON-RPC
-    #: request id (as text); None for A2A
-    key: str | None = None
-    #: the answer may be `decline` or `cancel` (MCP); an A2A agent only takes an answer
-    can_decline: bool = True
-    #: who asks, for a person ("tool echo"); None: the task (`task <id>`)
-    asker: str | None = None
-
-    @property
-    def who(self) -> str:
-        return self.asker or f"task {self.task_id}"
-
-    @property
-    def message(self) -> str:
-        text = self.params.get("message")
-        return text if isinstance(text, str) else ""
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        schema = self.params.get("requestedSchema")
-        return schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
-
-    @property
-    def answerable(self) -> bool:
-        """mcptask answers elicitations (forms, and URL ones by accept/decline/cancel)."""
-        return self.method == "elicitation/create"
-
-
 #: turns one input request into its answer: `{"action": "accept", "content": {...}}`,
 #: `{"action": "decline"}` or `{"action": "cancel"}`; None when the person dismissed the
 #: question without choosing (Ctrl-C, end of input)
 Responder = Callable[[InputRequest], Awaitable[dict[str, Any] | None]]
-
-
-@dataclass
-class Answered:
-    """What `answer` did."""
-
-    #: the requests answered, each with the answer sent
-    sent: list[tuple[InputRequest, dict[str, Any]]] = field(default_factory=list)
-    #: the person dismissed a question (nothing was sent, or `cancel` where a question that
-    #: has been read cannot be left unanswered: MCP 2025-11-25)
-    dismissed: bool = False
-    #: the task as the server showed it in its answer, when it sent one (A2A)
-    task: Task | None = None
-    #: remarks for the person (requests skipped or refused), one line each
-    notes: list[str] = field(default_factory=list)
-    #: the server started a new task for the answer instead of continuing this one (A2A)
-    new_task: Task | None = None
-
-    @property
-    def keys(self) -> list[str]:
-        """Keys of the requests answered, for the task book (never sent twice)."""
-        return [req.key for req, _ in self.sent if req.key is not None]
-
-
-@dataclass
-class Tool:
-    """A tool as `tools/list` shows it, normalized: `taskSupport` is one of `wire.TASK_SUPPORT`
-    (the spec's default, `forbidden`, when the server says nothing), `raw` what it sent."""
-
-    name: str
-    title: str | None
-    description: str | None
-    taskSupport: str
-    inputSchema: dict[str, Any]
-    raw: dict[str, Any]
-
-    @property
-    def required(self) -> list[str]:
-        """The arguments the schema requires, in its order."""
-        req = self.inputSchema.get("required")
-        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
-
-    @property
-    def runs_as_task(self) -> bool:
-        return self.taskSupport in ("required", "optional")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "taskSupport": self.taskSupport,
-            "inputSchema": self.inputSchema,
-            "raw": self.raw,
-        }
 
 
 def tool_from_wire(data: Any, *, default_support: str = "forbidden") -> Tool | None:
@@ -499,34 +338,6 @@ class SubscriptionFeed(PushFeed):
                 return
             health(False)
             await asyncio.sleep(min(30.0, 0.5 * 2**failures))
-
-
-@dataclass
-class PushConfig:
-    """A push notification config as the agent shows it (A2A `TaskPushNotificationConfig`):
-    where it POSTs the task's updates, and what it sends with them. Secrets never leave it:
-    `to_json` says whether a token or credentials are set, not what they are."""
-
-    task_id: str
-    id: str | None
-    url: str
-    token: str | None = None
-    auth_scheme: str | None = None
-    credentials: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        from mcptask.text.urls import safe_url
-
-        auth = None
-        if self.auth_scheme is not None:
-            auth = {"scheme": self.auth_scheme, "credentialsSet": bool(self.credentials)}
-        return {
-            "taskId": self.task_id,
-            "id": self.id,
-            "url": safe_url(self.url),
-            "tokenSet": bool(self.token),
-            "authentication": auth,
-        }
 
 
 @dataclass(frozen=True)

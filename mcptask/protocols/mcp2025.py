@@ -29,26 +29,24 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
+from mcptask.model.inputs import Answered, InputRequest
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import Created, TaskResult
 from mcptask.model.status import normalize_status
 from mcptask.model.task import Task
 from mcptask.model.times import utc_stamp
+from mcptask.model.tools import Tool
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.base import (
     PROGRESS_NOTIFICATION,
-    Answered,
     CallHooks,
     CannotList,
-    Created,
     Deliver,
     Health,
-    InputRequest,
     PageWalk,
     PushFeed,
     Responder,
     TaskProtocol,
-    TaskRef,
-    TaskResult,
-    Tool,
     Unrecognised,
     lenient_int,
     lenient_str,

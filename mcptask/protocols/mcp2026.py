@@ -31,22 +31,20 @@ from mcptask.errors import (
     TransportError,
     UsageError,
 )
+from mcptask.model.inputs import Answered, InputRequest
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import Created, TaskResult
 from mcptask.model.status import normalize_status
 from mcptask.model.task import Task
+from mcptask.model.tools import Tool
 from mcptask.protocols.base import (
-    Answered,
     CallHooks,
-    Created,
     Deliver,
     Found,
     Health,
-    InputRequest,
     PushFeed,
     Responder,
     TaskProtocol,
-    TaskRef,
-    TaskResult,
-    Tool,
     Unrecognised,
     lenient_int,
     lenient_str,

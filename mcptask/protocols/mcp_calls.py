@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcptask.errors import McptaskError
+from mcptask.model.inputs import InputRequest
 from mcptask.protocols.base import (
     LOG_NOTIFICATION,
     PROGRESS_NOTIFICATION,
     CallHooks,
-    InputRequest,
     log_from,
     progress_from,
 )

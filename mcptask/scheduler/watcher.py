@@ -51,12 +51,14 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import TaskResult
 from mcptask.model.status import INTERRUPTED, STATUSES, TERMINAL
 from mcptask.model.task import Task
 from mcptask.model.times import epoch, ms_seconds
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.artifacts import ArtifactTracker, ArtifactUpdate
-from mcptask.protocols.base import Progress, PushFeed, TaskRef, TaskResult
+from mcptask.protocols.base import Progress, PushFeed
 from mcptask.scheduler.width import DEFAULT_CAP, Lateness, Width
 
 MAX_BACKOFF = 60.0

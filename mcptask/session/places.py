@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from mcptask.errors import UsageError
 
 if TYPE_CHECKING:
+    from mcptask.model.refs import TaskRef
     from mcptask.model.task import Task
-    from mcptask.protocols.base import TaskRef
     from mcptask.protocols.trace_context import TaskTrace
     from mcptask.session.context import Context
 
@@ -211,7 +211,7 @@ class Places:
         """References of `task_ids` from records the caller read (`known`, `refs_many`),
         with `--session`/`--context-id` on top; `traced`: each with its trace (`trace`),
         for requests about the tasks (a list needs none)."""
-        from mcptask.protocols.base import TaskRef
+        from mcptask.model.refs import TaskRef
 
         options = self._ctx.options
         protocol = self._ctx.endpoint.built

@@ -12,19 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from mcptask.errors import NotApplicable, TaskNotFound
+from mcptask.model.inputs import Answered, InputRequest
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import Created, TaskResult
 from mcptask.model.task import Task
+from mcptask.model.tools import Tool
 from mcptask.output.console import Output
-from mcptask.protocols.base import (
-    Answered,
-    CallHooks,
-    Created,
-    InputRequest,
-    Responder,
-    TaskProtocol,
-    TaskRef,
-    TaskResult,
-    Tool,
-)
+from mcptask.protocols.base import CallHooks, Responder, TaskProtocol
 from mcptask.protocols.registry import fallback
 from mcptask.protocols.trace_context import TaskTrace
 from mcptask.session.context import Context

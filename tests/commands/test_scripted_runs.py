@@ -19,8 +19,10 @@ from mcptask.commands.get import GetOptions, run_get
 from mcptask.commands.result import ResultOptions, run_result
 from mcptask.commands.watch import WatchOptions, run_watch
 from mcptask.errors import ExitCode, NotApplicable, TaskEnded, TaskNotFound, UsageError
+from mcptask.model.inputs import InputRequest
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
-from mcptask.protocols.base import CallHooks, InputRequest, Progress, TaskRef
+from mcptask.protocols.base import CallHooks, Progress
 
 # -- get --------------------------------------------------------------------------------------
 

@@ -538,8 +538,10 @@ def _scenario_two_feeds() -> tuple[int, list[float], list[tuple[str, str]]]:
     import asyncio
     import random
 
+    from mcptask.model.refs import TaskRef
+    from mcptask.model.results import TaskResult
     from mcptask.model.task import Task
-    from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
+    from mcptask.protocols.base import Deliver, Health, PushFeed
     from mcptask.scheduler.watcher import WatchConfig, Watcher
 
     now = [0.0]

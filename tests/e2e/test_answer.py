@@ -35,10 +35,11 @@ from typing import Any
 import pytest
 
 from mcptask.errors import NotApplicable, TaskEnded, UsageError
+from mcptask.model.inputs import TEXT_FORM, InputRequest
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
 from mcptask.output import forms
 from mcptask.protocols import mcp2025
-from mcptask.protocols.base import TEXT_FORM, InputRequest, TaskRef
 from mcptask.protocols.mcp2025 import Mcp2025
 from mcptask.protocols.mcp2026 import Mcp2026
 from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher

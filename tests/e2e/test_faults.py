@@ -26,8 +26,10 @@ from typing import Any
 import pytest
 from test_stdio_config_auth import assert_no_child, fake_cmd, new_marker, procs_with, wait_for
 
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import TaskResult
 from mcptask.model.task import Task
-from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
+from mcptask.protocols.base import Deliver, Health, PushFeed
 from mcptask.scheduler.watcher import WatchConfig, Watcher
 from mcptask.text import redact
 from mcptask.text import sanitize as textsafe

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
 from mcptask.output.console import Output, duration, duration_ms, task_panel
 from mcptask.output.jq import JqFilter
 from mcptask.output.live import LiveEvents
-from mcptask.protocols.base import TaskRef
 from mcptask.scheduler.watcher import Watched
 
 from conftest import clean_env
@@ -549,7 +549,7 @@ def test_watching_server_everything_keeps_its_columns_and_the_whole_id(
 def test_a_task_that_ends_with_its_running_message_says_how_it_ended() -> None:
     """Many servers leave `Generating ...` in place when a task completes: the row then shows
     the result's first line (or how it ended), not the stale message."""
-    from mcptask.protocols.base import TaskResult
+    from mcptask.model.results import TaskResult
 
     row = watched("t-1", "working", "Generating the summary")
     events = view(row)

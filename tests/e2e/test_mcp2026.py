@@ -24,8 +24,9 @@ import httpx
 import pytest
 
 from mcptask.errors import AuthError, ProtocolError, ServerError, TaskNotFound, TransportError
+from mcptask.model.refs import TaskRef
 from mcptask.protocols import mcp2026
-from mcptask.protocols.base import TaskRef, Unrecognised
+from mcptask.protocols.base import Unrecognised
 from mcptask.protocols.mcp2026 import Mcp2026, header_value, normalize, probe
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient

@@ -15,8 +15,10 @@ from typing import Any
 import httpx
 
 from mcptask.demo.server import DemoServer
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import TaskResult
 from mcptask.model.task import Task
-from mcptask.protocols.base import Deliver, Health, PushFeed, TaskRef, TaskResult
+from mcptask.protocols.base import Deliver, Health, PushFeed
 from mcptask.scheduler.watcher import RELAXED_MIN, WatchConfig, Watcher
 
 from conftest import CliResult, RunCli

@@ -16,11 +16,12 @@ import pytest
 
 from mcptask.demo.server import DemoServer
 from mcptask.errors import ProtocolError, UsageError
+from mcptask.model.inputs import InputRequest
 from mcptask.output import forms
 from mcptask.output.console import Output
 from mcptask.output.live import NdjsonEvents
 from mcptask.protocols import tool_args as arguments
-from mcptask.protocols.base import CallHooks, InputRequest, LogMessage, Progress
+from mcptask.protocols.base import CallHooks, LogMessage, Progress
 from mcptask.protocols.mcp2025 import Mcp2025
 from mcptask.protocols.mcp2026 import Mcp2026
 from mcptask.scheduler.watcher import WatchConfig, Watcher

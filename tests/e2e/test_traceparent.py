@@ -157,8 +157,8 @@ def test_the_lean_poll_lane_carries_the_trace(
 ) -> None:
     """The polls of a big watch (`HttpOptions.many`: `transports/poll_pool.py`) carry the
     task's trace like any other request."""
+    from mcptask.model.refs import TaskRef
     from mcptask.protocols.a2a import A2A10
-    from mcptask.protocols.base import TaskRef
     from mcptask.protocols.mcp2025 import Mcp2025
     from mcptask.protocols.trace_context import TaskTrace
     from mcptask.text.traceparent import new_ids

@@ -54,8 +54,8 @@ def test_sizes_of_parts() -> None:
 
 
 def test_the_live_view_draws_a_line_per_artifact_that_grew() -> None:
+    from mcptask.model.refs import TaskRef
     from mcptask.output.live import artifact_lines
-    from mcptask.protocols.base import TaskRef
     from mcptask.scheduler.watcher import Watched
 
     w = Watched(ref=TaskRef("t1"))

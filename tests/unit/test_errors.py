@@ -23,8 +23,8 @@ from mcptask.errors import (
     UsageError,
     is_transient,
 )
+from mcptask.model.refs import TaskRef
 from mcptask.protocols.agno import Agno
-from mcptask.protocols.base import TaskRef
 from mcptask.scheduler.watcher import _retryable
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mcptask.errors import ServerError
-from mcptask.protocols.base import TaskRef
+from mcptask.model.refs import TaskRef
 from mcptask.protocols.mcp2025 import Mcp2025
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
@@ -115,7 +115,7 @@ def _status(code: int, status: str, reason: str | None, message: str) -> dict[st
 
 
 def test_rest_maps_methods_to_resources_and_quotes_ids() -> None:
-    from mcptask.protocols.base import TaskRef
+    from mcptask.model.refs import TaskRef
 
     seen: list[tuple[str, str, str | None]] = []
     task = {"id": "a/b c", "status": {"state": "TASK_STATE_WORKING"}}
@@ -148,7 +148,7 @@ def test_rest_maps_methods_to_resources_and_quotes_ids() -> None:
 def test_rest_errors_read_as_the_a2a_errors_they_name(
     status: int, body: dict[str, Any] | None, error: str
 ) -> None:
-    from mcptask.protocols.base import TaskRef
+    from mcptask.model.refs import TaskRef
 
     def handler(request: httpx.Request) -> httpx.Response:
         if body is None:

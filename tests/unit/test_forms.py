@@ -18,6 +18,7 @@ import pytest
 from rich.console import Console
 
 from mcptask.errors import Interrupted
+from mcptask.model.inputs import TEXT_FORM, InputRequest
 from mcptask.output.forms import (
     Choice,
     Dismissed,
@@ -32,7 +33,6 @@ from mcptask.output.forms import (
     text_content,
     validate,
 )
-from mcptask.protocols.base import TEXT_FORM, InputRequest
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -254,7 +254,8 @@ def test_the_schemas_name_the_registry_s_protocols() -> None:
 
 #: what each room of the package may import at run time (docs/architecture.md draws the same);
 #: `kernel` is errors.py and pacing.py at the root and the `model` package (the domain: `Task`,
-#: `EventKind`), which everything may use
+#: `EventKind`, `TaskRef`, `TaskResult`, `InputRequest`, `Tool`, `PushConfig`...), which
+#: everything may use
 ROOMS: dict[str, frozenset[str]] = {
     "cli": frozenset(
         {

@@ -11,10 +11,10 @@ from typing import Any
 
 from rich.console import Console
 
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
 from mcptask.output.console import Output
 from mcptask.output.live import SYNC_BEGIN, SYNC_END, LiveEvents
-from mcptask.protocols.base import TaskRef
 from mcptask.scheduler.watcher import Watched
 
 

@@ -6,10 +6,10 @@ import io
 
 from rich.console import Console
 
+from mcptask.model.refs import TaskRef
 from mcptask.model.task import Task
 from mcptask.output.console import Output
 from mcptask.output.live import LiveEvents
-from mcptask.protocols.base import TaskRef
 from mcptask.scheduler.watcher import Watched
 
 

@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from mcptask.errors import RpcError, TaskNotFound
+from mcptask.model.refs import TaskRef
 from mcptask.protocols.a2a import A2A10
-from mcptask.protocols.base import TaskRef, read_status
+from mcptask.protocols.base import read_status
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
 

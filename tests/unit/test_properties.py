@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from mcptask.commands.list import local_tasks
 from mcptask.errors import McptaskError, ProtocolError
+from mcptask.model.results import TaskResult
 from mcptask.model.status import STATUSES
 from mcptask.model.task import Task
 from mcptask.output.console import Output, result_renderable, task_panel
@@ -31,7 +32,6 @@ from mcptask.pacing import MAX_POLL_INTERVAL as MAX_INTERVAL
 from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
 from mcptask.protocols import mcp2025
 from mcptask.protocols import tool_args as arguments
-from mcptask.protocols.base import TaskResult
 from mcptask.scheduler.watcher import WatchConfig, Watched, interval_for
 from mcptask.state.taskbook import TaskBook
 from mcptask.text.sanitize import INVISIBLE, clean, one_line

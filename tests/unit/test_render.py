@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import TaskResult
 from mcptask.model.task import Task
 from mcptask.output.console import (
     MODES,
@@ -26,7 +28,6 @@ from mcptask.output.console import (
     result_renderable,
 )
 from mcptask.output.live import JsonEvents, LiveEvents, NdjsonEvents, end_record
-from mcptask.protocols.base import TaskRef, TaskResult
 from mcptask.scheduler.watcher import Watched
 
 SERVER = "http://127.0.0.1:8000/mcp"

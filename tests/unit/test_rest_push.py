@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from mcptask.errors import NotApplicable, PushUrlRefused, TaskNotFound
-from mcptask.protocols.base import TaskRef
+from mcptask.model.refs import TaskRef
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
 

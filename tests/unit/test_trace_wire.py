@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mcptask.protocols.base import CallHooks, TaskRef
+from mcptask.model.refs import TaskRef
+from mcptask.protocols.base import CallHooks
 from mcptask.protocols.trace_context import TaskTrace, traced_message, traced_meta
 from mcptask.text.traceparent import TraceIds
 from mcptask.transports.http import HttpOptions, HttpTransport

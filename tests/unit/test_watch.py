@@ -18,9 +18,10 @@ from mcptask.errors import (
     TaskNotFound,
     TransportError,
 )
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import TaskResult
 from mcptask.model.task import Task
 from mcptask.pacing import MIN_POLL_INTERVAL as MIN_INTERVAL
-from mcptask.protocols.base import TaskRef, TaskResult
 from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher
 
 

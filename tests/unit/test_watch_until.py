@@ -7,7 +7,7 @@ import pytest
 from test_watch import FakeClock, Recorder, Script, make, run, task
 
 from mcptask.errors import UsageError
-from mcptask.protocols.base import TaskRef
+from mcptask.model.refs import TaskRef
 from mcptask.scheduler.watcher import parse_until
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from mcptask.errors import HttpStatusError, RpcError, TransportError
+from mcptask.model.refs import TaskRef
+from mcptask.model.results import TaskResult
 from mcptask.model.task import Task
-from mcptask.protocols.base import TaskRef, TaskResult
 from mcptask.scheduler import width as width_mod
 from mcptask.scheduler.watcher import WatchConfig, Watched, Watcher
 from mcptask.scheduler.width import Width
