@@ -58,7 +58,7 @@ from mcptask.protocols.base import (
     tool_from_wire,
 )
 from mcptask.protocols.mcp_calls import CallTalk, progress_token
-from mcptask.protocols.server_requests import ELICIT, HeldQuestion, ServerRequests
+from mcptask.protocols.server_requests import ELICIT, HeldQuestion, ServerRequests, not_ours
 from mcptask.protocols.trace_context import TaskTrace, traced_meta
 from mcptask.protocols.wire import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcptask.text import jsonsafe
@@ -272,8 +272,8 @@ class SessionFeed(PushFeed):
         if message.get("method") == PROGRESS_NOTIFICATION:
             self._progress(message.get("params"))
             return
-        if self.proto.take_stream_message(message):
-            return  # a task's question on the GET stream: kept for `answer`
+        if await self.proto.stream_message(message, self.session):
+            return  # a task's question, kept for `answer`; any other request answered
         if message.get("method") != STATUS_NOTIFICATION:
             return
         params = message.get("params")
@@ -391,6 +391,8 @@ class Mcp2025(TaskProtocol):
         self._opening: asyncio.Lock | None = None  # made when first needed (start-up)
         #: questions read from the GET stream, by task (see `take_stream_message`)
         self._questions: dict[str, asyncio.Queue[Message]] = {}
+        #: the dispatcher of each session's GET stream requests (each answered once)
+        self._stream_requests: dict[str, ServerRequests] = {}
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.server_version = "?"
@@ -634,10 +636,11 @@ class Mcp2025(TaskProtocol):
         skipped, unanswered; pings are answered."""
         session = await self._session_for(ref)
         headers = {"Mcp-Session-Id": session} if session else {}
+        requests = ServerRequests(self.rpc, note=self._trace, headers=headers)
 
         async def skip_stale(message: Message) -> None:
-            if message.get("method") == "ping" and "id" in message:
-                await self.rpc.respond(message["id"], {}, headers=headers)
+            if "id" in message:  # a stale question: left; a ping answered, the rest refused
+                await requests.dispatch(message, not_ours)
 
         try:
             payload = await self._call(
@@ -814,6 +817,32 @@ class Mcp2025(TaskProtocol):
 
         return self._questions.setdefault(task_id, asyncio.Queue())
 
+    def _trace(self, line: str) -> None:
+        transport = self.rpc.transport
+        if isinstance(transport, Traces):
+            transport.trace(f"* {line}")
+
+    async def stream_message(self, message: Message, session: str) -> bool:
+        """A message read from the session's GET stream: a question for a task is kept for
+        `answer` (`take_stream_message`); any other request goes to the session's
+        `ServerRequests` (a ping answered, a question nobody here asked left, anything else
+        refused, as stdio's router refuses a request nobody handles). True when it was a
+        request. Best effort: an answer that cannot be sent is traced."""
+        if self.take_stream_message(message):
+            return True
+        if "id" not in message or "method" not in message:
+            return False
+        requests = self._stream_requests.get(session)
+        if requests is None:
+            headers = {"Mcp-Session-Id": session} if session else {}
+            requests = ServerRequests(self.rpc, note=self._trace, headers=headers)
+            self._stream_requests[session] = requests
+        try:
+            await requests.dispatch(message, not_ours)
+        except McptaskError as exc:
+            self._trace(f"could not answer the server's {message.get('method')}: {exc}")
+        return True
+
     def take_stream_message(self, message: Any) -> bool:
         """A message read from the GET stream: an `elicitation/create` that names its task
         (`related-task` `_meta`) is kept for `answer`. True when it was one."""
@@ -837,9 +866,9 @@ class Mcp2025(TaskProtocol):
         with contextlib.suppress(McptaskError):
             headers = self.rpc.merged({"Mcp-Session-Id": session})
             async for event in transport.event_stream(headers=headers):
-                if event.data.strip():
-                    with contextlib.suppress(ValueError, RecursionError):
-                        self.take_stream_message(jsonsafe.loads(event.data))
+                message = _message(event.data)
+                if message is not None:
+                    await self.stream_message(message, session)
 
     async def cancel(self, ref: TaskRef) -> Task | None:
         try:

@@ -1,6 +1,8 @@
 """The one dispatcher for requests an MCP server sends while mcptask waits on it (a plain call's
-streams, `answer`'s `tasks/result` stream): `ping` is answered, `elicitation/create` goes to
-the caller's `elicit`, every other method is refused with METHOD_NOT_FOUND and a note. Each
+streams, `answer`'s `tasks/result` stream, the session's GET stream): `ping` is answered,
+`elicitation/create` goes to the caller's `elicit`, every other method is refused with
+METHOD_NOT_FOUND and a note; the ping's answer and the refusal are `transports.peer.own_answer`,
+what stdio and the legacy HTTP+SSE transport send for a request nobody handles. Each
 request id is answered once; a question that will not be answered (the person dismissed it,
 Ctrl-C) gets `cancel`, bounded by DISMISS_GRACE; one whose answer did not fit is held
 (`HeldQuestion`: nothing sent, a later run may answer it)."""
@@ -12,17 +14,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcptask.errors import McptaskError, UsageError
-from mcptask.protocols.wire import METHOD_NOT_FOUND
+from mcptask.transports.peer import own_answer
 from mcptask.transports.rpc import Message, RpcClient
 
 ELICIT = "elicitation/create"
-PING = "ping"
 #: seconds an answer that dismisses a question (or a cancellation) may take on the way out
 DISMISS_GRACE = 2.0
 
 #: answers one `elicitation/create` (its id, its params): the answer to send, or None to send
 #: nothing (a question that is not this caller's to answer); what it raises dismisses it
 Elicit = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+
+
+async def not_ours(req_id: Any, params: dict[str, Any]) -> None:
+    """An `Elicit` for a reader that asks no one: the question is left unanswered (another
+    reader, or a later run, may answer it)."""
+    return None
 
 
 class HeldQuestion(UsageError):
@@ -64,15 +71,8 @@ class ServerRequests:
         method = str(message.get("method"))
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
-        if method == PING:
-            await self.respond(req_id, {})
-            return None
         if method != ELICIT:
-            self.note(
-                f"the server sent a {method} request, which mcptask does not support: refused"
-            )
-            error = {"code": METHOD_NOT_FOUND, "message": f"{method} is not supported by mcptask"}
-            await self.rpc.respond(req_id, error=error, headers=self.headers)
+            await self.answer_own(message)
             return None
         try:
             answer = await elicit(req_id, params)
@@ -85,6 +85,19 @@ class ServerRequests:
             return None
         await self.respond(req_id, answer)
         return answer
+
+    async def answer_own(self, message: Message) -> None:
+        """The answer mcptask gives itself (`own_answer`: a ping's, else METHOD_NOT_FOUND with
+        a note), sent with this session's headers."""
+        answer = own_answer(message)
+        if "error" in answer:
+            method = message.get("method")
+            self.note(
+                f"the server sent a {method} request, which mcptask does not support: refused"
+            )
+            await self.rpc.respond(message["id"], error=answer["error"], headers=self.headers)
+            return
+        await self.respond(message["id"], answer["result"])
 
     async def respond(self, req_id: Any, result: Any) -> None:
         await self.rpc.respond(req_id, result, headers=self.headers)

@@ -1,5 +1,9 @@
 """The one router of what a JSON-RPC peer sends on a channel of its own (a stdio server's stdout,
-MCP's legacy HTTP+SSE stream), shared by transports/stdio.py and transports/legacy_sse.py.
+MCP's legacy HTTP+SSE stream), shared by transports/stdio.py and transports/legacy_sse.py; and
+`own_answer`, the one answer mcptask gives a request of the peer's that nothing else takes (a
+ping's empty result, else METHOD_NOT_FOUND), which `protocols/server_requests.py` gives too, so
+that a ping or an unknown request is answered alike on every transport (a Streamable HTTP POST's
+event stream and GET stream included).
 
 An answer goes to the request waiting for its id (an error the peer could not tie to a request,
 `id: null`, to the oldest one waiting); a `ping` is answered at once; a notification goes to
@@ -11,13 +15,31 @@ bounded `notifications` queue. Each transport says how an answer of ours is writ
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcptask.transports.rpc import METHOD_NOT_FOUND, Message, is_response
+
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio and inspect are imported where a router runs, not here: `own_answer` is imported by
+# protocols/server_requests.py on every MCP run, and a one-shot run imports no asyncio (~11 ms)
+
+PING = "ping"
+
+
+def own_answer(msg: Message) -> Message:
+    """mcptask's own answer to a request of the peer's (`id` and `method`) that no protocol
+    handles: a `ping` gets an empty result, any other method METHOD_NOT_FOUND. The id is
+    echoed as received (0 is a valid id)."""
+    method = msg.get("method")
+    if method == PING:
+        return {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
+    error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+    return {"jsonrpc": "2.0", "id": msg["id"], "error": error}
+
 
 #: a handler for what the peer sends unasked (push watch: tasks/status); may be a coroutine
 UnsolicitedHandler = Callable[[Message], Awaitable[None] | None]
@@ -31,6 +53,8 @@ class PeerRouter:
         trace: Callable[[str], None],
         kept: int,
     ) -> None:
+        import asyncio
+
         #: writes one answer of ours to the peer (without waiting)
         self.reply = reply
         self.trace = trace
@@ -60,6 +84,8 @@ class PeerRouter:
             self.on_notification = None
 
     def open(self, req_id: Any) -> asyncio.Queue[Message | BaseException]:
+        import asyncio
+
         queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()
         self.pending[req_id] = queue
         return queue
@@ -86,15 +112,19 @@ class PeerRouter:
         if "method" not in msg:
             self.trace("< (neither a request, a notification nor an answer: ignored)")
             return
-        if "id" in msg and msg.get("method") == "ping":
-            self.reply({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+        if "id" in msg and msg.get("method") == PING:
+            self.reply(own_answer(msg))
             return
         if "id" not in msg and self.on_notification is not None:
             self.on_notification(msg)
             return
         if self.on_unsolicited is not None:
             outcome = self.on_unsolicited(msg)
+            import inspect
+
             if inspect.isawaitable(outcome):
+                import asyncio
+
                 task = asyncio.ensure_future(outcome)
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
@@ -103,8 +133,7 @@ class PeerRouter:
             next(iter(self.pending.values())).put_nowait(msg)
             return
         if "id" in msg:  # a request nobody can answer: say so, or the peer would wait
-            error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {msg['method']}"}
-            self.reply({"jsonrpc": "2.0", "id": msg["id"], "error": error})
+            self.reply(own_answer(msg))
             return
         if self.notifications.full():
             self.notifications.get_nowait()

@@ -91,3 +91,132 @@ def test_stdio_and_legacy_sse_share_the_router() -> None:
             assert transport.router.on_notification is handler
             assert transport.on_notification is handler
         assert transport.router.on_notification is None
+
+
+# -- Streamable HTTP: the same answers, from the same place ------------------------------------
+
+SERVER_REQUESTS = [
+    {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+    {"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage", "params": {}},
+]
+
+
+def _stdio_answers(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the router stdio and legacy HTTP+SSE share answers to these requests."""
+    router, replies, _ = _router()
+    for message in messages:
+        router.route(message)
+    return replies
+
+
+def _http(handler: Any) -> Any:
+    import httpx
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return HttpTransport(HttpOptions(url="http://mcp.test/mcp"), client=client)
+
+
+def _sse(*messages: dict[str, Any]) -> Any:
+    import json
+
+    import httpx
+
+    body = "".join(f"event: message\ndata: {json.dumps(m)}\n\n" for m in messages)
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+
+def test_a_ping_and_an_unknown_request_in_a_posts_event_stream_are_answered_as_over_stdio() -> None:
+    """A plain call's POST answered by an event stream that carries a ping and a request
+    mcptask does not do before its answer: each answer POSTed is the one stdio's router sends
+    (transports/peer.py `own_answer`), with the session's header."""
+    import json
+
+    import httpx
+
+    from mcptask.protocols.base import CallHooks
+    from mcptask.protocols.mcp_calls import CallTalk
+    from mcptask.transports.rpc import RpcClient
+
+    answers: list[tuple[dict[str, Any], str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        message = json.loads(request.content)
+        if "method" not in message:  # an answer of ours
+            answers.append((message, request.headers.get("mcp-session-id")))
+            return httpx.Response(202)
+        result = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}}
+        return _sse(*SERVER_REQUESTS, result)
+
+    notes: list[str] = []
+
+    async def main() -> Any:
+        rpc = RpcClient(_http(handler))
+        talk = CallTalk(
+            rpc,
+            CallHooks(on_note=notes.append),
+            "tok",
+            asker="tool t",
+            headers={"Mcp-Session-Id": "s"},
+        )
+        try:
+            return await rpc.request("tools/call", {"name": "t"}, on_message=talk.handle)
+        finally:
+            await rpc.aclose()
+
+    assert asyncio.run(main()) == {"content": []}
+    assert [a for a, _ in answers] == _stdio_answers(SERVER_REQUESTS)
+    assert answers[1][0]["error"] == {
+        "code": METHOD_NOT_FOUND,
+        "message": "Method not found: sampling/createMessage",
+    }
+    assert all(session == "s" for _, session in answers)
+    assert notes == [
+        "the server sent a sampling/createMessage request, which mcptask does not support: refused"
+    ]
+
+
+def test_requests_on_the_get_stream_are_answered_as_over_stdio() -> None:
+    """The session's GET stream (a watch's push feed): a ping and an unknown request get the
+    router's answers (they were left unanswered); a question for a task is kept for `answer`,
+    one that names no task is left (not this reader's); notifications are not answered."""
+    import json
+
+    import httpx
+
+    from mcptask.protocols.mcp2025 import Mcp2025, SessionFeed
+    from mcptask.transports.rpc import RpcClient
+
+    answers: list[tuple[dict[str, Any], str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        answers.append((json.loads(request.content), request.headers.get("mcp-session-id")))
+        return httpx.Response(202)
+
+    question = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "elicitation/create",
+        "params": {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}},
+    }
+    stray = {"jsonrpc": "2.0", "id": 4, "method": "elicitation/create", "params": {}}
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+
+    async def main() -> None:
+        rpc = RpcClient(_http(handler))
+        proto = Mcp2025(rpc, "http://mcp.test/mcp")
+        feed = SessionFeed(proto, "s", {"t1"})
+
+        async def deliver(task: Any) -> None:
+            raise AssertionError("no status was pushed")
+
+        try:
+            for message in [*SERVER_REQUESTS, question, stray, note, SERVER_REQUESTS[0]]:
+                await feed._handle(json.dumps(message), deliver)
+            assert proto._mailbox("t1").get_nowait() == question
+        finally:
+            await rpc.aclose()
+
+    asyncio.run(main())
+    # the ping seen twice is answered once (ServerRequests: each id once)
+    assert [a for a, _ in answers] == _stdio_answers(SERVER_REQUESTS)
+    assert all(session == "s" for _, session in answers)
