@@ -1244,7 +1244,7 @@ def _upsert_set(
             )
         else:
             old_status, old_message, old_text, looked = old
-            if isinstance(old_text, str) and old_text == _packed(new):
+            if isinstance(old_text, str) and old_text == store.dumps(new):
                 # what was kept is what came (a list seen again): nothing to parse
                 old_fields, merged = new, dict(new)
             else:
@@ -1383,19 +1383,6 @@ def _changes(
             (eid, task_id, at, EventKind.QUESTION, via, status, None, _question(question), when)
         )
     return out
-
-
-def _packed(fields: Record) -> str | None:
-    """`store.dumps` of a task's fields, by a C encoder made once; None when it cannot
-    (what `store.dumps` then does is for the write, not for a comparison)."""
-    try:
-        return _PACK(fields)
-    except (TypeError, ValueError, RecursionError):
-        return None
-
-
-#: `store.dumps`'s JSON (compact, keys in their order) without an encoder made per call
-_PACK = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _quick_fields(text: str | None) -> Record:

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from contextlib import aclosing, contextmanager
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,7 +25,7 @@ from mcptask.text import redact, urls
 from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.net import UNTIL, Network, answered_in_plain_text, untrusted
-from mcptask.transports.rpc import StreamEvent, is_response
+from mcptask.transports.rpc import KeepsSession, StreamEvent, is_response
 
 if TYPE_CHECKING:
     from mcptask.transports.poll_pool import Exchange, PollPool
@@ -381,7 +381,7 @@ class ServerClock:
         return round((self.low + self.high) / 2, 3)
 
 
-class HttpTransport:
+class HttpTransport(KeepsSession):
     """One connection pool to one endpoint. Credentials (the bearer token and `-H` headers) are
     attached only to requests for the endpoint's origin, redirects included."""
 
@@ -440,15 +440,6 @@ class HttpTransport:
         """`rpc.SwitchesUrl`: send to `url` from now on (the endpoint the agent card names, on
         the origin credentials go to: the caller checks)."""
         self.url = url
-
-    @contextmanager
-    def using_session(self, session_id: str | None) -> Iterator[None]:
-        """`rpc.HasSession`: `session_id` inside the block, the one before after it."""
-        before, self.session_id = self.session_id, session_id
-        try:
-            yield
-        finally:
-            self.session_id = before
 
     def set_deadline(self, deadline: float | None) -> None:
         """`rpc.HasDeadline`: no request from now on outlasts `deadline`."""

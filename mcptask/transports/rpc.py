@@ -4,8 +4,8 @@ notifications, and messages the server sends while a request is open (e.g. elici
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager, aclosing
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, aclosing, contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from mcptask.errors import ProtocolError, RpcError
@@ -73,6 +73,22 @@ class HasSession(Protocol):
         inside brought (a probe's refusal may hand out a session that is not ours to keep;
         `check` opens sessions of its own)."""
         ...
+
+
+class KeepsSession:
+    """`HasSession.using_session` for a transport that keeps its session in `session_id`
+    (Streamable HTTP, stdio)."""
+
+    session_id: str | None
+
+    @contextmanager
+    def using_session(self, session_id: str | None) -> Iterator[None]:
+        """`session_id` inside the block, the one before after it."""
+        before, self.session_id = self.session_id, session_id
+        try:
+            yield
+        finally:
+            self.session_id = before
 
 
 @runtime_checkable

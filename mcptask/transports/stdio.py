@@ -42,7 +42,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +50,7 @@ from mcptask.errors import ProtocolError, TransportError
 from mcptask.text import redact
 from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.peer import PeerRouter, UnsolicitedHandler
-from mcptask.transports.rpc import Message, is_response
+from mcptask.transports.rpc import KeepsSession, Message, is_response
 
 Tracer = Callable[[str], None]
 
@@ -321,7 +321,7 @@ def _install_safety_net(loop: asyncio.AbstractEventLoop) -> None:
 # -- the transport --------------------------------------------------------------------------------
 
 
-class StdioTransport:
+class StdioTransport(KeepsSession):
     """One spawned server; implements `rpc.Transport`."""
 
     def __init__(self, options: StdioOptions) -> None:
@@ -379,15 +379,6 @@ class StdioTransport:
     ) -> contextlib.AbstractContextManager[None]:
         """`rpc.HasNotifications`: notifications to `handler` inside the block."""
         return self.router.notifications_to(handler, backlog=backlog)
-
-    @contextlib.contextmanager
-    def using_session(self, session_id: str | None) -> Iterator[None]:
-        """`rpc.HasSession`: `session_id` inside the block, the one before after it."""
-        before, self.session_id = self.session_id, session_id
-        try:
-            yield
-        finally:
-            self.session_id = before
 
     def set_deadline(self, deadline: float | None) -> None:
         """`rpc.HasDeadline`: no request from now on outlasts `deadline`."""
