@@ -472,6 +472,8 @@ class Mcp2026(TaskProtocol):
                 headers=request_headers(method, name),
                 on_message=on_message,
                 req_id=req_id,
+                # an answer of ours names no method (`Mcp-Method` is the request's)
+                answer_headers={"MCP-Protocol-Version": VERSION},
             )
         except RpcError as exc:
             better = explain(exc, method)

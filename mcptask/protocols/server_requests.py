@@ -1,7 +1,7 @@
 """The one dispatcher for requests an MCP server sends while mcptask waits on it (a plain call's
 streams, `answer`'s `tasks/result` stream, the session's GET stream): `ping` is answered,
 `elicitation/create` goes to the caller's `elicit`, every other method is refused with
-METHOD_NOT_FOUND and a note; the ping's answer and the refusal are `transports.peer.own_answer`,
+METHOD_NOT_FOUND and a note; the ping's answer and the refusal are `transports.rpc.own_answer`,
 what stdio and the legacy HTTP+SSE transport send for a request nobody handles. Each
 request id is answered once; a question that will not be answered (the person dismissed it,
 Ctrl-C) gets `cancel`, bounded by DISMISS_GRACE; one whose answer did not fit is held
@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcptask.errors import McptaskError, UsageError
-from mcptask.transports.peer import own_answer
-from mcptask.transports.rpc import Message, RpcClient
+from mcptask.transports.rpc import Message, RpcClient, own_answer
 
 ELICIT = "elicitation/create"
 #: seconds an answer that dismisses a question (or a cancellation) may take on the way out

@@ -1,9 +1,9 @@
 """The one router of what a JSON-RPC peer sends on a channel of its own (a stdio server's stdout,
-MCP's legacy HTTP+SSE stream), shared by transports/stdio.py and transports/legacy_sse.py; and
-`own_answer`, the one answer mcptask gives a request of the peer's that nothing else takes (a
-ping's empty result, else METHOD_NOT_FOUND), which `protocols/server_requests.py` gives too, so
-that a ping or an unknown request is answered alike on every transport (a Streamable HTTP POST's
-event stream and GET stream included).
+MCP's legacy HTTP+SSE stream), shared by transports/stdio.py and transports/legacy_sse.py. A
+request nobody takes gets `rpc.own_answer` (a ping's empty result, else METHOD_NOT_FOUND), the
+answer `protocols/server_requests.py` and `RpcClient.request` give too, so that a ping or an
+unknown request is answered alike on every transport (a Streamable HTTP POST's event stream and
+GET stream included).
 
 An answer goes to the request waiting for its id (an error the peer could not tie to a request,
 `id: null`, to the oldest one waiting); a `ping` is answered at once; a notification goes to
@@ -19,27 +19,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from mcptask.transports.rpc import METHOD_NOT_FOUND, Message, is_response
+from mcptask.transports.rpc import PING, Message, is_response, own_answer
 
 if TYPE_CHECKING:
     import asyncio
 
 # asyncio and inspect are imported where a router runs, not here: `own_answer` is imported by
 # protocols/server_requests.py on every MCP run, and a one-shot run imports no asyncio (~11 ms)
-
-PING = "ping"
-
-
-def own_answer(msg: Message) -> Message:
-    """mcptask's own answer to a request of the peer's (`id` and `method`) that no protocol
-    handles: a `ping` gets an empty result, any other method METHOD_NOT_FOUND. The id is
-    echoed as received (0 is a valid id)."""
-    method = msg.get("method")
-    if method == PING:
-        return {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
-    error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
-    return {"jsonrpc": "2.0", "id": msg["id"], "error": error}
-
 
 #: a handler for what the peer sends unasked (push watch: tasks/status); may be a coroutine
 UnsolicitedHandler = Callable[[Message], Awaitable[None] | None]

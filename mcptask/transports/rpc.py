@@ -25,6 +25,20 @@ def is_response(msg: Message) -> bool:
     return "method" not in msg and ("result" in msg or "error" in msg)
 
 
+PING = "ping"
+
+
+def own_answer(msg: Message) -> Message:
+    """mcptask's own answer to a request of the peer's (`id` and `method`) that no protocol
+    handles, the same on every transport: a `ping` gets an empty result, any other method
+    METHOD_NOT_FOUND. The id is echoed as received (0 is a valid id)."""
+    method = msg.get("method")
+    if method == PING:
+        return {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
+    error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+    return {"jsonrpc": "2.0", "id": msg["id"], "error": error}
+
+
 #: called with a request or notification from the server that arrived on a request's stream
 ServerMessageHandler = Callable[[Message], Awaitable[None]]
 
@@ -235,15 +249,21 @@ class RpcClient:
         timeout: float | None = None,
         on_message: ServerMessageHandler | None = None,
         req_id: int | None = None,
+        answer_headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send a request and return its `result`; a JSON-RPC error raises `RpcError`.
-        `req_id`: one from `next_id()` (else a new one)."""
+        `req_id`: one from `next_id()` (else a new one). What the server sends on the
+        request's stream before the answer goes to `on_message`; without one, a request of
+        the server's gets `own_answer` (a ping its empty result, any other method
+        METHOD_NOT_FOUND: the server would wait for ever), sent with `answer_headers` (None:
+        this request's own, its session and version), and a notification is let go."""
         if req_id is None:
             req_id = next(self._ids)
         msg: Message = {"jsonrpc": "2.0", "id": req_id, "method": method}
         if params is not None:
             msg["params"] = dict(params)
-        stream = self.transport.send(msg, headers=self.merged(headers), url=url, timeout=timeout)
+        sent = self.merged(headers)
+        stream = self.transport.send(msg, headers=sent, url=url, timeout=timeout)
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if is_response(incoming):
@@ -258,6 +278,14 @@ class RpcClient:
                 if "method" in incoming:
                     if on_message is not None:
                         await on_message(incoming)
+                    elif "id" in incoming:
+                        own = own_answer(incoming)
+                        await self.respond(
+                            own["id"],
+                            own.get("result"),
+                            own.get("error"),
+                            headers=sent if answer_headers is None else answer_headers,
+                        )
                     continue
                 raise ProtocolError(f"the server sent something that is not JSON-RPC to {method}")
         raise ProtocolError(f"the server closed the connection without answering {method}")

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import RunCli
 from servers.common import ServerProcess
-from servers.mcp_envs import mcpsdk_stdio_command
+from servers.mcp_envs import mcpsdk_stdio_command, start_mcpsdk
 
 
 def _events(stdout: str) -> list[dict[str, object]]:
@@ -111,3 +111,23 @@ def test_check_speaks_the_version_the_server_agreed(
     assert items["mcp2025.wire.protocol-version"]["verdict"] == "WARN"  # older, said as such
     assert version in items["mcp2025.wire.protocol-version"]["observed"]
     assert not [i for i in items.values() if "HTTP 400" in i.get("observed", "")], items
+
+
+@pytest.mark.parametrize("way", ["streamable-http", "legacy-sse", "stdio"])
+def test_a_ping_on_the_stream_of_tools_list_is_answered(run_cli: RunCli, way: str) -> None:
+    """Issue 36: the official SDK's `tools/list` pings the client on the request's own stream
+    (Streamable HTTP: the POST's event stream) and answers only once the ping is answered.
+    mcptask answers it on every transport, as it does on stdio (over Streamable HTTP it was
+    dropped: the server waited, then failed the request)."""
+    if way == "stdio":
+        cmd = shlex.join(mcpsdk_stdio_command("2025-06-18", ping_first=True))
+        r = run_cli("tools", "--stdio", cmd, "-o", "json", "--trace")
+    else:
+        server = start_mcpsdk("2025-06-18", sse=way == "legacy-sse", ping_first=True)
+        try:
+            r = run_cli("tools", "--url", server.url, "-o", "json", "--trace")
+        finally:
+            server.stop()
+    assert r.code == 0, r.stderr[-3000:]
+    assert {t["name"] for t in json.loads(r.stdout)["tools"]} >= {"slow_echo", "quick"}
+    assert '"method":"ping"' in r.stderr.replace(" ", ""), r.stderr[-3000:]

@@ -208,12 +208,15 @@ def _mcpsdk_python(version: str) -> Path:
     return {"2025-06-18": mcp0618_python, "2025-03-26": mcp0326_python}[version]()
 
 
-def start_mcpsdk(version: str, *, sse: bool = False, timeout: float = 90.0) -> ServerProcess:
+def start_mcpsdk(
+    version: str, *, sse: bool = False, ping_first: bool = False, timeout: float = 90.0
+) -> ServerProcess:
     """The official Python SDK at a release whose newest MCP is ``version`` (2025-06-18 or
     2025-03-26), over Streamable HTTP (``/mcp``) or, with ``sse``, the legacy HTTP+SSE
-    transport (``/sse``)."""
+    transport (``/sse``); ``ping_first``: its ``tools/list`` pings the client first, on the
+    request's own stream."""
     python = _mcpsdk_python(version)
-    mode = ["--sse"] if sse else []
+    mode = (["--sse"] if sse else []) + (["--ping-first"] if ping_first else [])
     return start_on_free_port(
         lambda port: [str(python), str(MCPSDK_SCRIPT), "--port", str(port), *mode],
         path="/sse" if sse else "/mcp",
@@ -221,9 +224,10 @@ def start_mcpsdk(version: str, *, sse: bool = False, timeout: float = 90.0) -> S
     )
 
 
-def mcpsdk_stdio_command(version: str) -> list[str]:
+def mcpsdk_stdio_command(version: str, *, ping_first: bool = False) -> list[str]:
     """The same server over stdio."""
-    return [str(_mcpsdk_python(version)), str(MCPSDK_SCRIPT), "--stdio"]
+    extra = ["--ping-first"] if ping_first else []
+    return [str(_mcpsdk_python(version)), str(MCPSDK_SCRIPT), "--stdio", *extra]
 
 
 ENVIRONMENTS: dict[str, Callable[[], Path]] = {

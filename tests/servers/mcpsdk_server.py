@@ -10,6 +10,10 @@ Run with the ``mcp0618`` or ``mcp0326`` venv (see ``mcp_envs.py``):
 
 Tools: ``slow_echo`` (progress "step i/n" every 0.2 s), ``quick``, and where the SDK has
 elicitation (2025-06-18) ``ask_name``.
+
+``--ping-first``: ``tools/list`` first pings the client on the request's own stream (the
+SDK's ``related_request_id``: over Streamable HTTP, the POST's event stream) and answers only
+once the ping is answered; a ping left unanswered for 20 s makes ``tools/list`` an error.
 """
 
 import argparse
@@ -52,12 +56,36 @@ if hasattr(Context, "elicit"):
         return f"no name ({answer.action})"
 
 
+def ping_first() -> None:
+    """`tools/list` pings the client on its own stream before it answers (``--ping-first``)."""
+    from datetime import timedelta
+
+    from mcp import types
+    from mcp.server.lowlevel.server import request_ctx
+    from mcp.shared.message import ServerMessageMetadata
+
+    async def list_tools() -> list[types.Tool]:
+        ctx = request_ctx.get()
+        await ctx.session.send_request(
+            types.ServerRequest(types.PingRequest(method="ping")),
+            types.EmptyResult,
+            request_read_timeout_seconds=timedelta(seconds=20),
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
+        return await mcp.list_tools()
+
+    mcp._mcp_server.list_tools()(list_tools)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int)
     parser.add_argument("--sse", action="store_true")
     parser.add_argument("--stdio", action="store_true")
+    parser.add_argument("--ping-first", action="store_true")
     args = parser.parse_args()
+    if args.ping_first:
+        ping_first()
     if args.stdio:
         mcp.run(transport="stdio")
         return

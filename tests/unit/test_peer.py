@@ -220,3 +220,73 @@ def test_requests_on_the_get_stream_are_answered_as_over_stdio() -> None:
     # the ping seen twice is answered once (ServerRequests: each id once)
     assert [a for a, _ in answers] == _stdio_answers(SERVER_REQUESTS)
     assert all(session == "s" for _, session in answers)
+
+
+def _answered_on_a_plain_request(
+    *, client_headers: dict[str, str], request_headers: dict[str, str], **kwargs: Any
+) -> tuple[Any, list[tuple[dict[str, Any], dict[str, str]]]]:
+    """A request sent with no handler for what its stream carries (`tasks/get`, `tools/list`,
+    `initialize`...), answered by an event stream with a ping, an unknown request and a
+    notification before its answer: what it returned, and each answer of ours with its
+    headers."""
+    import json
+
+    import httpx
+
+    from mcptask.transports.rpc import RpcClient
+
+    answers: list[tuple[dict[str, Any], dict[str, str]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        message = json.loads(request.content)
+        if "method" not in message:  # an answer of ours
+            answers.append((message, dict(request.headers)))
+            return httpx.Response(202)
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+        result = {"jsonrpc": "2.0", "id": message["id"], "result": {"status": "working"}}
+        return _sse(SERVER_REQUESTS[0], note, SERVER_REQUESTS[1], result)
+
+    async def main() -> Any:
+        rpc = RpcClient(_http(handler), headers=client_headers)
+        try:
+            return await rpc.request(
+                "tasks/get", {"taskId": "t"}, headers=request_headers, **kwargs
+            )
+        finally:
+            await rpc.aclose()
+
+    return asyncio.run(main()), answers
+
+
+def test_requests_on_the_stream_of_a_request_with_no_handler_are_answered_as_over_stdio() -> None:
+    """Issue 36: a `tasks/get` (or `tools/list`, `initialize`) whose POST is answered by an
+    event stream carrying a ping and a request mcptask does not do: each gets stdio's answer
+    (they were dropped, and the server waited), with the request's session and version
+    headers; the notification is not answered; the request still returns its result."""
+    result, answers = _answered_on_a_plain_request(
+        client_headers={"MCP-Protocol-Version": "2025-11-25"},
+        request_headers={"Mcp-Session-Id": "s"},
+    )
+    assert result == {"status": "working"}
+    assert [a for a, _ in answers] == _stdio_answers(SERVER_REQUESTS)
+    for _, headers in answers:
+        assert headers["mcp-session-id"] == "s"
+        assert headers["mcp-protocol-version"] == "2025-11-25"
+
+
+def test_an_answer_on_a_2026_request_s_stream_names_no_method() -> None:
+    """MCP 2026-07-28's request headers name the request (`Mcp-Method`, `Mcp-Name`); an
+    answer of ours carries the version only (`answer_headers`, as protocols/mcp2026.py
+    gives it)."""
+    from mcptask.protocols import mcp2026
+
+    result, answers = _answered_on_a_plain_request(
+        client_headers={},
+        request_headers=mcp2026.request_headers("tasks/get", "t"),
+        answer_headers={"MCP-Protocol-Version": mcp2026.VERSION},
+    )
+    assert result == {"status": "working"}
+    assert [a for a, _ in answers] == _stdio_answers(SERVER_REQUESTS)
+    for _, headers in answers:
+        assert headers["mcp-protocol-version"] == mcp2026.VERSION
+        assert "mcp-method" not in headers and "mcp-name" not in headers
