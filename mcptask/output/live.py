@@ -4,6 +4,7 @@ scheduler."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,10 +76,20 @@ def needs_input(out: Output, task_id: str) -> str:
     return f"{task_id} needs input: answer it with `{command_line('answer', task_id)}`"
 
 
+#: seconds within which the same failure of other tasks is counted, not said again
+RETRY_QUIET = 1.0
+
+
 class NdjsonEvents:
-    def __init__(self, out: Output, *, with_result: bool) -> None:
+    def __init__(
+        self, out: Output, *, with_result: bool, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.out = out
         self.with_result = with_result
+        self.clock = clock
+        #: the retry line last said: its failure, when, and the tasks that failed alike since
+        self._retry_said: tuple[str, float] = ("", -math.inf)
+        self._retries_unsaid = 0
 
     def update(self, w: Watched, via: str) -> None:
         if w.task is not None:
@@ -86,7 +97,19 @@ class NdjsonEvents:
             self.out.line({**shown, "event": "status", "via": via})
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        self.out.note(f"{w.task_id}: {error}; retrying in {delay_text(delay)}")
+        """One line on stderr per retry; but the same failure of many tasks (a server that
+        says "too many requests" to a big watch) once a second, with how many more had it."""
+        now = self.clock()
+        said, when = self._retry_said
+        if error == said and now - when < RETRY_QUIET:
+            self._retries_unsaid += 1
+            return
+        more = self._retries_unsaid if error == said else 0
+        also = f" ({more} more {'task' if more == 1 else 'tasks'} since the last such line)"
+        self.out.note(
+            f"{w.task_id}: {error}; retrying in {delay_text(delay)}{also if more else ''}"
+        )
+        self._retry_said, self._retries_unsaid = (error, now), 0
 
     def progress(self, w: Watched) -> None:
         if w.progress is not None:

@@ -13,6 +13,9 @@ Rules (the CLI contract, "Pacing"):
 - a task that was seen and then is not found has expired;
 - transient failures are retried with backoff; after `max_failures` in a row the task ends
   with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task;
+  a server that answers "too many requests" (429, -32429) is alive and asks for a slower
+  pace, not a failing one: its refusals end a task only once they have lasted `max_limited`
+  seconds in a row (a busy server slows a big watch down, it does not end its tasks);
 - where the server pushes updates (`PushFeed`s), they are applied at once (`via: push`); each
   push about a task puts its next safety-net poll off, to at most `max(RELAX_FACTOR x interval,
   RELAXED_MIN)` after the last poll, but never past one interval after that push: a feed that
@@ -84,6 +87,9 @@ class WatchConfig:
     #: the caller keeps it): one try, a failure changes nothing
     keep_result: bool = False
     max_failures: int = 5
+    #: seconds of "too many requests" in a row (HTTP 429, -32429) after which a task ends
+    #: with outcome `error`; until then they are retried however many they are
+    max_limited: float = 600.0
     #: polls in flight at once at the start; lateness widens it up to `cap_in_flight`
     #: (scheduler/width.py)
     max_in_flight: int = 16
@@ -110,6 +116,10 @@ class Watched:
     due: float = 0.0
     started: float = 0.0
     failures: int = 0
+    #: "too many requests" answers in a row (HTTP 429, -32429: not `failures`), and when
+    #: they began (clock time), or None
+    refusals: int = 0
+    limited_since: float | None = None
     last_error: str | None = None
     outcome: str | None = None
     exit_code: int | None = None
@@ -503,7 +513,7 @@ class Watcher:
             self._failed(w, exc)
             return
         self._spoke = True
-        w.failures = 0
+        _recovered(w)
         w.last_error = None
         w.answered = self.clock()
         if w.pushes != pushes and _overtaken(task, w.task):
@@ -582,7 +592,7 @@ class Watcher:
             w.result_pending = False
             if not wanted:
                 self._end(w, task.status, by_state)  # kept only when it can be had at once
-            elif _retryable(exc) and w.failures + 1 < self.config.max_failures:
+            elif _retryable(exc) and not self._gives_up(w, exc):
                 w.result_pending = True
                 self._failed(w, exc)
             else:
@@ -590,7 +600,7 @@ class Watcher:
                 self._end(w, task.status, ExitCode.SERVER)
             return
         w.result_pending = False
-        w.failures = 0
+        _recovered(w)
         code = by_state
         if wanted and w.result.broken:
             w.result_error = w.result.error_message
@@ -629,10 +639,34 @@ class Watcher:
             self._schedule(w)
         self._wake.set()
 
-    def _failed(self, w: Watched, exc: McptaskError) -> None:
+    def _gives_up(self, w: Watched, exc: McptaskError) -> bool:
+        """Whether a task ends on this failure (not yet counted): the `max_failures`-th in a
+        row; but "too many requests" only once the server has said so for `max_limited`
+        seconds in a row (it is alive; the pace is what it refuses)."""
+        if _rate_limited(exc):
+            now = self.clock()
+            since = w.limited_since if w.limited_since is not None else now
+            return now - since >= self.config.max_limited
+        return w.failures + 1 >= self.config.max_failures
+
+    def _count(self, w: Watched, exc: McptaskError) -> int:
+        """Count a failure with those of its kind: a refusal for pace in `refusals` (since
+        `limited_since`), any other in `failures` (the refusals before it forgotten). How many
+        of its kind in a row, this one included."""
+        if _rate_limited(exc):
+            if w.limited_since is None:
+                w.limited_since = self.clock()
+            w.refusals += 1
+            return w.refusals
+        w.refusals, w.limited_since = 0, None
         w.failures += 1
+        return w.failures
+
+    def _failed(self, w: Watched, exc: McptaskError) -> None:
+        ends = self._gives_up(w, exc)
+        tries = self._count(w, exc)
         w.last_error = exc.message
-        if w.failures >= self.config.max_failures:
+        if ends:
             self._end(w, "error", ExitCode.SERVER)
             return
         retry_after = exc.retry_after if isinstance(exc, ServerError) else None
@@ -640,7 +674,7 @@ class Watcher:
             delay = min(float(retry_after), MAX_BACKOFF * 5)
         else:
             base = interval_for(w.task, self.config)
-            delay = min(MAX_BACKOFF, base * 2 ** (w.failures - 1)) * self.rng.uniform(0.75, 1.25)
+            delay = min(MAX_BACKOFF, base * 2 ** min(tries - 1, 16)) * self.rng.uniform(0.75, 1.25)
         delay = max(delay, interval_for(w.task, self.config) if retry_after is None else 0.0)
         now = self.clock()
         # an origin-wide hold (HTTP 429 on another task) applies to this retry too
@@ -763,6 +797,18 @@ def _asks_for_less(exc: McptaskError) -> bool:
         return True
     if isinstance(exc, ServerError) and exc.retry_after is not None:
         return True
+    return _rate_limited(exc)
+
+
+def _recovered(w: Watched) -> None:
+    """An answer came: no failures or refusals in a row any more."""
+    w.failures = w.refusals = 0
+    w.limited_since = None
+
+
+def _rate_limited(exc: McptaskError) -> bool:
+    """The server says "too many requests" (HTTP 429, JSON-RPC -32429): it is there, and
+    asks for a slower pace."""
     return (isinstance(exc, HttpStatusError) and exc.status == 429) or (
         isinstance(exc, RpcError) and exc.code == TOO_MANY_REQUESTS
     )

@@ -387,6 +387,27 @@ def test_duration(secs: float, shown: str) -> None:
 # -- watch events: ndjson ---------------------------------------------------------------------
 
 
+def test_ndjson_retry_lines_of_one_failure_of_many_tasks_are_said_once_a_second() -> None:
+    """A rate-limited server refuses a 1,000-task watch: not a line per task per retry (4,000
+    lines in 18 s) but one a second, with how many more had the same answer; another failure
+    is said at once."""
+    now = [0.0]
+    out = output("ndjson")
+    events = NdjsonEvents(out, with_result=False, clock=lambda: now[0])
+    busy = "http://x/mcp answered HTTP 429 Too Many Requests: slow down"
+    for i in range(50):
+        now[0] = i * 0.05  # 2.45 s in all
+        events.retry(watched(f"t{i}"), busy, 1.0)
+    events.retry(watched("u"), "cannot connect to http://x", 2.0)
+    lines = stderr(out).splitlines()
+    assert lines == [
+        f"mcptask: t0: {busy}; retrying in 1s",
+        f"mcptask: t20: {busy}; retrying in 1s (19 more tasks since the last such line)",
+        f"mcptask: t40: {busy}; retrying in 1s (19 more tasks since the last such line)",
+        "mcptask: u: cannot connect to http://x; retrying in 2s",
+    ]
+
+
 def test_ndjson_events_print_each_change_and_end() -> None:
     out = output("ndjson")
     events = NdjsonEvents(out, with_result=True)

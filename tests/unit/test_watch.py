@@ -339,6 +339,60 @@ def test_retry_after_is_honoured_for_the_whole_origin_on_http_429() -> None:
     assert all(t < 1.5 or t >= 8.0 for t in script.polls["b"])
 
 
+@pytest.mark.parametrize(
+    "limited",
+    [
+        HttpStatusError("HTTP 429", status=429, retry_after=1.0),
+        HttpStatusError("HTTP 429", status=429),
+        RpcError(-32429, "Too Many Requests"),
+    ],
+    ids=["429-retry-after", "429", "-32429"],
+)
+def test_too_many_requests_slow_a_task_down_and_do_not_end_it(limited: Exception) -> None:
+    """Issue 41: a server that says "too many requests" is alive and asks for a slower pace:
+    twelve refusals in a row (more than `max_failures`) are retried, and the task is followed
+    to its end (a 1,000-task watch against a rate-limited server ended 304 tasks in `error`);
+    the retries back off all the same."""
+    clock = FakeClock()
+    script = Script(clock, {"a": [task("a"), *[limited] * 12, task("a", "completed")]})
+    rec = Recorder()
+    w = make(script, clock, rec)
+    w.add(TaskRef("a"))
+    assert run(w) == 0
+    assert rec.ends == [("a", "completed", 0)]
+    assert len(rec.retries) == 12
+    assert all(delay >= 1.0 for _, delay in rec.retries)
+
+
+def test_too_many_requests_for_max_limited_seconds_end_the_task() -> None:
+    """A server that says nothing but "too many requests" for `max_limited` seconds in a
+    row: the task ends with `error` (exit 4), not a watch that never ends."""
+    clock = FakeClock()
+    limited = HttpStatusError("HTTP 429", status=429, retry_after=10.0)
+    script = Script(clock, {"a": [task("a"), limited]})
+    rec = Recorder()
+    w = make(script, clock, rec, max_limited=60.0)
+    w.add(TaskRef("a"))
+    assert run(w) == 4
+    assert rec.ends == [("a", "error", 4)]
+    first_refusal = script.polls["a"][1]
+    assert script.polls["a"][-1] - first_refusal == pytest.approx(60.0)
+
+
+def test_other_failures_after_too_many_requests_count_from_one() -> None:
+    """A refusal for pace is not a failure: 502s after a run of 429s still get their five."""
+    clock = FakeClock()
+    refusal = HttpStatusError("HTTP 429", status=429, retry_after=1.0)
+    broken = HttpStatusError("HTTP 502", status=502)
+    script = Script(clock, {"a": [task("a"), *[refusal] * 8, broken]})
+    rec = Recorder()
+    w = make(script, clock, rec)
+    w.add(TaskRef("a"))
+    assert run(w) == 4
+    assert rec.ends == [("a", "error", 4)]
+    assert len(script.polls["a"]) == 1 + 8 + 5
+
+
 def test_rpc_rate_limit_backs_off_that_task_only() -> None:
     clock = FakeClock()
     limited = RpcError(-32429, "Too Many Requests")
