@@ -131,3 +131,23 @@ def test_a_large_watch_backs_off_a_server_that_answers_429(
     for times in polls.values():
         assert len(times) == 2
         assert times[1] - first_refusal >= 1.0  # never before the server's wait was over
+
+
+def test_a_watch_follows_its_tasks_through_more_429s_than_failures_it_allows(
+    fault: FaultServer, run_cli: Any
+) -> None:
+    """Issue 41: seven 429s in a row for every task (five failures in a row end a task):
+    "too many requests" is a pace, not a failure, and every task is followed to its end
+    (a watch against a rate-limited server ended 304 of 1,000 tasks in `error`)."""
+    ids = [f"r{k}" for k in range(8)]
+    refusals = [too_many("1")] * 7
+    url = fault.url(get={tid: [*refusals, task(taskId=tid, status="completed")] for tid in ids})
+    r = run_cli("watch", *ids, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
+    assert r.code == 0, r.stderr[-2000:]
+    ends = {line["taskId"]: line["outcome"] for line in r.lines() if line["event"] == "end"}
+    assert ends == dict.fromkeys(ids, "completed")
+    polls: dict[str, int] = {}
+    for q in fault.seen(url, "tasks/get"):
+        tid = q.message["params"]["taskId"]
+        polls[tid] = polls.get(tid, 0) + 1
+    assert polls == dict.fromkeys(ids, 8)
