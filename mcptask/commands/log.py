@@ -84,7 +84,7 @@ class Printer:
         #: a follower's `end` was printed (it records it after the terminal status)
         self.ended_at_end = False
         self.skew = book_skew(ctx)
-        self.timeline = Timeline(task_id, ctx.server, self.skew)
+        self.timeline = Timeline(task_id, ctx.server, self.skew, stamps=not ctx.out.pretty)
         self.events: list[dict[str, Any]] = []
         self.lines: list[dict[str, Any]] = []
         self.last = 0
