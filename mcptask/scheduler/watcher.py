@@ -15,7 +15,8 @@ Rules (the CLI contract, "Pacing"):
   with outcome `error`; HTTP 429 backs off every task (the whole origin), -32429 that task;
   a server that answers "too many requests" (429, -32429) is alive and asks for a slower
   pace, not a failing one: its refusals end a task only once they have lasted `max_limited`
-  seconds in a row (a busy server slows a big watch down, it does not end its tasks);
+  seconds in a row (a busy server slows a big watch down, it does not end its tasks); after
+  an HTTP 429 a big watch's polls go out spaced at the pace `scheduler/rate.py` learns;
 - where the server pushes updates (`PushFeed`s), they are applied at once (`via: push`); each
   push about a task puts its next safety-net poll off, to at most `max(RELAX_FACTOR x interval,
   RELAXED_MIN)` after the last poll, but never past one interval after that push: a feed that
@@ -62,6 +63,7 @@ from mcptask.model.times import epoch, ms_seconds
 from mcptask.pacing import poll_seconds
 from mcptask.protocols.artifacts import ArtifactTracker, ArtifactUpdate
 from mcptask.protocols.base import Progress, PushFeed
+from mcptask.scheduler.rate import Rate
 from mcptask.scheduler.width import DEFAULT_CAP, Lateness, Width
 
 MAX_BACKOFF = 60.0
@@ -241,6 +243,8 @@ class Watcher:
     _errors: list[BaseException] = field(default_factory=list)
     #: the polls in flight and how late they run (made when the loop starts)
     width: Width | None = None
+    #: how fast polls go out once the server has said "too many requests" (made with the loop)
+    rate: Rate | None = None
 
     def add(self, ref: TaskRef, initial: Task | None = None) -> Watched:
         """Watch `ref`. With `initial` (a status the caller already has, e.g. from `call`),
@@ -411,6 +415,7 @@ class Watcher:
         start = self.clock()
         deadline = start + self.config.timeout if self.config.timeout is not None else None
         width = self.width = Width(self.config.max_in_flight, self.config.cap_in_flight, self.clock)
+        rate = self.rate = Rate(self.clock)
         inflight: set[asyncio.Task[None]] = set()
         failed = self._errors
         active = self._active()
@@ -422,6 +427,11 @@ class Watcher:
             try:
                 await width.acquire()
                 try:
+                    # spaced out once the server said "too many requests", and never before
+                    # the wait it asked for (a refusal may come while this poll waited)
+                    wait = max(rate.reserve(), self._hold_until - self.clock())
+                    if wait > 0:
+                        await self.sleep(wait)
                     went = self.clock()
                     note = width.started(went - w.due)
                     if note is not None and isinstance(self.events, ShowsPace):
@@ -513,6 +523,8 @@ class Watcher:
             self._failed(w, exc)
             return
         self._spoke = True
+        if self.rate is not None:
+            self.rate.answered()
         _recovered(w)
         w.last_error = None
         w.answered = self.clock()
@@ -683,6 +695,8 @@ class Watcher:
         if self.width is not None and _asks_for_less(exc):
             self.width.narrow(float(retry_after or 0.0))
         if isinstance(exc, HttpStatusError) and exc.status == 429:
+            if self.rate is not None:
+                self.rate.refused()  # and the polls after the wait go out spaced
             # HTTP 429 speaks for the whole origin: every task waits
             self._hold_until = max(self._hold_until, now + delay)
             for other in self._active():
