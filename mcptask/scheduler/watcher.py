@@ -433,7 +433,7 @@ class Watcher:
                     if wait > 0:
                         await self.sleep(wait)
                     went = self.clock()
-                    note = width.started(went - w.due)
+                    note = width.started(went - w.due, rate.limit)
                     if note is not None and isinstance(self.events, ShowsPace):
                         self.events.late(note)
                     await self._poll(w)

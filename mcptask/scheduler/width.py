@@ -9,7 +9,10 @@ pace is never outrun: a poll still goes out only when it is due). Polls on time 
 back towards `start`, an eighth a window. An HTTP 429, a `Retry-After` or a
 refused connection halves it at once and holds it there until the server's wait is over (and
 at least one more `WINDOW`). When the width is at its cap and polls still run late (median over
-`TOO_LATE`), `late()` says how late and why, once per watch, for the caller to show.
+`TOO_LATE`), `late()` says how late and why, once per watch, for the caller to show. While
+the watch keeps to the pace of a server that answered 429 (`scheduler/rate.py`), lateness is
+that pace's, which more places would not help: the width does not widen, and polls late over
+`TOO_LATE` are said with that reason.
 
 Pure logic on an injected clock: no I/O, no sleeping but the wait for a free place.
 """
@@ -42,7 +45,8 @@ def _pct(values: list[float], p: float) -> float:
 
 @dataclass(frozen=True)
 class Lateness:
-    """Polls run late with the width at its cap: how late, and why."""
+    """Polls run late with the width at its cap, or held to the pace of a server that answers
+    HTTP 429 (`paced`): how late, and why."""
 
     p50: float
     p99: float
@@ -52,9 +56,17 @@ class Lateness:
     answer: float
     #: the endpoint (set by the caller that knows it)
     server: str | None = None
+    #: requests a second the watch keeps to after the server's 429s (`scheduler/rate.py`)
+    paced: float | None = None
 
     def line(self) -> str:
         where = f"{self.server}: " if self.server else ""
+        if self.paced is not None:
+            return where + (
+                f"polls run {self.p50:.1f} s late (p99 {self.p99:.1f} s): the server answers "
+                f"HTTP 429 (too many requests) past about {self.paced:.0f} requests a second, "
+                "and mcptask keeps to that pace"
+            )
         return where + (
             f"polls run {self.p50:.1f} s late (p99 {self.p99:.1f} s): the server takes "
             f"{self.answer * 1000:.0f} ms an answer and at most {self.cap} polls are in "
@@ -68,6 +80,7 @@ class Lateness:
             "inFlight": self.width,
             "cap": self.cap,
             "answerMs": round(self.answer * 1000),
+            **({"pacedPerSecond": round(self.paced, 1)} if self.paced is not None else {}),
         }
 
 
@@ -89,6 +102,8 @@ class Width:
         self._calm_until = -math.inf
         #: said once: polls run late at the cap
         self.said: Lateness | None = None
+        #: the pace the last poll kept to (`started`)
+        self._paced: float | None = None
 
     async def acquire(self) -> None:
         """Wait for a free place (first come, first served)."""
@@ -118,9 +133,12 @@ class Width:
                 self.busy += 1
                 waiter.set_result(None)
 
-    def started(self, late: float) -> Lateness | None:
-        """A poll went out `late` seconds after it was due; what to say, once (see `late`)."""
+    def started(self, late: float, paced: float | None = None) -> Lateness | None:
+        """A poll went out `late` seconds after it was due; what to say, once (see `late`).
+        `paced`: the requests a second the watch keeps to after a 429, if any (polls late for
+        that are not helped by more places: the width stays, and the pace is said)."""
         self._late.append(max(0.0, late))
+        self._paced = paced
         return self._judge()
 
     def answered(self, seconds: float) -> None:
@@ -148,6 +166,18 @@ class Width:
         # the polls this width can carry a second, against those that were due: more in
         # flight helps only where slow answers hold the places (a burst of polls due at once,
         # or a busy machine, makes polls late that more places would not speed up)
+        if self._paced is not None:
+            if p50 <= TOO_LATE or self.said is not None:
+                return None
+            self.said = Lateness(
+                p50=p50,
+                p99=_pct(late, 99),
+                width=self.limit,
+                cap=self.cap,
+                answer=answer,
+                paced=self._paced,
+            )
+            return self.said
         carried = self.limit / max(answer, 1e-3)
         wanted = (len(late) + len(self._waiters)) / max(elapsed, 1e-3)
         if p50 <= LATE or waited == 0 or carried >= wanted * 1.25:

@@ -190,3 +190,27 @@ def test_the_watcher_narrows_when_the_server_asks_for_less() -> None:
     refused.refused = True
     assert _narrowed_by(refused) == 8
     assert _narrowed_by(TransportError("connection reset")) == 16
+
+
+def test_polls_late_for_a_servers_429_pace_do_not_widen_and_say_the_pace() -> None:
+    """Issue 41: after HTTP 429 the watch keeps to a pace (scheduler/rate.py); polls late for
+    it are not helped by more places: the width stays, and the lateness is said once with the
+    pace as its reason (stderr, ndjson `late` with `pacedPerSecond`, the live view)."""
+    clock = Clock()
+    w = Width(4, 64, clock)
+    for _ in range(20):
+        w.answered(0.01)
+        w.started(2.0, paced=262.4)
+    w._waited += 5
+    clock.now += width_mod.WINDOW
+    said = w.started(2.0, paced=262.4)
+    assert w.limit == 4
+    assert isinstance(said, width_mod.Lateness)
+    assert said.paced == 262.4
+    assert said.to_json()["pacedPerSecond"] == 262.4
+    assert said.line() == (
+        "polls run 2.0 s late (p99 2.0 s): the server answers HTTP 429 (too many requests) "
+        "past about 262 requests a second, and mcptask keeps to that pace"
+    )
+    clock.now += width_mod.WINDOW
+    assert w.started(3.0, paced=262.4) is None  # said once
