@@ -755,18 +755,20 @@ class TaskBook:
                 results[task_id] = fields.pop("result")
             plain[task_id] = fields
         # what a server echoed of a secret mcptask holds is never written down
-        # and never text SQLite cannot bind (a lone surrogate: `jsonsafe.text_safe`)
-        plain = jsonsafe.unicode_safe(redact.scrub(plain))
+        plain = redact.scrub(plain)
         kept = {tid: _result_text(r) for tid, r in results.items() if r is not None}
+        # and never text SQLite cannot bind (a lone surrogate: `jsonsafe.text_safe`); each
+        # task's kept fields made, and encoded, once, here
+        prepared = _prepared(plain, kept)
         extra = jsonsafe.unicode_safe(redact.scrub(events or []))
         stamp = now_iso()
 
         def change(conn: sqlite3.Connection) -> None:
             eid, _ = _endpoint_for_write(conn, url, tasks=True)
             now = time.time()
-            if plain:  # a task's state was seen: the endpoint answered
+            if prepared:  # a task's state was seen: the endpoint answered
                 conn.execute("UPDATE endpoints SET last_ok = ? WHERE id = ?", (now, eid))
-            rows = _upsert_set(conn, eid, plain, kept, stamp, now)
+            rows = _upsert_set(conn, eid, prepared, kept, stamp, now)
             rows += [_event_row(eid, e, now) for e in extra]
             if rows:
                 conn.executemany(
@@ -1200,74 +1202,132 @@ _NOT_KEPT = frozenset(
 )
 
 
+#: a surrogate in a stored text, which is ASCII: the start of its escape (a character past
+#: U+FFFF, written as a pair, shows so too: the task is then checked the long way)
+_SURROGATE_ESCAPE = "\\ud"
+
+
+def _kept(fields: Record, result: str | tuple[str] | None) -> tuple[Record, str]:
+    """The fields a task's row keeps of an update (those not None and not columns), and
+    their stored text."""
+    new = {k: v for k, v in fields.items() if v is not None and k not in _NOT_KEPT}
+    if isinstance(result, tuple):
+        new["resultNotKept"] = result[0]
+    return new, store.dumps(new)
+
+
+def _prepared(
+    plain: dict[str, Record], results: dict[str, str | tuple[str] | None]
+) -> dict[str, tuple[Record, Record, str]]:
+    """Each task's fields with every lone surrogate made U+FFFD (`jsonsafe.unicode_safe`,
+    which SQLite needs), what its row keeps of them and that as text (`_kept`): by id. A
+    task is checked by its kept text (ASCII, where a surrogate shows as its escape) and its
+    other values, not encoded again; one that may hold a surrogate is made safe whole."""
+    out: dict[str, tuple[Record, Record, str]] = {}
+    for task_id, fields in plain.items():
+        new, text = _kept(fields, results.get(task_id))
+        if _SURROGATE_ESCAPE in text or _holds_surrogate(task_id, fields):
+            safe_id = jsonsafe.text_safe(task_id)
+            fields = jsonsafe.unicode_safe(fields)
+            new, text = _kept(fields, results.get(safe_id))
+            task_id = safe_id
+        out[task_id] = (fields, new, text)
+    return out
+
+
+def _holds_surrogate(task_id: str, fields: Record) -> bool:
+    """Whether a task's id, or a value of its fields that its kept text does not hold,
+    holds a surrogate."""
+    if jsonsafe.holds_surrogate(task_id):
+        return True
+    return any(
+        v is not None and k in _NOT_KEPT and jsonsafe.holds_surrogate(v) for k, v in fields.items()
+    )
+
+
 def _upsert_set(
     conn: sqlite3.Connection,
     eid: int,
-    updates: dict[str, Record],
+    updates: dict[str, tuple[Record, Record, str]],
     results: dict[str, str | tuple[str] | None],
     stamp: str,
     now: float,
 ) -> list[tuple[Any, ...]]:
-    """Write many tasks (`updates`, fields by id, left as they are: the writer may try a
-    change again): the old rows in one query per BATCH, new rows in one INSERT, changed rows
+    """Write many tasks (`updates`: by id, the task's fields, what its row keeps of them and
+    that as text (`_prepared`), left as they are: the writer may try a change again): the
+    old rows in one query per BATCH, new rows in one INSERT, changed rows
     in one UPDATE, unchanged rows in one UPDATE of when they were seen, results in one more;
     the events their changes make (`_changes`), each row (endpoint, task, at, kind, via,
-    status, message, data, server_at)."""
+    status, message, data, server_at). A row whose kept fields, status and message are what
+    came (a list seen again) is only marked seen, by its rowid (read with it, in this
+    transaction): nothing of it is parsed."""
     olds: dict[str, tuple[Any, ...]] = {
         row[0]: row[1:]
-        for row in _rows_in(conn, "id, status, message, fields, seen", eid, list(updates))
+        for row in _rows_in(conn, "id, status, message, fields, seen, rowid", eid, list(updates))
     }
     inserts: list[tuple[Any, ...]] = []
     changed: list[tuple[Any, ...]] = []
-    seen: list[tuple[float, str]] = []
+    seen: list[tuple[float, int]] = []
     kept: list[tuple[Any, ...]] = []
     out: list[tuple[Any, ...]] = []
-    for task_id, fields in updates.items():
+    for task_id, (fields, new, text) in updates.items():
         result = results.get(task_id)
         via = fields.get(VIA)
         at = fields.get(AT)
         at = at if isinstance(at, int | float) else now
         turns = fields.get(TURNS)
+        turns = turns if isinstance(turns, list) and turns else None
         status = fields.get("status")
         message = fields.get("statusMessage")
-        new = {k: v for k, v in fields.items() if v is not None and k not in _NOT_KEPT}
-        if isinstance(result, tuple):
-            new["resultNotKept"] = result[0]
         old = olds.get(task_id)
         when_seen = min(at, now)  # a watch writes in batches: when it was seen
         if old is None:
-            if isinstance(turns, list) and turns:
+            if turns is not None:
+                new = dict(new)  # made once: the writer may run this again
                 out += _turns(new, None, turns, (eid, task_id, at, via, status))
+                text = store.dumps(new)
             out += _changes(eid, task_id, at, via, status, message, new, None)
-            inserts.append(
-                (eid, task_id, status, message, stamp, stamp, when_seen, store.dumps(new))
-            )
+            inserts.append((eid, task_id, status, message, stamp, stamp, when_seen, text))
         else:
-            old_status, old_message, old_text, looked = old
-            if isinstance(old_text, str) and old_text == store.dumps(new):
-                # what was kept is what came (a list seen again): nothing to parse
-                old_fields, merged = new, dict(new)
+            old_status, old_message, old_text, looked, rowid = old
+            same = old_text == text
+            if (
+                same
+                and turns is None
+                and (status is None or (status == old_status and message == old_message))
+            ):
+                # what was kept is what came, its status and message too (a list seen
+                # again): no event, nothing to parse, nothing to write but when
+                seen.append((when_seen, rowid))
             else:
-                old_fields = _quick_fields(old_text)
+                old_fields = new if same else _quick_fields(old_text)
                 merged = {**old_fields, **new}
-            if isinstance(result, str):
-                merged.pop("resultNotKept", None)
-            if isinstance(turns, list) and turns:
-                # they came between the last look and this one: timed at the last look (the
-                # earliest they can be), so that they come before the change they led to
-                between = looked if isinstance(looked, int | float) and looked < at else at
-                where = (eid, task_id, between, via, status)
-                out += _turns(merged, old_fields.get("turnsSeen"), turns, where)
-            out += _changes(
-                eid, task_id, at, via, status, message, new, (old_status, old_message, old_fields)
-            )
-            to_status = status if status is not None else old_status
-            to_message = message if status is not None else old_message
-            if merged == old_fields and to_status == old_status and to_message == old_message:
-                seen.append((when_seen, task_id))  # nothing to write but when
-            else:
-                text = store.dumps(merged)
-                changed.append((to_status, to_message, stamp, when_seen, text, eid, task_id))
+                if isinstance(result, str):
+                    merged.pop("resultNotKept", None)
+                if turns is not None:
+                    # they came between the last look and this one: timed at the last look
+                    # (the earliest they can be), so that they come before the change they
+                    # led to
+                    between = looked if isinstance(looked, int | float) and looked < at else at
+                    where = (eid, task_id, between, via, status)
+                    out += _turns(merged, old_fields.get("turnsSeen"), turns, where)
+                out += _changes(
+                    eid,
+                    task_id,
+                    at,
+                    via,
+                    status,
+                    message,
+                    new,
+                    (old_status, old_message, old_fields),
+                )
+                to_status = status if status is not None else old_status
+                to_message = message if status is not None else old_message
+                if merged == old_fields and to_status == old_status and to_message == old_message:
+                    seen.append((when_seen, rowid))  # nothing to write but when
+                else:
+                    text = store.dumps(merged)
+                    changed.append((to_status, to_message, stamp, when_seen, text, rowid))
         if isinstance(result, str):
             kept.append((result, len(result), stamp, eid, task_id))
     if inserts:
@@ -1277,13 +1337,14 @@ def _upsert_set(
             inserts,
         )
     if changed:
+        changed.sort(key=lambda row: row[-1])  # by rowid: the pages in the order they lie
         conn.executemany(
             "UPDATE tasks SET status = ?, message = ?, last_seen = ?, seen = ?, fields = ? "
-            "WHERE endpoint = ? AND id = ?",
+            "WHERE rowid = ?",
             changed,
         )
     if seen:
-        _mark_seen(conn, eid, stamp, seen)
+        _mark_seen(conn, stamp, seen)
     if kept:
         conn.executemany(
             "UPDATE tasks SET result = ?, result_size = ?, result_kept_at = ? "
@@ -1293,21 +1354,21 @@ def _upsert_set(
     return out
 
 
-def _mark_seen(
-    conn: sqlite3.Connection, eid: int, stamp: str, seen: list[tuple[float, str]]
-) -> None:
-    """Rows with nothing new but when they were seen: one UPDATE per BATCH ids seen at the
-    same moment (a list's are all seen at once), not one per row."""
-    by_when: dict[float, list[str]] = {}
-    for when, tid in seen:
-        by_when.setdefault(when, []).append(tid)
-    for when, ids in by_when.items():
-        for start in range(0, len(ids), BATCH):
-            chunk = ids[start : start + BATCH]
+def _mark_seen(conn: sqlite3.Connection, stamp: str, seen: list[tuple[float, int]]) -> None:
+    """Rows with nothing new but when they were seen (by rowid): one UPDATE per BATCH rows
+    seen at the same moment (a list's are all seen at once), not one per row, in the order
+    the rows lie in the file (each page of the table and of its `seen` index changed once)."""
+    by_when: dict[float, list[int]] = {}
+    for when, rowid in seen:
+        by_when.setdefault(when, []).append(rowid)
+    for when, rowids in by_when.items():
+        rowids.sort()
+        for start in range(0, len(rowids), BATCH):
+            chunk = rowids[start : start + BATCH]
             marks = ",".join("?" * len(chunk))
             conn.execute(
-                f"UPDATE tasks SET last_seen = ?, seen = ? WHERE endpoint = ? AND id IN ({marks})",
-                (stamp, when, eid, *chunk),
+                f"UPDATE tasks SET last_seen = ?, seen = ? WHERE rowid IN ({marks})",
+                (stamp, when, *chunk),
             )
 
 

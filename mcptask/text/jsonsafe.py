@@ -104,6 +104,14 @@ def unicode_safe(value: Any) -> Any:
     return _unicode_copy(value)
 
 
+def holds_surrogate(value: Any) -> bool:
+    """Whether a string, or any string in JSON data (keys too), holds a surrogate (what
+    `unicode_safe` would replace); True when it cannot tell."""
+    if isinstance(value, str):
+        return _has_surrogate(value)
+    return _holds_surrogate(value)
+
+
 def _holds_surrogate(value: Any) -> bool:
     """Whether any string in `value` (keys too) holds a surrogate; True when it cannot tell
     (a key or value the encoder does not take)."""
