@@ -80,6 +80,10 @@ def needs_input(out: Output, task_id: str) -> str:
 RETRY_QUIET = 1.0
 
 
+def _retries(n: int) -> str:
+    return "retry" if n == 1 else "retries"
+
+
 class NdjsonEvents:
     def __init__(
         self, out: Output, *, with_result: bool, clock: Callable[[], float] = time.monotonic
@@ -104,12 +108,22 @@ class NdjsonEvents:
         if error == said and now - when < RETRY_QUIET:
             self._retries_unsaid += 1
             return
-        more = self._retries_unsaid if error == said else 0
-        also = f" ({more} more {'task' if more == 1 else 'tasks'} since the last such line)"
+        if error != said:
+            self._retries_left()
+        more = self._retries_unsaid
+        also = f" ({more} more {_retries(more)} like it since the last such line)"
         self.out.note(
             f"{w.task_id}: {error}; retrying in {delay_text(delay)}{also if more else ''}"
         )
         self._retry_said, self._retries_unsaid = (error, now), 0
+
+    def _retries_left(self) -> None:
+        """The retries counted and not said yet, said (another failure comes, or the end)."""
+        if self._retries_unsaid:
+            more = self._retries_unsaid
+            said = self._retry_said[0]
+            self.out.note(f"{more} more {_retries(more)} like it since the last such line: {said}")
+            self._retries_unsaid = 0
 
     def progress(self, w: Watched) -> None:
         if w.progress is not None:
@@ -132,6 +146,7 @@ class NdjsonEvents:
         self.out.line({"event": "late", **note.to_json(), "reason": note.line()})
 
     def finish(self, watched: list[Watched], code: int) -> None:
+        self._retries_left()
         if len(watched) > 1:
             outcomes: dict[str, int] = {}
             for w in watched:

@@ -447,7 +447,7 @@ class Mcp2025(TaskProtocol):
             "clientInfo": {"name": "mcptask", "version": __version__},
         }
         try:
-            result = await self.rpc.request("initialize", params)
+            result = await self.rpc.request("initialize", params, answer_headers={})
         except RpcError as exc:
             raise _initialize_refused(exc) from None
         except HttpStatusError as exc:
@@ -461,7 +461,7 @@ class Mcp2025(TaskProtocol):
             if legacy is None:
                 raise
             self.rpc.transport = legacy
-            result = await self.rpc.request("initialize", params)
+            result = await self.rpc.request("initialize", params, answer_headers={})
         if not isinstance(result, dict):
             raise ProtocolError("the server's initialize answer is not an object")
         caps = result.get("capabilities")
@@ -553,7 +553,12 @@ class Mcp2025(TaskProtocol):
         params = traced_meta(params, trace or (ref.trace if ref is not None else None))
         try:
             return await self.rpc.request(
-                method, params, headers=headers, on_message=on_message, req_id=req_id
+                method,
+                params,
+                headers=headers,
+                on_message=on_message,
+                req_id=req_id,
+                answer_headers=headers,  # the session's, and its version
             )
         except HttpStatusError as exc:
             if exc.status == 404 and session and ref is not None:

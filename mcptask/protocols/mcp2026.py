@@ -126,6 +126,11 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
+#: the headers of an answer of ours to a request the server sends on a request's stream (the
+#: version; `Mcp-Method` and `Mcp-Name` name a request, not an answer)
+ANSWER_HEADERS = {"MCP-Protocol-Version": VERSION}
+
+
 def request_headers(method: str, name: str | None = None) -> dict[str, str]:
     headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": method}
     if name is not None:
@@ -405,7 +410,9 @@ async def discover(rpc: RpcClient) -> dict[str, Any] | None:
     headers = request_headers("server/discover")
     try:
         with _session_kept(rpc.transport):  # a 2025 leg's refusal may bring a session id
-            data = await rpc.request("server/discover", with_meta({}), headers=headers)
+            data = await rpc.request(
+                "server/discover", with_meta({}), headers=headers, answer_headers=ANSWER_HEADERS
+            )
     except McptaskError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("supportedVersions"), list):
@@ -472,8 +479,7 @@ class Mcp2026(TaskProtocol):
                 headers=request_headers(method, name),
                 on_message=on_message,
                 req_id=req_id,
-                # an answer of ours names no method (`Mcp-Method` is the request's)
-                answer_headers={"MCP-Protocol-Version": VERSION},
+                answer_headers=ANSWER_HEADERS,
             )
         except RpcError as exc:
             better = explain(exc, method)
@@ -773,7 +779,9 @@ async def probe(rpc: RpcClient, url: str) -> str | Found | None:
     try:
         # a 2025-11-25 server may hand out a session id with its refusal: not ours to keep
         with _session_kept(rpc.transport):
-            data = await rpc.request("server/discover", with_meta({}), headers=headers)
+            data = await rpc.request(
+                "server/discover", with_meta({}), headers=headers, answer_headers=ANSWER_HEADERS
+            )
     except RpcError as exc:
         if exc.code == UNSUPPORTED_VERSION:
             versions = supported_versions(exc)

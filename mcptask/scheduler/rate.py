@@ -83,15 +83,17 @@ class Rate:
                 self.limit = served * RELIEF
                 self._cut = now
         elif now - self._cut >= WINDOW:
-            self.limit = max(FLOOR, self.limit * CUT)
+            self.limit = min(self.limit, max(FLOOR, self.limit * CUT))
             self._cut = now
         return self.limit
 
-    def reserve(self) -> float:
-        """Take the next place for a request: the seconds it waits for it (0: go now)."""
-        if self.limit is None:
-            return 0.0
+    def reserve(self, not_before: float = -math.inf) -> float:
+        """Take the next place for a request, not before `not_before` (the origin's hold
+        after a 429): the seconds it waits for it (0: go now)."""
         now = self.clock()
-        slot = max(self._next, now)
+        slot = max(now, not_before)
+        if self.limit is None:
+            return slot - now
+        slot = max(self._next, slot)
         self._next = slot + 1.0 / self.limit
         return slot - now

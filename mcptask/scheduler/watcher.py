@@ -426,12 +426,22 @@ class Watcher:
         async def poll(w: Watched) -> None:
             try:
                 await width.acquire()
+                held = True
                 try:
-                    # spaced out once the server said "too many requests", and never before
-                    # the wait it asked for (a refusal may come while this poll waited)
-                    wait = max(rate.reserve(), self._hold_until - self.clock())
-                    if wait > 0:
+                    # spaced out once the server said "too many requests" (its place taken
+                    # now, not when the poll was due: those due meanwhile would all go), and
+                    # never inside the origin's hold (a refusal may come while it waits); the
+                    # width's place is given back while it waits
+                    wait = rate.reserve(not_before=self._hold_until)
+                    while wait > 0:
+                        width.release()
+                        held = False
                         await self.sleep(wait)
+                        await width.acquire()
+                        held = True
+                        wait = self._hold_until - self.clock()
+                    if w.done:
+                        return  # ended meanwhile (a push, Ctrl-C)
                     went = self.clock()
                     note = width.started(went - w.due, rate.limit)
                     if note is not None and isinstance(self.events, ShowsPace):
@@ -439,7 +449,8 @@ class Watcher:
                     await self._poll(w)
                     width.answered(self.clock() - went)
                 finally:
-                    width.release()
+                    if held:
+                        width.release()
             except Exception as exc:
                 failed.append(exc)
                 self._wake.set()
@@ -694,7 +705,7 @@ class Watcher:
         w.due = now + delay
         if self.width is not None and _asks_for_less(exc):
             self.width.narrow(float(retry_after or 0.0))
-        if isinstance(exc, HttpStatusError) and exc.status == 429:
+        if _http_429(exc):
             if self.rate is not None:
                 self.rate.refused()  # and the polls after the wait go out spaced
             # HTTP 429 speaks for the whole origin: every task waits
@@ -820,12 +831,16 @@ def _recovered(w: Watched) -> None:
     w.limited_since = None
 
 
+def _http_429(exc: McptaskError) -> bool:
+    """HTTP 429, whatever its body (a JSON-RPC error in it is an `RpcError` that keeps the
+    status): it speaks for the whole origin."""
+    return isinstance(exc, ServerError) and exc.http_status == 429
+
+
 def _rate_limited(exc: McptaskError) -> bool:
     """The server says "too many requests" (HTTP 429, JSON-RPC -32429): it is there, and
     asks for a slower pace."""
-    return (isinstance(exc, HttpStatusError) and exc.status == 429) or (
-        isinstance(exc, RpcError) and exc.code == TOO_MANY_REQUESTS
-    )
+    return _http_429(exc) or (isinstance(exc, RpcError) and exc.code == TOO_MANY_REQUESTS)
 
 
 def _retryable(exc: McptaskError) -> bool:

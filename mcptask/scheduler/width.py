@@ -10,9 +10,10 @@ back towards `start`, an eighth a window. An HTTP 429, a `Retry-After` or a
 refused connection halves it at once and holds it there until the server's wait is over (and
 at least one more `WINDOW`). When the width is at its cap and polls still run late (median over
 `TOO_LATE`), `late()` says how late and why, once per watch, for the caller to show. While
-the watch keeps to the pace of a server that answered 429 (`scheduler/rate.py`), lateness is
-that pace's, which more places would not help: the width does not widen, and polls late over
-`TOO_LATE` are said with that reason.
+the watch keeps to the pace of a server that answered 429 (`scheduler/rate.py`) and the width
+carries that pace (width / median answer time), lateness is the pace's, which more places
+would not help: the width does not widen, and polls late over `TOO_LATE` are said with that
+reason; a width that cannot carry the pace widens as above.
 
 Pure logic on an injected clock: no I/O, no sleeping but the wait for a free place.
 """
@@ -98,8 +99,9 @@ class Width:
         #: polls that waited for a free place in this window
         self._waited = 0
         self._window = clock()
-        #: no widening before this clock time (after a narrowing)
+        #: no widening before this clock time (after a narrowing); the last narrowing
         self._calm_until = -math.inf
+        self._narrowed = -math.inf
         #: said once: polls run late at the cap
         self.said: Lateness | None = None
         #: the pace the last poll kept to (`started`)
@@ -147,9 +149,13 @@ class Width:
 
     def narrow(self, wait: float = 0.0) -> None:
         """The server asked for less (429, `Retry-After`, a refused connection): half the
-        width at once, no widening for `wait` seconds and one more window."""
-        self.limit = max(1, self.limit // 2)
-        self._calm_until = max(self._calm_until, self.clock() + max(0.0, wait) + WINDOW)
+        width at once, at most once a window (the refusals of the polls that were in flight
+        together are one), no widening for `wait` seconds and one more window."""
+        now = self.clock()
+        if now - self._narrowed >= WINDOW:
+            self.limit = max(1, self.limit // 2)
+            self._narrowed = now
+        self._calm_until = max(self._calm_until, now + max(0.0, wait) + WINDOW)
 
     def _judge(self) -> Lateness | None:
         now = self.clock()
@@ -166,7 +172,9 @@ class Width:
         # the polls this width can carry a second, against those that were due: more in
         # flight helps only where slow answers hold the places (a burst of polls due at once,
         # or a busy machine, makes polls late that more places would not speed up)
-        if self._paced is not None:
+        carried = self.limit / max(answer, 1e-3)
+        if self._paced is not None and carried >= self._paced:
+            # late for the pace, which more places would not help: said, not widened
             if p50 <= TOO_LATE or self.said is not None:
                 return None
             self.said = Lateness(
@@ -178,7 +186,6 @@ class Width:
                 paced=self._paced,
             )
             return self.said
-        carried = self.limit / max(answer, 1e-3)
         wanted = (len(late) + len(self._waiters)) / max(elapsed, 1e-3)
         if p50 <= LATE or waited == 0 or carried >= wanted * 1.25:
             if p50 <= LATE and self.limit > self.start and now >= self._calm_until:

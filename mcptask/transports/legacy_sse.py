@@ -47,6 +47,9 @@ class LegacySseTransport:
     """The HTTP+SSE transport over an `HttpTransport`'s options (its own connection pool,
     never the blocking one: the stream is read while messages are POSTed)."""
 
+    #: `rpc.SharesOneStream`: what the server sends goes through `peer.PeerRouter`
+    shares_one_stream = True
+
     def __init__(self, http: HttpTransport) -> None:
         self._outer = http
         options = replace(http.options, blocking=False, many=False)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import AbstractContextManager, aclosing, contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from mcptask.errors import ProtocolError, RpcError
+from mcptask.errors import McptaskError, ProtocolError, RpcError
 
 if TYPE_CHECKING:
     import httpx
@@ -103,6 +103,17 @@ class KeepsSession:
             yield
         finally:
             self.session_id = before
+
+
+@runtime_checkable
+class SharesOneStream(Protocol):
+    """Reads all the peer sends on one channel of its own (stdio, MCP's legacy HTTP+SSE),
+    through `transports/peer.py`'s router: it answers pings and hands the peer's other
+    requests to the request waiting longest, which may be another's to answer (a question
+    for a task whose `tasks/result` is open): `RpcClient.request` refuses none there."""
+
+    @property
+    def shares_one_stream(self) -> bool: ...
 
 
 @runtime_checkable
@@ -253,17 +264,23 @@ class RpcClient:
     ) -> Any:
         """Send a request and return its `result`; a JSON-RPC error raises `RpcError`.
         `req_id`: one from `next_id()` (else a new one). What the server sends on the
-        request's stream before the answer goes to `on_message`; without one, a request of
+        request's stream before the answer goes to `on_message`. Without one, a request of
         the server's gets `own_answer` (a ping its empty result, any other method
-        METHOD_NOT_FOUND: the server would wait for ever), sent with `answer_headers` (None:
-        this request's own, its session and version), and a notification is let go."""
+        METHOD_NOT_FOUND: an MCP server would wait for ever), once per id, sent with
+        `answer_headers` (with this client's), when they are given: a protocol whose peer
+        makes requests (MCP) gives them, others (A2A) let such a message go, as a
+        transport that `SharesOneStream` does, whose router answers. A notification is let
+        go."""
         if req_id is None:
             req_id = next(self._ids)
         msg: Message = {"jsonrpc": "2.0", "id": req_id, "method": method}
         if params is not None:
             msg["params"] = dict(params)
-        sent = self.merged(headers)
-        stream = self.transport.send(msg, headers=sent, url=url, timeout=timeout)
+        if isinstance(self.transport, SharesOneStream):
+            answer_headers = None  # its router answers pings, and hands the rest around
+        #: the requests of the server's answered on this stream (a resumed stream replays)
+        answered: set[str] = set()
+        stream = self.transport.send(msg, headers=self.merged(headers), url=url, timeout=timeout)
         async with aclosing(stream):  # type: ignore[type-var]
             async for incoming in stream:
                 if is_response(incoming):
@@ -278,17 +295,31 @@ class RpcClient:
                 if "method" in incoming:
                     if on_message is not None:
                         await on_message(incoming)
-                    elif "id" in incoming:
-                        own = own_answer(incoming)
-                        await self.respond(
-                            own["id"],
-                            own.get("result"),
-                            own.get("error"),
-                            headers=sent if answer_headers is None else answer_headers,
-                        )
+                    elif "id" in incoming and answer_headers is not None:
+                        await self._own_answer(incoming, answer_headers, answered)
                     continue
                 raise ProtocolError(f"the server sent something that is not JSON-RPC to {method}")
         raise ProtocolError(f"the server closed the connection without answering {method}")
+
+    async def _own_answer(
+        self, incoming: Message, headers: Mapping[str, str], answered: set[str]
+    ) -> None:
+        """`own_answer` to a request of the server's, once per id; an answer that cannot be
+        sent is traced, and the request it came inside goes on."""
+        req_id = incoming["id"]
+        seen = f"{type(req_id).__name__}:{req_id}"
+        if seen in answered:
+            return
+        answered.add(seen)
+        own = own_answer(incoming)
+        try:
+            await self.respond(own["id"], own.get("result"), own.get("error"), headers=headers)
+        except McptaskError as exc:
+            if isinstance(self.transport, Traces):
+                self.transport.trace(
+                    f"* the answer to the server's {incoming.get('method')!r} "
+                    f"could not be sent: {exc.message}"
+                )
 
     async def notify(
         self,

@@ -322,7 +322,10 @@ def _install_safety_net(loop: asyncio.AbstractEventLoop) -> None:
 
 
 class StdioTransport(KeepsSession):
-    """One spawned server; implements `rpc.Transport`."""
+    """One spawned server; implements `rpc.Transport` (and `rpc.SharesOneStream`)."""
+
+    #: `rpc.SharesOneStream`: what the server sends goes through `peer.PeerRouter`
+    shares_one_stream = True
 
     def __init__(self, options: StdioOptions) -> None:
         if not options.command:

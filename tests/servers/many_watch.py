@@ -23,13 +23,25 @@ def norm(text: str) -> str:
     return re.sub(r"/s\d+-[\w-]+/", "/S/", text)
 
 
+#: the count of the same retry line said once a second (output/live.py `NdjsonEvents.retry`)
+_MORE = r"(\d+) more retr(?:y|ies) like it since the last such line"
+
+
 def retries(stderr: str) -> list[str]:
-    """The watch's retry notes, task ids, ports and scenario paths taken out."""
+    """The watch's retry notes, one per retry (those counted in another's line too), task ids,
+    ports and scenario paths taken out."""
     out = []
     for line in stderr.splitlines():
-        if "retrying in" in line:
-            line = re.sub(r"\bt\d+: ", "", line)
-            out.append(norm(re.sub(r"127\.0\.0\.1:\d+", "HOST", line.split("; retrying")[0])))
+        counted = re.match(rf"mcptask: {_MORE}: (.*)$", line)
+        if counted is not None:
+            line, times = f"mcptask: {counted.group(2)}", int(counted.group(1))
+        elif "retrying in" in line:
+            more = re.search(_MORE, line)
+            times = 1 + (int(more.group(1)) if more else 0)
+            line = re.sub(r"\bt\d+: ", "", line).split("; retrying")[0]
+        else:
+            continue
+        out += [norm(re.sub(r"127\.0\.0\.1:\d+", "HOST", line))] * times
     return sorted(out)
 
 

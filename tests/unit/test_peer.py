@@ -223,7 +223,12 @@ def test_requests_on_the_get_stream_are_answered_as_over_stdio() -> None:
 
 
 def _answered_on_a_plain_request(
-    *, client_headers: dict[str, str], request_headers: dict[str, str], **kwargs: Any
+    *,
+    client_headers: dict[str, str],
+    request_headers: dict[str, str],
+    stream: list[dict[str, Any]] | None = None,
+    answer_status: int = 202,
+    **kwargs: Any,
 ) -> tuple[Any, list[tuple[dict[str, Any], dict[str, str]]]]:
     """A request sent with no handler for what its stream carries (`tasks/get`, `tools/list`,
     `initialize`...), answered by an event stream with a ping, an unknown request and a
@@ -241,10 +246,11 @@ def _answered_on_a_plain_request(
         message = json.loads(request.content)
         if "method" not in message:  # an answer of ours
             answers.append((message, dict(request.headers)))
-            return httpx.Response(202)
+            return httpx.Response(answer_status)
         note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
         result = {"jsonrpc": "2.0", "id": message["id"], "result": {"status": "working"}}
-        return _sse(SERVER_REQUESTS[0], note, SERVER_REQUESTS[1], result)
+        carried = stream if stream is not None else [SERVER_REQUESTS[0], note, SERVER_REQUESTS[1]]
+        return _sse(*carried, result)
 
     async def main() -> Any:
         rpc = RpcClient(_http(handler), headers=client_headers)
@@ -266,6 +272,7 @@ def test_requests_on_the_stream_of_a_request_with_no_handler_are_answered_as_ove
     result, answers = _answered_on_a_plain_request(
         client_headers={"MCP-Protocol-Version": "2025-11-25"},
         request_headers={"Mcp-Session-Id": "s"},
+        answer_headers={"Mcp-Session-Id": "s"},  # as protocols/mcp2025.py's `_call` gives
     )
     assert result == {"status": "working"}
     assert [a for a, _ in answers] == _stdio_answers(SERVER_REQUESTS)
@@ -290,3 +297,79 @@ def test_an_answer_on_a_2026_request_s_stream_names_no_method() -> None:
     for _, headers in answers:
         assert headers["mcp-protocol-version"] == mcp2026.VERSION
         assert "mcp-method" not in headers and "mcp-name" not in headers
+
+
+def test_a_protocol_that_gives_no_answer_headers_answers_nothing() -> None:
+    """A2A and Agno give no `answer_headers`: a message with a method and an id on their
+    streams (an agent's, a proxy's) is let go, not answered with a refusal."""
+    result, answers = _answered_on_a_plain_request(client_headers={}, request_headers={})
+    assert result == {"status": "working"}
+    assert answers == []
+
+
+def test_a_request_replayed_on_the_stream_is_answered_once() -> None:
+    """A resumed event stream may replay a request: one answer per id (ids of either type
+    kept apart)."""
+    ping = SERVER_REQUESTS[0]
+    same_number_as_text = {"jsonrpc": "2.0", "id": "7", "method": "ping"}
+    result, answers = _answered_on_a_plain_request(
+        client_headers={},
+        request_headers={},
+        answer_headers={},
+        stream=[ping, ping, SERVER_REQUESTS[1], SERVER_REQUESTS[1], same_number_as_text],
+    )
+    assert result == {"status": "working"}
+    assert [a["id"] for a, _ in answers] == ["p", 7, "7"]
+
+
+def test_an_answer_that_cannot_be_sent_does_not_fail_the_request() -> None:
+    """The answer's POST refused (a 500): the request it came inside goes on to its answer."""
+    result, answers = _answered_on_a_plain_request(
+        client_headers={}, request_headers={}, answer_headers={}, answer_status=500
+    )
+    assert result == {"status": "working"}
+    assert len(answers) == 2
+
+
+def test_a_transport_whose_router_answers_gets_no_second_answer() -> None:
+    """stdio and legacy SSE (`rpc.SharesOneStream`): their router answers pings and hands
+    other requests to the request waiting longest, which may be another's to answer (a
+    question for a task whose `tasks/result` is open): `RpcClient.request` refuses none."""
+    from collections.abc import AsyncIterator, Mapping
+
+    from mcptask.transports.rpc import RpcClient, SharesOneStream
+
+    sent: list[dict[str, Any]] = []
+
+    class Routed:
+        shares_one_stream = True
+        url = "stdio"
+
+        async def send(
+            self,
+            message: dict[str, Any],
+            *,
+            headers: Mapping[str, str] | None = None,
+            url: str | None = None,
+            timeout: float | None = None,
+        ) -> AsyncIterator[dict[str, Any]]:
+            sent.append(message)
+            if "method" in message:
+                question = {"jsonrpc": "2.0", "id": 9, "method": "elicitation/create"}
+                yield question
+                yield {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+
+        async def aclose(self) -> None:
+            pass
+
+        def redact(self, message: str) -> str:
+            return message
+
+    transport = Routed()
+    assert isinstance(transport, SharesOneStream)
+
+    async def main() -> Any:
+        return await RpcClient(transport).request("tasks/get", {}, answer_headers={})
+
+    assert asyncio.run(main()) == {}
+    assert [m.get("method") for m in sent] == ["tasks/get"]

@@ -75,3 +75,27 @@ def test_the_limit_grows_only_while_used_and_is_lifted_after_calm() -> None:
     _answers(r, clock, 40, rate.CALM)
     assert r.limit is None
     assert r.reserve() == 0.0
+
+
+def test_a_cut_never_raises_a_limit_below_the_floor() -> None:
+    """A first limit under FLOOR (0.8x a watch just over it): a later cut keeps it, not
+    FLOOR."""
+    clock = Clock()
+    r = Rate(clock)
+    _answers(r, clock, 21, 1.0)
+    first = r.refused()
+    assert first is not None and first < rate.FLOOR
+    clock.now += rate.WINDOW
+    assert r.refused() == first
+
+
+def test_a_place_is_not_before_the_origins_hold() -> None:
+    clock = Clock()
+    r = Rate(clock)
+    assert r.reserve(not_before=clock.now + 2.0) == 2.0  # no limit: the hold only
+    _answers(r, clock, 100, 1.0)
+    limit = r.refused()
+    assert limit is not None
+    hold = clock.now + 1.0
+    waits = [r.reserve(not_before=hold) for _ in range(3)]
+    assert waits == pytest.approx([1.0, 1.0 + 1 / limit, 1.0 + 2 / limit])

@@ -390,7 +390,7 @@ def test_duration(secs: float, shown: str) -> None:
 def test_ndjson_retry_lines_of_one_failure_of_many_tasks_are_said_once_a_second() -> None:
     """A rate-limited server refuses a 1,000-task watch: not a line per task per retry (4,000
     lines in 18 s) but one a second, with how many more had the same answer; another failure
-    is said at once."""
+    is said at once, after the count of the first one; what was counted is said at the end."""
     now = [0.0]
     out = output("ndjson")
     events = NdjsonEvents(out, with_result=False, clock=lambda: now[0])
@@ -399,12 +399,16 @@ def test_ndjson_retry_lines_of_one_failure_of_many_tasks_are_said_once_a_second(
         now[0] = i * 0.05  # 2.45 s in all
         events.retry(watched(f"t{i}"), busy, 1.0)
     events.retry(watched("u"), "cannot connect to http://x", 2.0)
+    events.retry(watched("v"), "cannot connect to http://x", 2.0)
+    events.finish([watched("u")], 4)
     lines = stderr(out).splitlines()
     assert lines == [
         f"mcptask: t0: {busy}; retrying in 1s",
-        f"mcptask: t20: {busy}; retrying in 1s (19 more tasks since the last such line)",
-        f"mcptask: t40: {busy}; retrying in 1s (19 more tasks since the last such line)",
+        f"mcptask: t20: {busy}; retrying in 1s (19 more retries like it since the last such line)",
+        f"mcptask: t40: {busy}; retrying in 1s (19 more retries like it since the last such line)",
+        f"mcptask: 9 more retries like it since the last such line: {busy}",
         "mcptask: u: cannot connect to http://x; retrying in 2s",
+        "mcptask: 1 more retry like it since the last such line: cannot connect to http://x",
     ]
 
 

@@ -345,8 +345,9 @@ def test_retry_after_is_honoured_for_the_whole_origin_on_http_429() -> None:
         HttpStatusError("HTTP 429", status=429, retry_after=1.0),
         HttpStatusError("HTTP 429", status=429),
         RpcError(-32429, "Too Many Requests"),
+        RpcError(-32000, "slow down", http_status=429, retry_after=1.0),
     ],
-    ids=["429-retry-after", "429", "-32429"],
+    ids=["429-retry-after", "429", "-32429", "429-with-a-json-rpc-body"],
 )
 def test_too_many_requests_slow_a_task_down_and_do_not_end_it(limited: Exception) -> None:
     """Issue 41: a server that says "too many requests" is alive and asks for a slower pace:

@@ -100,7 +100,11 @@ def test_narrowing_halves_at_once_and_holds_for_the_servers_wait() -> None:
     assert w.limit == 8
     _window(w, clock, polls=200, late=1.0, answer=0.1)  # the wait and a window are over
     assert w.limit == 16
-    for _ in range(10):
+    for _ in range(10):  # a burst of refusals (the polls that were in flight) is one
+        w.narrow()
+    assert w.limit == 8
+    for _ in range(10):  # one a window
+        clock.now += width_mod.WINDOW
         w.narrow()
     assert w.limit == 1
 
@@ -214,3 +218,19 @@ def test_polls_late_for_a_servers_429_pace_do_not_widen_and_say_the_pace() -> No
     )
     clock.now += width_mod.WINDOW
     assert w.started(3.0, paced=262.4) is None  # said once
+
+
+def test_a_width_that_cannot_carry_the_pace_still_widens() -> None:
+    """Paced at 150 a second, answers of 0.1 s: 4 places carry 40 a second, so polls are
+    late for want of places, not for the pace: the width widens (and nothing blames the
+    pace)."""
+    clock = Clock()
+    w = Width(4, 64, clock)
+    for _ in range(100):
+        w.answered(0.1)
+    w._waited += 10
+    for _ in range(99):
+        w.started(2.0, paced=150.0)
+    clock.now += width_mod.WINDOW
+    assert w.started(2.0, paced=150.0) is None
+    assert w.limit == 8
