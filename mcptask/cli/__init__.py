@@ -166,18 +166,15 @@ def leave(code: int) -> None:
     import contextlib
     import threading
 
+    callbacks = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere the usual way
     logging = sys.modules.get("logging")
     try:
-        if threading.active_count() > 1:
+        if callbacks is None or threading.active_count() > 1:
             raise SystemExit(code)
         if logging is not None:
             logging.shutdown()  # what its exit handler does: flush and close the handlers
             atexit.unregister(logging.shutdown)
-        try:
-            handlers = atexit._ncallbacks()  # CPython's count; elsewhere the usual way
-        except AttributeError:
-            raise SystemExit(code) from None
-        if handlers > 0:
+        if callbacks() > 0:
             raise SystemExit(code)
         book = sys.modules.get("mcptask.state.taskbook")
         if book is not None:
