@@ -154,34 +154,4 @@ def run() -> None:
         code = main()
     except KeyboardInterrupt:  # between `main` returning and here
         code = ExitCode.INTERRUPTED
-    leave(code)
-
-
-def leave(code: int) -> None:
-    """Exit with `code`. When nothing is left to do at exit (no other thread, no exit handler
-    but `logging`'s, which runs here, the output flushed), without the interpreter's teardown:
-    freeing the objects of the 500 or so modules a command imported is 30-40 ms of a `get`
-    that nobody waits for (bench/startup.py). Anything else exits the usual way."""
-    import atexit
-    import contextlib
-    import threading
-
-    callbacks = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere the usual way
-    logging = sys.modules.get("logging")
-    try:
-        if callbacks is None or threading.active_count() > 1:
-            raise SystemExit(code)
-        if logging is not None:
-            logging.shutdown()  # what its exit handler does: flush and close the handlers
-            atexit.unregister(logging.shutdown)
-        if callbacks() > 0:
-            raise SystemExit(code)
-        book = sys.modules.get("mcptask.state.taskbook")
-        if book is not None:
-            book.close_all()  # as the teardown would, or the next run replays its WAL
-        with contextlib.suppress(BrokenPipeError):  # the reader went away (`| head -1`)
-            sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # an output that cannot be written: the usual way
-        raise SystemExit(code) from None
-    os._exit(code)
+    sys.exit(code)

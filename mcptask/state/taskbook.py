@@ -30,7 +30,6 @@ import json
 import os
 import sqlite3
 import time
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -92,21 +91,8 @@ def keep_days() -> float:
 LEGACY_MAX_BYTES = 1024 * 1024 * 1024
 
 
-#: the books this process opened (`close_all`)
-_BOOKS: weakref.WeakSet[TaskBook] = weakref.WeakSet()
-
-
-def close_all() -> None:
-    """Close every book still open: the last connection to close checkpoints the WAL, which
-    a process that exits without its interpreter's teardown (`cli.leave`) would leave for
-    the next one to replay."""
-    for book in list(_BOOKS):
-        book.close()
-
-
 class TaskBook:
     def __init__(self, path: Path | None = None, warn: Callable[[str], None] | None = None):
-        _BOOKS.add(self)
         path = path or state_dir() / "tasks.db"
         if path.suffix == ".json":  # the old book's name: the database beside it
             path = path.with_suffix(".db")
