@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcptask.errors import McptaskError, UsageError
-from mcptask.transports.rpc import Message, RpcClient, own_answer
+from mcptask.transports.rpc import Message, RpcClient, first_time, own_answer
 
 ELICIT = "elicitation/create"
 #: seconds an answer that dismisses a question (or a cancellation) may take on the way out
@@ -63,10 +63,8 @@ class ServerRequests:
         """Answer one request from the server (a message with an `id` and a `method`). The
         answer sent to an elicitation, else None."""
         req_id = message["id"]
-        seen = f"{type(req_id).__name__}:{req_id}"
-        if seen in self.answered:
+        if not first_time(self.answered, req_id):
             return None
-        self.answered.add(seen)
         method = str(message.get("method"))
         params = message.get("params")
         params = params if isinstance(params, dict) else {}

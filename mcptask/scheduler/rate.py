@@ -8,9 +8,8 @@ it refuses again). A watch that sent fewer than `FLOOR` a second is not paced: t
 backoff of each refusal are enough for it. While limited, another 429 cuts the limit by `CUT`
 (at most once a `WINDOW`: a burst of refusals is one refusal), and each `WINDOW` without one
 in which the watch used the limit (`USED`) raises it by `GROW`, to find the server's limit
-again as it moves; after `CALM` seconds
-without a refusal the limit is lifted. The limit only ever slows a poll down: a task is never
-polled sooner than its server asks.
+again as it moves; after `CALM` seconds without a refusal the limit is lifted. The limit only
+ever slows a poll down: a task is never polled sooner than its server asks.
 
 Pure logic on an injected clock: `reserve` says how long a request waits for its place, the
 caller sleeps.

@@ -28,6 +28,16 @@ def is_response(msg: Message) -> bool:
 PING = "ping"
 
 
+def first_time(answered: set[str], req_id: Any) -> bool:
+    """Whether a request of the peer's with this id is seen for the first time (noted in
+    `answered`; `1` and `"1"` are two ids): each is answered once."""
+    seen = f"{type(req_id).__name__}:{req_id}"
+    if seen in answered:
+        return False
+    answered.add(seen)
+    return True
+
+
 def own_answer(msg: Message) -> Message:
     """mcptask's own answer to a request of the peer's (`id` and `method`) that no protocol
     handles, the same on every transport: a `ping` gets an empty result, any other method
@@ -306,11 +316,8 @@ class RpcClient:
     ) -> None:
         """`own_answer` to a request of the server's, once per id; an answer that cannot be
         sent is traced, and the request it came inside goes on."""
-        req_id = incoming["id"]
-        seen = f"{type(req_id).__name__}:{req_id}"
-        if seen in answered:
+        if not first_time(answered, incoming["id"]):
             return
-        answered.add(seen)
         own = own_answer(incoming)
         try:
             await self.respond(own["id"], own.get("result"), own.get("error"), headers=headers)
