@@ -106,6 +106,28 @@ def ok(r: CliResult, *codes: int) -> CliResult:
     return r
 
 
+def rest_of(proc: subprocess.Popen[Any], timeout: float) -> tuple[Any, Any]:
+    """What a process still writes to its piped stdout and stderr, up to its end (like
+    `communicate(timeout=...)`, which reads the pipes' file descriptors directly and so loses
+    whatever an earlier `readline()` already took into the pipe's buffer: lines written in
+    the same chunk as the one read). Past `timeout` the process is killed and the wait fails."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        out = pool.submit(proc.stdout.read) if proc.stdout is not None else None
+        err = pool.submit(proc.stderr.read) if proc.stderr is not None else None
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+        return (
+            out.result(timeout=timeout) if out is not None else None,
+            err.result(timeout=timeout) if err is not None else None,
+        )
+
+
 def assert_one_line_error(result: CliResult) -> None:
     """Bad input ends in one clear line on stderr: no traceback."""
     assert "Traceback" not in result.stderr, result.stderr

@@ -20,7 +20,7 @@ from mcptask.demo.server import DemoServer
 from mcptask.state.endpoints import endpoint_key, same_place
 from mcptask.state.taskbook import TaskBook
 
-from conftest import CliResult, RunCli, assert_one_line_error, clean_env
+from conftest import CliResult, RunCli, assert_one_line_error, clean_env, rest_of
 from servers.common import ServerProcess
 from servers.mcp_envs import start_everything
 
@@ -207,7 +207,7 @@ def test_ctrl_c_says_how_to_resume(run_cli: RunCli, state_dir: Path, slow_demo: 
     first: dict[str, Any] = json.loads(proc.stdout.readline())
     assert first["taskId"] == task_id
     os.kill(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=20)
+    out, err = rest_of(proc, 20)
     assert proc.returncode == 130, err
     end = json.loads(out.splitlines()[-1])
     assert end["event"] == "end" and end["outcome"] == "interrupted"

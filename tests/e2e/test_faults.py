@@ -34,7 +34,7 @@ from mcptask.scheduler.watcher import WatchConfig, Watcher
 from mcptask.text import redact
 from mcptask.text import sanitize as textsafe
 
-from conftest import watch_in_virtual_time
+from conftest import rest_of, watch_in_virtual_time
 from servers.fault_server import (
     FaultServer,
     Run,
@@ -690,7 +690,7 @@ def test_sighup_and_sigquit_end_a_watch_with_its_end_line(
     # at once: the handlers are in place before the first line (issue 23, defect 2)
     assert json.loads(p.stdout.readline())["event"] == "status"
     p.send_signal(sig)
-    out, err = p.communicate(timeout=20)
+    out, err = rest_of(p, 20)
     TALLY["cases"] += 1
     assert "Traceback" not in err
     assert p.returncode == code, err
@@ -712,7 +712,7 @@ def test_sighup_during_a_stdio_watch_ends_it_and_stops_the_server(
     first = p.stdout.readline()
     assert json.loads(first)["event"] == "status", first
     p.send_signal(signal.SIGHUP)  # at once: the handlers are in place before the first line
-    rest, err = p.communicate(timeout=30)
+    rest, err = rest_of(p, 30)
     TALLY["cases"] += 1
     assert "Traceback" not in err
     assert p.returncode == 129, err

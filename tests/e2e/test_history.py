@@ -21,7 +21,7 @@ import pytest
 
 from mcptask.demo.server import DemoServer
 
-from conftest import RunCli, assert_one_line_error, clean_env, ok
+from conftest import RunCli, assert_one_line_error, clean_env, ok, rest_of
 from servers.a2a_plugin import A2AServerProcess
 from servers.common import ServerProcess
 
@@ -153,7 +153,7 @@ def test_log_follow_in_another_process_tracks_a_watch(
         timeout=60,
     )
     assert follower.returncode == 0, follower.stderr
-    rest, err = watcher.communicate(timeout=60)
+    rest, err = rest_of(watcher, 60)
     assert watcher.returncode == 0, err
     followed = [json.loads(x) for x in follower.stdout.splitlines()]
     # everything the watch recorded reached the follower, which ended with the task
@@ -205,7 +205,7 @@ def test_log_follow_alone_follows_the_task_itself(run_cli: RunCli, state_dir: Pa
         for n, stage in enumerate(stages, 1):
             now[0] = start + n + 0.5
             until(stage)
-        rest, err = follower.communicate(timeout=60)
+        rest, err = rest_of(follower, 60)
         assert follower.returncode == 0, err
         followed += [json.loads(x) for x in rest.splitlines()]
     said = [x["message"] for x in followed if x["kind"] in ("created", "status", "message")]

@@ -15,6 +15,7 @@ import pytest
 
 from mcptask.state.taskbook import TaskBook
 
+from conftest import rest_of
 from servers.fault_server import (
     FaultServer,
     html,
@@ -186,7 +187,7 @@ def test_ten_writers_and_sigkills_never_corrupt_the_book_nor_lose_a_record(
             line = victim.stdout.readline()
             assert line, victim.stderr.read() if victim.stderr else ""
         os.kill(victim.pid, signal.SIGKILL)
-        out, err = victim.communicate(timeout=30)
+        out, err = rest_of(victim, 30)
         assert err == "", err
         done = [int(x) for x in (line + out).split()]
         acknowledged[f"k{n}"] = max(done)

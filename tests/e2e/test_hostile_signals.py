@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import rest_of
 from servers.common import ServerProcess
 from servers.fault_server import FaultServer, base_env, hang, task
 
@@ -50,7 +51,7 @@ def test_a_signal_ends_a_watch_with_its_end_line(
     assert first["event"] == "status"
     time.sleep(0.5)  # a poll is in flight (mid-request) or not
     p.send_signal(sig)
-    out, err = p.communicate(timeout=10)
+    out, err = rest_of(p, 10)
     assert p.returncode == code, err
     last = json.loads(out.splitlines()[-1])
     assert last == {"event": "end", "taskId": "t-1", "outcome": "interrupted", "exitCode": code}
@@ -136,7 +137,7 @@ def test_ctrl_c_during_a_plain_call_says_whether_the_server_was_told(
             proc.stdout.readline()
             time.sleep(0.05 * n)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = rest_of(proc, 30)
         stderr = err.decode()
         assert proc.returncode == 130, stderr
         assert "Traceback" not in stderr and "never retrieved" not in stderr, stderr

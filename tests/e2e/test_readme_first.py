@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RunCli, clean_env
+from conftest import RunCli, clean_env, rest_of
 from servers.mcp_envs import EVERYTHING_SPEC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ def test_the_demo_server_stays_up_for_the_commands_shown(state_dir: Path, run_cl
             assert r.code == 0, r.stderr
         assert "Report on tides" in r.stdout
         proc.send_signal(signal.SIGINT)  # Ctrl-C stops it: exit 0, no error
-        _, err = proc.communicate(timeout=30)
+        _, err = rest_of(proc, 30)
         assert proc.returncode == 0, err
         assert "error" not in err and "Try:" in err
     finally:

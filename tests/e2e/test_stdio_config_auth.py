@@ -21,7 +21,7 @@ from mcptask.demo.server import DemoServer, _Handler, _HTTPServer
 from mcptask.errors import UsageError
 from mcptask.session.targets import GlobalOptions
 
-from conftest import CliResult, RunCli, assert_one_line_error, clean_env
+from conftest import CliResult, RunCli, assert_one_line_error, clean_env, rest_of
 from servers.common import ServerProcess
 
 FAKE = Path(__file__).parents[1] / "fake_stdio_server.py"
@@ -131,7 +131,7 @@ def test_stdio_interrupted_watch_ends_cleanly(
     assert procs_with(marker), "the server should be running while the task is watched"
     # at once: watch installs its signal handlers before the first line (issue 23, defect 2)
     proc.send_signal(sig)
-    rest, err = proc.communicate(timeout=30)
+    rest, err = rest_of(proc, 30)
     lines = [json.loads(x) for x in (first + rest).splitlines() if x.strip()]
     assert proc.returncode == code, err
     assert lines[-1]["event"] == "end" and lines[-1]["outcome"] == "interrupted", (lines[-1], err)

@@ -28,7 +28,7 @@ from mcptask.scheduler.watcher import WatchConfig, Watcher
 from mcptask.transports.http import HttpOptions, HttpTransport
 from mcptask.transports.rpc import RpcClient
 
-from conftest import RunCli, assert_one_line_error
+from conftest import RunCli, assert_one_line_error, rest_of
 from servers.common import ServerProcess
 
 
@@ -497,7 +497,7 @@ def test_cli_call_ctrl_c_cancels_the_request(
     first = json.loads(proc.stdout.readline())
     assert first["event"] == "progress"
     os.kill(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = rest_of(proc, 30)
     assert proc.returncode == 130, err[-2000:]
     assert '"method":"notifications/cancelled"' in err.replace(" ", "")
     assert json.loads(out.splitlines()[-1])["outcome"] == "interrupted"
