@@ -575,7 +575,8 @@ class _Recorder:
         self.inner.update(w, via)
 
     def retry(self, w: Watched, error: str, delay: float) -> None:
-        limited = "429" in error or "rate" in error.lower()
+        # the watcher counted this failure as a refusal for pace (429, -32429), not by its words
+        limited = w.refusals > 0
         self.group.note(
             w, EventKind.RETRY, message=error, delay=round(delay, 3), rateLimited=limited or None
         )

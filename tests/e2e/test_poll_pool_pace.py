@@ -22,6 +22,7 @@ from servers.fault_server import (
     FaultHandler,
     FaultServer,
     Json,
+    raw,
     task,
     too_many,
 )
@@ -151,3 +152,20 @@ def test_a_watch_follows_its_tasks_through_more_429s_than_failures_it_allows(
         tid = q.message["params"]["taskId"]
         polls[tid] = polls.get(tid, 0) + 1
     assert polls == dict.fromkeys(ids, 8)
+
+
+def test_the_book_says_which_retries_were_refusals_for_pace(
+    fault: FaultServer, run_cli: Any
+) -> None:
+    """A retry is `rateLimited` in the task's story when the watch counted it a refusal for
+    pace (HTTP 429, -32429), whatever the words: an error that speaks of a rate is not."""
+    tid = "mixed-refusals"
+    answers = [raw(503, b"rate of work too high", "text/plain"), too_many("1"), task(taskId=tid)]
+    answers.append(task(taskId=tid, status="completed"))
+    url = fault.url(get={tid: answers})
+    r = run_cli("watch", tid, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
+    assert r.code == 0, r.stderr[-2000:]
+    story = run_cli("log", tid, "--url", url, "-o", "ndjson")
+    assert story.code == 0, story.stderr
+    retries = [e["data"] for e in story.lines() if e["kind"] == "retry"]
+    assert [d.get("rateLimited") for d in retries] == [None, True], retries
