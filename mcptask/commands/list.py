@@ -91,11 +91,19 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     proto.list_filter = wanted
     from mcptask.model.refs import TaskRef
 
-    known = ctx.places.known()  # every task the book knows there, in one read
-    refs = ctx.places.refs_from(known, known)
-    ref_of = {ref.task_id: ref for ref in refs}  # made once: a listed task known takes its own
-    # and the sessions where a task may exist that the book does not know (a lost answer)
-    refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
+    if proto.lists_by_session:
+        # only where to list: the sessions the book's tasks were made in (and those where a
+        # task may exist that the book does not know: a lost answer), not every record. A
+        # listed task's record keeps what the book knew of it (a write merges), so nothing
+        # of it is read here but by the write
+        known: dict[str, dict[str, Any]] = {}
+        refs = [TaskRef("", session=s) for s in ctx.places.known_sessions()]
+        ref_of: dict[str, TaskRef] = {}
+    else:
+        known = ctx.places.known()  # every task the book knows there, in one read
+        refs = ctx.places.refs_from(known, known)
+        ref_of = {ref.task_id: ref for ref in refs}  # made once: a listed task takes its own
+        refs += [TaskRef("", session=s) for s in ctx.places.orphan_sessions()]
     # -o ndjson passes each page on as it comes (a line per task); the other outputs need
     # the whole list. Either way the tasks are recorded by the batch, their references from
     # the read above (not read again), and each batch let go once written

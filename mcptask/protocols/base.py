@@ -381,6 +381,9 @@ class TaskProtocol(ABC):
     default_interval: ClassVar[float] = 1.0
     #: the server has a list method (2026-07-28 has none: `list` shows the task book)
     can_list: ClassVar[bool] = True
+    #: its list needs of the task book only the sessions its tasks were made in (one
+    #: `tasks/list` walk per session: `TaskRef("", session=...)` each), not their references
+    lists_by_session: ClassVar[bool] = False
     #: the protocol can re-subscribe to a running task's event stream
     can_subscribe: ClassVar[bool] = False
     #: `get --history N` (A2A `historyLength`); protocols without history ignore it

@@ -888,6 +888,8 @@ class Mcp2025(TaskProtocol):
         refuse_finished(task, ref.task_id)
         return task
 
+    lists_by_session: ClassVar[bool] = True
+
     async def list_tasks(self, refs: list[TaskRef]) -> list[Task]:
         """Every known session's `tasks/list`. A server whose `tasks` capability has no
         `list`, or that answers -32601, cannot list: `CannotList`."""

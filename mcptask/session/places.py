@@ -201,6 +201,16 @@ class Places:
         the target's tasks again."""
         return self._ctx.book.refs_many(self._ctx.server) if self.remembers else {}
 
+    def known_sessions(self) -> list[str | None]:
+        """The sessions the book's tasks of the endpoint were recorded in (None: a task
+        recorded without one; `--session` instead, when given), then those
+        `remember_session` kept: where a session-bound server's tasks can be listed."""
+        given = self._ctx.options.session
+        if not self.remembers:
+            return [given] if given else []
+        found: list[str | None] = [given] if given else self._ctx.book.sessions(self._ctx.server)
+        return list(dict.fromkeys([*found, *self.orphan_sessions()]))
+
     def refs_from(
         self,
         task_ids: Iterable[str],

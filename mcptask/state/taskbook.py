@@ -393,6 +393,31 @@ class TaskBook:
 
         return self._read(q, {}) if ids is None or ids else {}
 
+    def sessions(self, url: str) -> list[str | None]:
+        """The sessions the endpoint's tasks were recorded in (their `session`; None for tasks
+        recorded without one), each once, in the order the book first saw them: where a
+        session-bound server lists them. One scan by SQLite's JSON functions: no row is
+        parsed here (`list` of 100,000 tasks read every record for this)."""
+
+        def q(conn: sqlite3.Connection) -> list[str | None]:
+            out: dict[str | None, None] = {}
+            for eid, _key, _f in reversed(_endpoint_rows(conn, url)):
+                try:
+                    rows = conn.execute(
+                        "SELECT CASE WHEN json_valid(fields) THEN"
+                        " json_extract(fields, '$.session') END AS s FROM tasks"
+                        " WHERE endpoint = ? GROUP BY s ORDER BY MIN(rowid)",
+                        (eid,),
+                    ).fetchall()
+                except sqlite3.OperationalError:  # an SQLite built without its JSON functions
+                    every = _ref_rows(conn, eid, None)
+                    rows = [(_quick_fields(f).get("session"),) for *_, f in every]
+                # (a session that is not text was never one: as a reference reads it)
+                out.update((s if isinstance(s, str) else None, None) for (s,) in rows)
+            return list(out)
+
+        return self._read(q, [])
+
     def lookup(self, url: str, task_id: str) -> Record | None:
         return self.lookup_many(url, [task_id]).get(task_id)
 

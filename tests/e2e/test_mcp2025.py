@@ -67,6 +67,9 @@ def test_call_get_watch_result_list_through_the_remembered_session(
     listed = run_cli("list", "--url", url, "-o", "json")
     assert listed.code == 0, listed.stderr
     assert tid in [t["taskId"] for t in listed.json()["tasks"]]
+    # listing read only the book's sessions; the record keeps what it knew of the task
+    again = book(state_dir)["endpoints"][url]["tasks"][tid]
+    assert again["session"] == rec["session"] and again["status"] == "completed"
 
     local = run_cli("list", "--local", "--url", url, "-o", "json")
     assert [t["taskId"] for t in local.json()["tasks"]] == [tid]

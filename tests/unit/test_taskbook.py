@@ -692,3 +692,24 @@ def test_find_many_is_find_for_each_id_in_one_read(book: TaskBook) -> None:
         assert sorted(h[:2] for h in found[task_id]) == sorted(h[:2] for h in book.find(task_id))
     assert [h[1] for h in found["wxyz"]] == ["wxyz-9"]
     assert TaskBook(book.path.parent / "none.db").find_many(["a"]) == {"a": []}
+
+
+def test_the_sessions_of_an_endpoint_s_tasks_each_once_in_the_order_first_seen(
+    book: TaskBook,
+) -> None:
+    """Where a session-bound server's tasks are listed (`list` reads nothing else of 100,000
+    records): each session once, as the book first saw it; None for tasks recorded without
+    one (the protocol's own session lists those); a row whose fields are damaged counts as
+    one without; a session that is not text was never one; another endpoint's are not."""
+    book.record_many(URL, {"a": {"status": "working", "session": "s2"}})
+    book.record_many(URL, {"b": {"status": "working", "session": "s1"}, "c": {"status": "x"}})
+    book.record_many(URL, {"d": {"status": "working", "session": "s2"}})
+    book.record_many(URL, {"e": {"status": "working", "session": 7}})
+    book.record_many("http://127.0.0.1:9000/mcp", {"f": {"status": "working", "session": "s3"}})
+    assert book.sessions(URL) == ["s2", "s1", None]
+    with sqlite3.connect(book.path) as conn:
+        conn.execute("UPDATE tasks SET fields = '{not json' WHERE id = 'b'")
+    assert book.sessions(URL) == ["s2", None]
+    # the same endpoint spelled another way (a loopback name) is the same place
+    assert book.sessions("http://localhost:8000/mcp") == ["s2", None]
+    assert TaskBook(book.path.parent / "none.db").sessions(URL) == []
