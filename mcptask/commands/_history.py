@@ -62,14 +62,14 @@ class Timeline:
 
     def add(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = []
+        skew = self.skew
+        times = [(e["kind"] != EventKind.CREATED, happened(e, skew), e["n"], e) for e in events]
         # nothing happens to a task before its creation: a creation mcptask could only time
         # by its answer (no server time) still comes first, at the first thing known
-        for e in sorted(
-            events, key=lambda e: (e["kind"] != EventKind.CREATED, happened(e, self.skew), e["n"])
-        ):
-            when = happened(e, self.skew)
+        times.sort(key=lambda t: t[:3])
+        for _, when, _, e in times:
             if self.start is None:
-                self.start = min(happened(x, self.skew) for x in events)
+                self.start = min(t[1] for t in times)
             if e["kind"] == EventKind.CREATED and self.last is None:
                 when = self.start  # at the latest when the first thing known of it happened
             seen = float(e["at"])

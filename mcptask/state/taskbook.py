@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sqlite3
 import time
@@ -978,10 +979,11 @@ def _record(row: tuple[Any, ...]) -> Record:
 def _number(value: Any) -> float | None:
     """A time or count read from the book: a finite number, else None (a row edited by hand
     to hold text or a blob there)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        import math
-
-        return value if math.isfinite(value) else None
+    kind = type(value)
+    if kind is float:
+        return float(value) if math.isfinite(value) else None
+    if kind is int:  # (not bool, nor a subclass SQLite never returns)
+        return int(value)
     return None
 
 

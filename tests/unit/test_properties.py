@@ -34,6 +34,7 @@ from mcptask.protocols import mcp2025
 from mcptask.protocols import tool_args as arguments
 from mcptask.scheduler.watcher import WatchConfig, Watched, interval_for
 from mcptask.state.taskbook import TaskBook
+from mcptask.text import sanitize
 from mcptask.text.sanitize import INVISIBLE, clean, one_line
 from mcptask.transports.http import HttpOptions, HttpTransport, _retry_after
 from mcptask.transports.rpc import RpcClient
@@ -151,6 +152,15 @@ def test_clean_never_lets_an_escape_through(text: str) -> None:
     assert not UNSAFE.search(line) and "\n" not in line and "\t" not in line
     short = one_line(text, 40)
     assert len(short) <= 40 and "\n" not in short and not UNSAFE.search(short)
+
+
+@SETTINGS
+@given(st.one_of(any_text, st.text(st.characters(max_codepoint=0x7F))), st.booleans())
+@example("plain words", True)
+@example("a\tb", False)
+def test_clean_s_quick_path_agrees_with_the_long_way(text: str, multiline: bool) -> None:
+    """Printable ASCII skips the regular expressions: the same text either way."""
+    assert clean(text, multiline=multiline) == sanitize._clean(text, multiline)
 
 
 @SETTINGS
