@@ -778,6 +778,7 @@ class TaskBook:
         for task_id, fields in updates.items():
             fields = _bounded_fields(fields)
             if "result" in fields:
+                fields = dict(fields)  # the caller's stay as they were
                 results[task_id] = fields.pop("result")
             plain[task_id] = fields
         # what a server echoed of a secret mcptask holds is never written down
@@ -1151,13 +1152,19 @@ def server_time(stamp: Any) -> float | None:
 
 
 def _bounded_fields(fields: Record) -> Record:
-    """A copy of a task's fields with the server's status and message cut to
-    `events.MAX_TEXT` characters (stored as the task's, compared with the next poll's)."""
+    """A task's fields with the server's status and message cut to `events.MAX_TEXT`
+    characters (stored as the task's, compared with the next poll's): a copy where one was
+    cut, else the fields themselves (never changed here)."""
+    long = [
+        name
+        for name in ("status", "statusMessage")
+        if isinstance(value := fields.get(name), str) and len(value) > ev.MAX_TEXT
+    ]
+    if not long:
+        return fields  # the usual case: not copied (a list of 100,000 tasks)
     out = dict(fields)
-    for name in ("status", "statusMessage"):
-        value = out.get(name)
-        if isinstance(value, str) and len(value) > ev.MAX_TEXT:
-            out[name] = value[: ev.MAX_TEXT]
+    for name in long:
+        out[name] = out[name][: ev.MAX_TEXT]
     return out
 
 
