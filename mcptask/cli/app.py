@@ -212,10 +212,16 @@ def list_(
     since: ListSince = None,
     limit: ListLimit = None,
 ) -> None:
-    from mcptask.commands.list import ListOptions, run_list
+    from mcptask.commands.list import ListOptions, many_pages, run_list
 
     opts = ListOptions(local=local, status=status, context=context, since=since, limit=limit)
-    execute(g, lambda ctx: run_list(opts, ctx), one_at_a_time=True, loop_free=True)
+    execute(
+        g,
+        lambda ctx: run_list(opts, ctx),
+        one_at_a_time=True,
+        loop_free=True,
+        many_reads=None if local else many_pages,
+    )
 
 
 @app.command(**described("cancel"))

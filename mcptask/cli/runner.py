@@ -25,11 +25,14 @@ def execute(
     streaming: bool = False,
     one_at_a_time: bool = False,
     loop_free: bool = False,
+    many_reads: Callable[[Context], bool] | None = None,
 ) -> None:
     """Run one command: build its context, run it, map any error to its exit status.
     `one_at_a_time`: the command makes one request at a time (a blocking HTTP connection is
     cheaper than the async pool for that). `loop_free`: it never waits, either (no sleeps, no
-    streams): over HTTP it runs without an event loop."""
+    streams): over HTTP it runs without an event loop. `many_reads`: whether, for this
+    context, the command will make so many reads (`list`'s pages) that the event loop and
+    the poll pool's lean connections cost less than one blocking request after another."""
     from mcptask.errors import McptaskError, exit_code_for
     from mcptask.output.console import MODES, Output, resolve_mode
     from mcptask.session.context import Context
@@ -66,7 +69,11 @@ def execute(
 
     try:
         # over HTTP (and task ids found in the task book are always on HTTP endpoints)
-        if loop_free and (not ctx.has_target() or ctx.target.command is None):
+        over_http = not ctx.has_target() or ctx.target.command is None
+        if many_reads is not None and over_http and many_reads(ctx):
+            loop_free = ctx.one_at_a_time = False
+            ctx.many_tasks = True
+        if loop_free and over_http:
             code = _run_without_loop(main())
         else:
             import asyncio

@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 
 #: listed tasks recorded in the task book per transaction
 RECORD_BATCH = 5000
+#: a server the task book knows to hold this many tasks is listed on the poll pool's lean
+#: connections (an event loop costs ~30 ms at start; a page of 100 tasks through the general
+#: client ~2.3 ms more than there: bench/README.md)
+LEAN_LIST = 2000
+
+
+def many_pages(ctx: Context) -> bool:
+    """Whether the target's list will be long: the book knows LEAN_LIST tasks there."""
+    return ctx.has_target() and ctx.places.remembers and ctx.book.count(ctx.server) >= LEAN_LIST
 
 
 @dataclass

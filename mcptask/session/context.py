@@ -52,6 +52,9 @@ class Context:
         self._places: Places | None = None
         #: the command makes one request at a time (set by the CLI for one-shot commands)
         self.one_at_a_time = False
+        #: the command makes many reads of one kind at once or in a row (a `list` of a server
+        #: the book knows to hold many tasks): they go on the poll pool's lean connections
+        self.many_tasks = False
         #: the command's name (the task book's events say which command saw them)
         self.command: str | None = None
         #: contexts for the other endpoints this run reaches (task ids found in the task book)
@@ -130,6 +133,7 @@ class Context:
                 env=lambda: self.env,
                 remembers=self.places.remembers,
                 one_at_a_time=self.one_at_a_time,
+                many_tasks=self.many_tasks,
             )
         return self._endpoint
 
@@ -159,6 +163,7 @@ class Context:
                 env=self._env,
             )
             child.one_at_a_time = self.one_at_a_time
+            child.many_tasks = self.many_tasks
             child.command = self.command
             child.trace_given = self.trace_given
             if self._endpoint is not None and self._endpoint.many_tasks:

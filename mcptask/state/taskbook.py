@@ -394,6 +394,21 @@ class TaskBook:
 
         return self._read(q, {}) if ids is None or ids else {}
 
+    def count(self, url: str) -> int:
+        """How many tasks of the endpoint the book holds (under every spelling)."""
+
+        def q(conn: sqlite3.Connection) -> int:
+            return sum(
+                int(
+                    conn.execute(
+                        "SELECT COUNT(*) FROM tasks WHERE endpoint = ?", (eid,)
+                    ).fetchone()[0]
+                )
+                for eid, _key, _f in _endpoint_rows(conn, url)
+            )
+
+        return self._read(q, 0)
+
     def sessions(self, url: str) -> list[str | None]:
         """The sessions the endpoint's tasks were recorded in (their `session`; None for tasks
         recorded without one), each once, in the order the book first saw them: where a

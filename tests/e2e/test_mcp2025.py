@@ -9,6 +9,7 @@ from typing import Any
 
 from conftest import RunCli, assert_one_line_error
 from servers.common import ServerProcess
+from servers.many_watch import POLLS_LINE
 
 P = ("-p", "mcp-2025-11-25")
 
@@ -236,3 +237,31 @@ def test_kept_result_is_shown_after_the_task_is_gone(
     assert g.code == 9
     # purged seconds after it was made, inside its ttl: lost, not expired (issue 25)
     assert "no longer knows task purged-task" in g.stderr and "inside its ttl" in g.stderr
+
+
+def test_a_server_the_book_knows_to_hold_many_tasks_is_listed_on_lean_connections(
+    run_cli: RunCli, everything_server: ServerProcess, state_dir: Path
+) -> None:
+    """A list of a server whose tasks the book knows to be many (LEAN_LIST) reads its pages on
+    the poll pool's connections (a page costs less there), and lists what the general way
+    lists; below that, one blocking request after another, as before."""
+    from mcptask.commands.list import LEAN_LIST
+    from mcptask.state.taskbook import TaskBook
+
+    url = everything_server.url
+    tid = create(run_cli, url, "simulate-research-query", "topic=many")["taskId"]
+    few = run_cli("list", "--url", url, "-o", "ndjson", "--trace")
+    assert few.code == 0, few.stderr
+    assert POLLS_LINE not in few.stderr
+    # tasks the book saw there earlier (the server has forgotten them: another session's)
+    book = TaskBook(state_dir / "tasks.db")
+    book.record_many(url, {f"gone-{n}": {"status": "completed"} for n in range(LEAN_LIST)})
+    book.close()
+    many = run_cli("list", "--url", url, "-o", "ndjson", "--trace")
+    assert many.code == 0, many.stderr
+    assert POLLS_LINE in many.stderr
+    assert [t["taskId"] for t in many.lines()] == [t["taskId"] for t in few.lines()]
+    assert tid in [t["taskId"] for t in many.lines()]
+    # what the book keeps of the listed task is what the general way kept
+    rec = TaskBook(state_dir / "tasks.db").lookup(url, tid)
+    assert rec is not None and rec["session"] and rec["status"] in ("working", "completed")
