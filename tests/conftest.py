@@ -106,26 +106,52 @@ def ok(r: CliResult, *codes: int) -> CliResult:
     return r
 
 
-def rest_of(proc: subprocess.Popen[Any], timeout: float) -> tuple[Any, Any]:
+def rest_of(
+    proc: subprocess.Popen[Any], timeout: float, input: str | bytes | None = None
+) -> tuple[Any, Any]:
     """What a process still writes to its piped stdout and stderr, up to its end (like
     `communicate(timeout=...)`, which reads the pipes' file descriptors directly and so loses
     whatever an earlier `readline()` already took into the pipe's buffer: lines written in
-    the same chunk as the one read). Past `timeout` the process is killed and the wait fails."""
-    from concurrent.futures import ThreadPoolExecutor
+    the same chunk as the one read). `input`: written to its stdin, which is then closed.
+    Past `timeout` the process is killed, and a pipe still held open then (by a process it
+    started) fails the wait too: `TimeoutExpired` either way. The pipes are closed after."""
+    import threading
+    import time
 
-    with ThreadPoolExecutor(2) as pool:
-        out = pool.submit(proc.stdout.read) if proc.stdout is not None else None
-        err = pool.submit(proc.stderr.read) if proc.stderr is not None else None
+    deadline = time.monotonic() + timeout
+    got: dict[str, Any] = {}
+    pipes = {"out": proc.stdout, "err": proc.stderr}
+
+    def read(name: str) -> None:
+        got[name] = pipes[name].read()  # type: ignore[union-attr]
+
+    readers = [
+        threading.Thread(target=read, args=(name,), daemon=True)
+        for name, pipe in pipes.items()
+        if pipe is not None
+    ]
+    for reader in readers:
+        reader.start()
+    if input is not None and proc.stdin is not None:
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
-        return (
-            out.result(timeout=timeout) if out is not None else None,
-            err.result(timeout=timeout) if err is not None else None,
-        )
+            proc.stdin.write(input)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it ended before reading: its output says why
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    for reader in readers:
+        reader.join(max(deadline - time.monotonic(), 1.0))
+    if any(reader.is_alive() for reader in readers):
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    for pipe in pipes.values():
+        if pipe is not None:
+            pipe.close()
+    return got.get("out"), got.get("err")
 
 
 def assert_one_line_error(result: CliResult) -> None:

@@ -420,8 +420,9 @@ class TaskBook:
             for eid, _key, _f in reversed(_endpoint_rows(conn, url)):
                 try:
                     rows = conn.execute(
-                        "SELECT CASE WHEN json_valid(fields) THEN"
-                        " json_extract(fields, '$.session') END AS s FROM tasks"
+                        "SELECT CASE WHEN json_valid(fields)"
+                        " AND json_type(fields, '$.session') = 'text'"
+                        " THEN json_extract(fields, '$.session') END AS s FROM tasks"
                         " WHERE endpoint = ? GROUP BY s ORDER BY MIN(rowid)",
                         (eid,),
                     ).fetchall()

@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 
 from mcptask import schemas
 
-from conftest import CliResult, RunCli, assert_one_line_error, clean_env
+from conftest import CliResult, RunCli, assert_one_line_error, clean_env, rest_of
 from servers.a2a_plugin import A2AServerProcess
 from servers.odd_server import OddServer
 
@@ -115,13 +115,13 @@ class Cli:
 
     def stop(self, sig: int = signal.SIGINT) -> tuple[int, str, str]:
         self.proc.send_signal(sig)
-        out, err = self.proc.communicate(timeout=30)
+        out, err = rest_of(self.proc, 30)
         return self.proc.returncode, out, err
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.communicate()
+            rest_of(self.proc, 30)
 
 
 @pytest.fixture

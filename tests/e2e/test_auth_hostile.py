@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from conftest import CliResult, RunCli, assert_one_line_error
+from conftest import CliResult, RunCli, assert_one_line_error, rest_of
 from servers.conformance import BROWSER
 from servers.hostile_auth import HostileAuth
 
@@ -402,7 +402,7 @@ def test_forged_requests_to_the_loopback_get_400_and_the_login_goes_on(
     # the real redirect: the authorization server sends the browser back to the listener
     with urllib.request.urlopen(authorize, timeout=10) as answer:
         assert answer.status == 200
-    _, err = proc.communicate(timeout=60)
+    _, err = rest_of(proc, 60)
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "logged in" in err
     assert not re.search(r"code=forged", err)

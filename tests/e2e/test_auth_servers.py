@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RunCli, assert_one_line_error
+from conftest import RunCli, assert_one_line_error, rest_of
 from servers.common import ServerProcess
 from servers.conformance import BROWSER
 from servers.plugin import OAUTH_TOKEN_SECONDS
@@ -238,7 +238,7 @@ def test_no_browser_takes_the_pasted_redirect(
     except urllib.error.HTTPError as exc:  # the 302 itself
         landed = exc.headers["Location"]
     assert "code=" in landed
-    _, err = proc.communicate(landed + "\n", timeout=60)
+    _, err = rest_of(proc, 60, landed + "\n")
     assert proc.returncode == 0, err
     assert "logged in" in err
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from conftest import rest_of
 from servers.fault_server import FaultHandler, FaultServer, base_env, task, tool_result
 
 pytestmark = pytest.mark.timeout(120)
@@ -502,7 +503,7 @@ class Locker:
         assert self.proc.stdout.readline().strip() == "released"
 
     def close(self) -> None:
-        self.proc.communicate("")
+        rest_of(self.proc, 30, "")
 
 
 def test_a_watch_keeps_polling_on_time_while_the_book_is_locked(

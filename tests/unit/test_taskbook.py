@@ -705,9 +705,10 @@ def test_the_sessions_of_an_endpoint_s_tasks_each_once_in_the_order_first_seen(
     book.record_many(URL, {"b": {"status": "working", "session": "s1"}, "c": {"status": "x"}})
     book.record_many(URL, {"d": {"status": "working", "session": "s2"}})
     book.record_many(URL, {"e": {"status": "working", "session": 7}})
+    book.record_many(URL, {"g": {"status": "working", "session": {"id": "s4"}}})
     book.record_many("http://127.0.0.1:9000/mcp", {"f": {"status": "working", "session": "s3"}})
     assert book.sessions(URL) == ["s2", "s1", None]
-    assert book.count(URL) == 5 and book.count("http://localhost:8000/mcp") == 5
+    assert book.count(URL) == 6 and book.count("http://localhost:8000/mcp") == 6
     with sqlite3.connect(book.path) as conn:
         conn.execute("UPDATE tasks SET fields = '{not json' WHERE id = 'b'")
     assert book.sessions(URL) == ["s2", None]
