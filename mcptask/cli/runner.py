@@ -69,11 +69,12 @@ def execute(
 
     try:
         # over HTTP (and task ids found in the task book are always on HTTP endpoints)
-        over_http = not ctx.has_target() or ctx.target.command is None
-        if many_reads is not None and over_http and many_reads(ctx):
+        # (the target is resolved only by a command that can run loop-free: `servers` lists
+        # a config whose targets may not resolve, a token variable unset)
+        if many_reads is not None and _over_http(ctx) and many_reads(ctx):
             loop_free = ctx.one_at_a_time = False
             ctx.many_tasks = True
-        if loop_free and over_http:
+        if loop_free and _over_http(ctx):
             code = _run_without_loop(main())
         else:
             import asyncio
@@ -180,6 +181,12 @@ def _unexpected(exc: BaseException, trace: bool, out: Any) -> typer.Exit:
         traceback.print_exception(exc)
     out.error(f"internal error: {type(exc).__name__}: {exc}")
     return typer.Exit(exit_code_for(exc))
+
+
+def _over_http(ctx: Context) -> bool:
+    """The command's target is reached over HTTP (task ids found in the task book are always
+    on HTTP endpoints), not a stdio server's process."""
+    return not ctx.has_target() or ctx.target.command is None
 
 
 def _run_without_loop(coro: Coroutine[Any, Any, int]) -> int:
