@@ -38,7 +38,8 @@ def by_id(spans: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def exported(run_cli: RunCli, phoenix: PhoenixServer, tid: str, *args: str) -> dict[str, Any]:
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.otlp_endpoint}
-    doc = ok(run_cli("export", tid, *args, "-o", "json", env=env)).json()
+    # (a server's id may begin with `-`, as fastmcp's random ones do: after `--`)
+    doc = ok(run_cli("export", *args, "-o", "json", "--", tid, env=env)).json()
     assert doc["destination"] == phoenix.traces_url
     [task] = doc["tasks"]
     return dict(task)
@@ -152,11 +153,11 @@ def test_a_live_export_lands_as_the_watch_ends(
     ).lines()
     assert lines[-1]["outcome"] == "completed"
     tid = lines[-1]["taskId"]
-    doc = ok(run_cli("get", tid, "-o", "json")).json()
+    doc = ok(run_cli("get", "-o", "json", "--", tid)).json()
     spans = phoenix.wait_spans(doc["traceId"], 3)
     root = by_id(spans)[doc["spanId"]]
     assert root["attributes"]["mcptask.task.id"] == tid
     assert [e["name"] for e in root["events"]][-1] == "end"
     # the book knows it was sent: export has nothing new to send
-    left = ok(run_cli("export", tid, "-o", "json", env=env)).json()
+    left = ok(run_cli("export", "-o", "json", "--", tid, env=env)).json()
     assert (left["exported"], left["skipped"]["unchanged"]) == (0, 1)
