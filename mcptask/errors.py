@@ -219,11 +219,25 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
+def ctrl_c_inside(exc: BaseException) -> bool:
+    """Whether Ctrl-C is what this error wraps: Python 3.11 reraises an exception from a
+    class body's `__set_name__` (`functools.cached_property`, met while modules import) as
+    a RuntimeError whose cause is the KeyboardInterrupt."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def exit_code_for(exc: BaseException) -> int:
     """The one mapping from an exception to an exit status."""
     if isinstance(exc, McptaskError):
         return exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
+    if isinstance(exc, KeyboardInterrupt) or ctrl_c_inside(exc):
         return ExitCode.INTERRUPTED
     if isinstance(exc, BrokenPipeError):
         return ExitCode.OK  # the reader went away (`| head -1`): not a failure

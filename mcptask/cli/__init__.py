@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 
 from mcptask import interrupted_early
-from mcptask.errors import ExitCode
+from mcptask.errors import ExitCode, ctrl_c_inside
 
 #: answered before Typer and the commands are even imported (bench/startup.py)
 VERSION_FLAGS = (["--version"], ["-V"])
@@ -23,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
+    except RuntimeError as exc:
+        if ctrl_c_inside(exc):
+            return ExitCode.INTERRUPTED
+        raise
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -153,5 +157,9 @@ def run() -> None:
     try:
         code = main()
     except KeyboardInterrupt:  # between `main` returning and here
+        code = ExitCode.INTERRUPTED
+    except RuntimeError as exc:
+        if not ctrl_c_inside(exc):
+            raise
         code = ExitCode.INTERRUPTED
     sys.exit(code)

@@ -33,7 +33,7 @@ def execute(
     streams): over HTTP it runs without an event loop. `many_reads`: whether, for this
     context, the command will make so many reads (`list`'s pages) that the event loop and
     the poll pool's lean connections cost less than one blocking request after another."""
-    from mcptask.errors import McptaskError, exit_code_for
+    from mcptask.errors import McptaskError, ctrl_c_inside, exit_code_for
     from mcptask.output.console import MODES, Output, resolve_mode
     from mcptask.session.context import Context
 
@@ -85,11 +85,7 @@ def execute(
         out.error(message)
         code = exc.exit_code
     except KeyboardInterrupt:
-        if out.interrupted:
-            out.note(out.interrupted)
-        else:
-            out.error("interrupted")
-        code = ExitCode.INTERRUPTED
+        code = _interrupted(out)
     except BrokenPipeError as exc:
         _quiet_broken_pipe()
         code = exit_code_for(exc)
@@ -101,11 +97,21 @@ def execute(
         out.error(f"cannot write the output: {exc.strerror or exc}")
         code = ExitCode.USAGE
     except Exception as exc:  # a bug: one line, the traceback only with --trace
-        raise _unexpected(exc, g.trace, out) from None
+        if not ctrl_c_inside(exc):
+            raise _unexpected(exc, g.trace, out) from None
+        code = _interrupted(out)  # Ctrl-C met while a module imported (Python wraps it)
     if out.jq is not None:
         code = _finish_jq(out.jq, out, code)
     out.save_recording()
     raise typer.Exit(code)
+
+
+def _interrupted(out: Any) -> int:
+    if out.interrupted:
+        out.note(out.interrupted)
+    else:
+        out.error("interrupted")
+    return ExitCode.INTERRUPTED
 
 
 def _quiet_interrupted_tasks() -> None:

@@ -133,3 +133,38 @@ def test_an_http_error_names_the_standard_reason_when_the_server_gave_none(
     )
     error = transport.error_for_status(response, b"down")
     assert said in error.message and "  " not in error.message, error.message
+
+
+class _CtrlCWhileNamed:
+    """A descriptor Ctrl-C interrupts while its class is made (as `functools.cached_property`
+    can be, while a module imports): Python 3.11 raises a RuntimeError caused by it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_wrapped_while_a_class_is_made_is_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mcptask.cli as cli
+    from mcptask.errors import ExitCode, ctrl_c_inside, exit_code_for
+
+    def interrupted_at_import(argv: list[str] | None = None) -> int:
+        type("Imported", (), {"named": _CtrlCWhileNamed()})
+        return 0
+
+    monkeypatch.setattr(cli, "_main", interrupted_at_import)
+    assert cli.main([]) == ExitCode.INTERRUPTED
+    assert capsys.readouterr().err == ""
+    try:
+        interrupted_at_import()
+    except BaseException as exc:  # RuntimeError on 3.11, the KeyboardInterrupt itself later
+        assert ctrl_c_inside(exc) and exit_code_for(exc) == ExitCode.INTERRUPTED
+
+    def a_bug(argv: list[str] | None = None) -> int:
+        raise RuntimeError("a bug, not Ctrl-C")
+
+    monkeypatch.setattr(cli, "_main", a_bug)
+    with pytest.raises(RuntimeError):
+        cli.main([])
+    assert exit_code_for(RuntimeError("x")) == ExitCode.INTERNAL
