@@ -121,10 +121,18 @@ async def run_list(opts: ListOptions, ctx: Context) -> int:
     batch: list[Task] = []
     count = 0
 
+    # a session-bound list reads no record: every task's reference says the same (the
+    # options' session and context), so one serves them all (the write keeps what the book knew)
+    shared = ctx.places.refs_from([""], {})[0] if proto.lists_by_session else None
+
     def record() -> None:
-        new = [t.taskId for t in batch if t.taskId not in ref_of]
-        ref_of.update((r.task_id, r) for r in ctx.places.refs_from(new, known))
-        ctx.places.remember_many([(t, ref_of[t.taskId]) for t in batch], via="listed")
+        if shared is not None:
+            seen = [(t, shared) for t in batch]
+        else:
+            new = [t.taskId for t in batch if t.taskId not in ref_of]
+            ref_of.update((r.task_id, r) for r in ctx.places.refs_from(new, known))
+            seen = [(t, ref_of[t.taskId]) for t in batch]
+        ctx.places.remember_many(seen, via="listed")
         batch.clear()
 
     try:

@@ -1287,12 +1287,20 @@ def _prepared(
 
 def _holds_surrogate(task_id: str, fields: Record) -> bool:
     """Whether a task's id, or a value of its fields that its kept text does not hold,
-    holds a surrogate."""
-    if jsonsafe.holds_surrogate(task_id):
+    holds a surrogate (ASCII text and numbers, as most are, hold none: not encoded)."""
+    if not task_id.isascii() and jsonsafe.holds_surrogate(task_id):
         return True
-    return any(
-        v is not None and k in _NOT_KEPT and jsonsafe.holds_surrogate(v) for k, v in fields.items()
-    )
+    for name in _NOT_KEPT_NAMES:
+        v = fields.get(name)
+        if v is None or type(v) in _PLAIN_NUMBERS or (type(v) is str and v.isascii()):
+            continue
+        if jsonsafe.holds_surrogate(v):
+            return True
+    return False
+
+
+_NOT_KEPT_NAMES = tuple(sorted(_NOT_KEPT))
+_PLAIN_NUMBERS = (int, float, bool)
 
 
 def _upsert_set(

@@ -715,3 +715,26 @@ def test_the_sessions_of_an_endpoint_s_tasks_each_once_in_the_order_first_seen(
     # the same endpoint spelled another way (a loopback name) is the same place
     assert book.sessions("http://localhost:8000/mcp") == ["s2", None]
     assert TaskBook(book.path.parent / "none.db").sessions(URL) == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"status": "working", "statusMessage": "half \udfff done"},
+        {"status": "w\ud800rking"},
+        {"statusMessage": "\ud83d"},
+        {"status": "working", "note": "kept \ud801"},
+    ],
+)
+def test_a_surrogate_in_any_field_of_an_ascii_task_is_written_as_replacement(
+    book: TaskBook, fields: dict[str, str]
+) -> None:
+    """A task whose id is plain ASCII may still hold a lone surrogate in a column (status,
+    message) or a kept field: the write makes it U+FFFD, never fails."""
+    book.record_many("http://h/mcp", {"plain-id": fields})
+    assert book.write_error is None
+    rec = book.lookup("http://h/mcp", "plain-id")
+    assert rec is not None
+    shown = json.dumps(rec, ensure_ascii=False)
+    assert "\ufffd" in shown
+    shown.encode("utf-8")  # no surrogate left
