@@ -18,7 +18,13 @@ each, a few results), then measured:
 Then, as whole processes against the load server (`bench/load_server.py`) holding `--list-tasks`
 tasks (100,000 by default; issue 41's goal <= 3.5 s of CPU and 200 MiB): `list -o ndjson` with an
 empty book, and again with every task already in the book; and `log ID` (pretty, to a pipe) of a
-task with 5,000 events (issue 41's goal <= 0.3 s for the rendering).
+task with 5,000 events (issue 41's goal <= 0.3 s for the rendering), five runs each (median).
+
+The host's floor is measured in the same minutes: `bench/floor_get.py` (a Typer app, one httpx
+request, one pydantic model; what `startup.py` compares `get` with) against the same load server,
+its runs interleaved with the `log` runs. Every process figure is also given as a multiple of it:
+these shared hosts change speed from hour to hour (the floor took 0.18 s of CPU on 2026-11-30,
+0.31-0.59 s on 2026-12-03), so a figure is only comparable with another at the same floor.
 
     python bench/book_scale.py [--sizes 10,10000,100000] [--list-tasks 100000] [--json]
 """
@@ -227,9 +233,43 @@ def measure_processes(n: int) -> dict[str, Any]:
         for chunk in range(0, len(events), 1000):
             book.add_events(url(1), events[chunk : chunk + 1000], command="watch")
         book.close()
-        out["log_5000_pretty"] = process([*py, "log", tid, "-o", "pretty"], env)
-        out["log_5000_json"] = process([*py, "log", tid, "-o", "json"], env)
+        one = server.create(1, 3600, 1000)
+        runs: dict[str, list[dict[str, Any]]] = {
+            "host_floor": [],
+            "log_5000_pretty": [],
+            "log_5000_json": [],
+        }
+        cmds = {
+            "host_floor": [
+                sys.executable,
+                str(ROOT / "bench" / "floor_get.py"),
+                one["ids"][0],
+                "--url",
+                server.url,
+                "--session",
+                one["session"],
+            ],
+            "log_5000_pretty": [*py, "log", tid, "-o", "pretty"],
+            "log_5000_json": [*py, "log", tid, "-o", "json"],
+        }
+        for _ in range(5):  # interleaved: drift hits each alike
+            for name, cmd in cmds.items():
+                runs[name].append(process(cmd, env))
+        for name, got in runs.items():
+            out[name] = median_run(got)
+    floor = out.get("host_floor", {}).get("cpu_s")
+    for v in out.values():
+        if isinstance(v, dict) and floor:
+            v["x_floor"] = round(v["cpu_s"] / floor, 2)
     return out
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median CPU (its RSS and exit with it); a failed run is reported instead."""
+    failed = [r for r in runs if r["exit"] != 0]
+    if failed:
+        return failed[0]
+    return sorted(runs, key=lambda r: r["cpu_s"])[len(runs) // 2]
 
 
 def main() -> None:
@@ -251,8 +291,9 @@ def main() -> None:
     for k, v in procs.items():
         if isinstance(v, dict):
             extra = f"  {v['stderr']!r}" if "stderr" in v else ""
+            times = f" ({v['x_floor']}x the floor)" if "x_floor" in v else ""
             print(
-                f"{k:>28}  CPU {v['cpu_s']:.3f} s, peak RSS {v['peak_rss_mib']} MiB, "
+                f"{k:>28}  CPU {v['cpu_s']:.3f} s{times}, peak RSS {v['peak_rss_mib']} MiB, "
                 f"exit {v['exit']}{extra}"
             )
         else:
