@@ -275,7 +275,7 @@ def _deep(fn: Callable[[], Any]) -> Any:
 
 #: `json.dumps(value, separators=(",", ":"))`, its encoder made once (`json.dumps` with an
 #: option makes one per call: a third of the time of a small value)
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_ENCODE = jsonsafe.encoder(separators=(",", ":"))
 
 
 def dumps(value: Any) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 #: the deepest nesting accepted from outside (arrays and objects, one level each); JSON
@@ -122,8 +123,54 @@ def _holds_surrogate(value: Any) -> bool:
     return _has_surrogate(text)
 
 
+def encoder(
+    *,
+    ensure_ascii: bool = True,
+    allow_nan: bool = True,
+    separators: tuple[str, str] = (", ", ": "),
+    default: Callable[[Any], Any] | None = None,
+) -> Callable[[Any], str]:
+    """`json.JSONEncoder(...).encode` with these options, minus its cost per call: the C
+    encoder made once, not once a call (`JSONEncoder.iterencode` makes it anew each time:
+    1.3 us of a 7 us line; a list of 100,000 tasks encodes 200,000 values). Cycles are not
+    checked (JSON data has none; a cycle would end as RecursionError, as nesting too deep
+    does). Where the C encoder is missing, the JSONEncoder's own `encode`."""
+    from json import encoder as std
+
+    fallback = json.JSONEncoder(
+        ensure_ascii=ensure_ascii,
+        allow_nan=allow_nan,
+        separators=separators,
+        check_circular=False,
+        default=default,
+    )
+    # not in the stubs: CPython's C accelerators, None where `_json` is missing
+    c_make = getattr(std, "c_make_encoder", None)
+    c_string = getattr(
+        std, "c_encode_basestring_ascii" if ensure_ascii else "c_encode_basestring", None
+    )
+    if c_make is None or c_string is None:
+        return fallback.encode
+    make = c_make(
+        None,
+        fallback.default,
+        c_string,
+        None,
+        separators[1],
+        separators[0],
+        False,
+        False,
+        allow_nan,
+    )
+
+    def encode(value: Any) -> str:
+        return "".join(make(value, 0))
+
+    return encode
+
+
 #: the C encoder, strings kept as they are (a surrogate stays one, to be found)
-_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=repr).encode
+_ENCODE = encoder(ensure_ascii=False, default=repr)
 
 
 def _unicode_copy(value: Any) -> Any:
@@ -228,7 +275,7 @@ def lines(values: list[Any]) -> str:
 
 
 #: the strict encoder `lines` uses (made once: `json.dumps` with options makes one per call)
-_UTF8_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_UTF8_LINE = encoder(ensure_ascii=False, allow_nan=False)
 
 
 def _refused(exc: ValueError | RecursionError, values: list[Any]) -> Refused | None:

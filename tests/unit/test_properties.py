@@ -780,3 +780,32 @@ def test_agno_urls(url: str) -> None:
 
     base, kind = agno.agno_base(url)
     assert kind in ("agents", "teams") and isinstance(base, str)
+
+
+@given(
+    json_values,
+    st.booleans(),
+    st.sampled_from([(", ", ": "), (",", ":")]),
+)
+def test_the_encoder_made_once_writes_what_json_dumps_writes(
+    value: Any, ascii_only: bool, separators: tuple[str, str]
+) -> None:
+    """`jsonsafe.encoder` (the C encoder made once) gives the text, and the errors, of
+    `json.JSONEncoder(...).encode` with the same options: non-finite numbers refused where
+    `allow_nan` is False, surrogates kept as they are."""
+    from mcptask.text import jsonsafe
+
+    for allow_nan in (True, False):
+        ours = jsonsafe.encoder(ensure_ascii=ascii_only, allow_nan=allow_nan, separators=separators)
+        theirs = json.JSONEncoder(
+            ensure_ascii=ascii_only, allow_nan=allow_nan, separators=separators
+        ).encode
+        try:
+            expected: str | type[Exception] = theirs(value)
+        except ValueError:
+            expected = ValueError
+        try:
+            got: str | type[Exception] = ours(value)
+        except ValueError:
+            got = ValueError
+        assert got == expected
