@@ -151,7 +151,9 @@ class Output:
     def _lines(self, docs: list[Any]) -> None:
         """JSON documents, a line each, in one write (no `--jq`)."""
         try:
-            text = jsonsafe.lines([redact.scrub(data) for data in docs])
+            text = jsonsafe.lines(docs)
+            if redact.may_hold(text):  # a held secret or a URL password in it, maybe
+                text = jsonsafe.lines([redact.scrub(data) for data in docs])
         except jsonsafe.Refused as exc:
             raise _unprintable(exc) from None
         self.stdout.write(text)
