@@ -63,12 +63,12 @@ def test_a2a10_send_get_watch_result_list(run_cli: RunCli, agent: Agent) -> None
     assert task["contextId"] and task["raw"]["id"] == task["taskId"]
     tid = task["taskId"]
 
-    got = _ok(run_cli("get", tid, "-u", url, "-o", "json")).json()
+    got = _ok(run_cli("get", "-u", url, "-o", "json", "--", tid)).json()
     assert got["taskId"] == tid and got["protocol"] == agent.protocol
     assert got["status"] in ("submitted", "working", "completed")
     assert got["pollInterval"] is None and got["ttl"] is None
 
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson"))
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", "--", tid))
     lines = watched.lines()
     assert lines[-1] == {"event": "end", "taskId": tid, "outcome": "completed", "exitCode": 0}
     statuses = [ln for ln in lines if ln.get("event") == "status"]
@@ -76,11 +76,11 @@ def test_a2a10_send_get_watch_result_list(run_cli: RunCli, agent: Agent) -> None
     assert statuses[-1]["lastUpdatedAt"]  # status.timestamp
     assert {ln["statusMessage"] for ln in statuses} <= {*STEPS, None}
 
-    result = _ok(run_cli("result", tid, "-u", url, "-o", "json")).json()
+    result = _ok(run_cli("result", "-u", url, "-o", "json", "--", tid)).json()
     assert result["text"] == "echo: hello tests"
     assert result["artifacts"][0]["name"] == "echo"
     assert result["artifacts"][0]["parts"] == [{"kind": "text", "text": "echo: hello tests"}]
-    pretty = _ok(run_cli("result", tid, "-u", url, "-o", "pretty"))
+    pretty = _ok(run_cli("result", "-u", url, "-o", "pretty", "--", tid))
     assert pretty.stdout.strip() == "echo: hello tests"
 
     listed = _ok(run_cli("list", "-u", url, "-o", "json")).json()
@@ -88,9 +88,9 @@ def test_a2a10_send_get_watch_result_list(run_cli: RunCli, agent: Agent) -> None
     assert mine and mine[0]["status"] == "completed" and mine[0]["protocol"] == agent.protocol
 
     # --history N -> historyLength (1.0 omits the history for 0)
-    brief = _ok(run_cli("get", tid, "-u", url, "-o", "json", "--history", "0")).json()
+    brief = _ok(run_cli("get", "-u", url, "-o", "json", "--history", "0", "--", tid)).json()
     assert "history" not in brief["raw"]
-    full = _ok(run_cli("get", tid, "-u", url, "-o", "json")).json()
+    full = _ok(run_cli("get", "-u", url, "-o", "json", "--", tid)).json()
     assert [p["text"] for m in full["raw"]["history"][1:] for p in m["parts"]] == STEPS
 
 
@@ -102,7 +102,7 @@ def test_a2a_detection_costs_one_card_request(
     assert gets == [f"> GET {a2a_server.base_url}/.well-known/agent-card.json"]
     # remembered: the next command asks nothing again
     tid = r.json()["taskId"]
-    again = _ok(run_cli("get", tid, "-u", a2a_server.url, "-o", "json", "--trace"))
+    again = _ok(run_cli("get", "-u", a2a_server.url, "-o", "json", "--trace", "--", tid))
     requests = [ln for ln in again.stderr.splitlines() if ln.startswith(("> GET ", "> POST "))]
     assert requests == [f"> POST {a2a_server.url}"]
     assert "A2A-Version: 1.0".lower() in again.stderr.lower()
@@ -111,18 +111,18 @@ def test_a2a_detection_costs_one_card_request(
 def test_a2a10_cancel_slow_task(run_cli: RunCli, agent: Agent) -> None:
     url = agent.url
     tid = _send(run_cli, url, "slow cancel me")["taskId"]
-    cancelled = _ok(run_cli("cancel", tid, "-u", url, "-o", "json")).json()
+    cancelled = _ok(run_cli("cancel", "-u", url, "-o", "json", "--", tid)).json()
     assert cancelled["taskId"] == tid and cancelled["status"] == "cancelled"
     assert cancelled["statusMessage"] == "cancelled by request"
 
-    again = run_cli("cancel", tid, "-u", url, "-o", "json")
+    again = run_cli("cancel", "-u", url, "-o", "json", "--", tid)
     assert again.code == 11
     assert_one_line_error(again)
     assert "cancelled" in again.stderr
 
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson"), 8)
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", "--", tid), 8)
     assert watched.lines()[-1]["outcome"] == "cancelled"
-    no_result = run_cli("result", tid, "-u", url, "-o", "json")
+    no_result = run_cli("result", "-u", url, "-o", "json", "--", tid)
     assert no_result.code == 8
 
 
@@ -133,7 +133,7 @@ def test_a2a_failed_and_input_required(run_cli: RunCli, agent: Agent) -> None:
     assert end["outcome"] == "failed" and end["exitCode"] == 5
     assert end["result"]["statusMessage"] == "failed on purpose: fail now"
     tid = end["taskId"]
-    result = _ok(run_cli("result", tid, "-u", url, "-o", "json"), 5).json()
+    result = _ok(run_cli("result", "-u", url, "-o", "json", "--", tid), 5).json()
     assert result["text"] == "failed on purpose: fail now"
 
     asking = _ok(run_cli("send", "ask me", "-u", url, "-o", "ndjson", "--watch"), 6)
@@ -164,12 +164,12 @@ def test_a2a03_send_get_watch_result(run_cli: RunCli, a2a_server: A2AServerProce
     assert task["status"] == "submitted"
     tid = task["taskId"]
 
-    got = _ok(run_cli("get", tid, "-u", url, "-o", "json", *v03)).json()
+    got = _ok(run_cli("get", "-u", url, "-o", "json", *v03, "--", tid)).json()
     assert got["protocol"] == "a2a-0.3" and got["raw"]["kind"] == "task"
 
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson", *v03))
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", *v03, "--", tid))
     assert watched.lines()[-1]["outcome"] == "completed"
-    result = _ok(run_cli("result", tid, "-u", url, "-o", "json", *v03)).json()
+    result = _ok(run_cli("result", "-u", url, "-o", "json", *v03, "--", tid)).json()
     assert result["text"] == "echo: old hello"
 
     listed = _ok(run_cli("list", "-u", url, "-o", "json", *v03))
@@ -226,20 +226,20 @@ def test_agno_send_watch_result(run_cli: RunCli, agno_server: AgnoServerProcess)
     tid = task["taskId"]
 
     # no --context-id from here on: the task book keeps it
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson"))
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", "--", tid))
     lines = watched.lines()
     assert lines[-1] == {"event": "end", "taskId": tid, "outcome": "completed", "exitCode": 0}
     # history messageIds change on every poll: not a change, one line per status
     statuses = [ln["status"] for ln in lines if ln.get("event") == "status"]
     assert len(statuses) == len(set(statuses))
 
-    result = _ok(run_cli("result", tid, "-u", url, "-o", "json")).json()
+    result = _ok(run_cli("result", "-u", url, "-o", "json", "--", tid)).json()
     assert result["text"] == "echo: hello agno"
     assert result["artifacts"] == [] and result["statusMessage"] is None
-    pretty = _ok(run_cli("result", tid, "-u", url, "-o", "pretty"))
+    pretty = _ok(run_cli("result", "-u", url, "-o", "pretty", "--", tid))
     assert pretty.stdout.strip() == "echo: hello agno"
 
-    finished = run_cli("cancel", tid, "-u", url, "-o", "json")
+    finished = run_cli("cancel", "-u", url, "-o", "json", "--", tid)
     assert finished.code == 11
     assert_one_line_error(finished)
     assert "completed" in finished.stderr
@@ -251,9 +251,9 @@ def test_agno_send_watch_result(run_cli: RunCli, agno_server: AgnoServerProcess)
 def test_agno_cancel_and_errors(run_cli: RunCli, agno_server: AgnoServerProcess) -> None:
     url = agno_server.url + "/v1"  # the /v1 form is Agno's shape too
     tid = _send(run_cli, url, "slow agno")["taskId"]
-    cancelled = _ok(run_cli("cancel", tid, "-u", url, "-o", "json")).json()
+    cancelled = _ok(run_cli("cancel", "-u", url, "-o", "json", "--", tid)).json()
     assert cancelled == {"taskId": tid, "cancelRequested": True}
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson", "--timeout", "40"), 8)
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", "--timeout", "40", "--", tid), 8)
     assert watched.lines()[-1]["outcome"] == "cancelled"
 
     unknown = run_cli("cancel", "no-such-task", "-u", url, "--context-id", "c1", "-o", "json")
@@ -280,7 +280,7 @@ def test_agno_secure(run_cli: RunCli, agno_secure_server: AgnoServerProcess) -> 
     token = {"MCPTASK_TOKEN": key}
     sent = _ok(run_cli("send", "secure hi", "-u", url, "-o", "json", "--trace", env=token))
     tid = sent.json()["taskId"]
-    done = _ok(run_cli("result", tid, "-u", url, "-o", "json", "--trace", env=token))
+    done = _ok(run_cli("result", "-u", url, "-o", "json", "--trace", "--", tid, env=token))
     assert done.json()["text"] == "echo: secure hi"
     for r in (denied, sent, done):
         assert key not in r.stdout and key not in r.stderr
@@ -409,19 +409,21 @@ def test_rest_detection_reads_the_card_and_remembers(
     assert f"> GET {server.base_url}/.well-known/agent-card.json" in r.stderr
     assert f"> POST {server.rest_url}/message:send" in r.stderr
     tid = r.json()["taskId"]
-    again = _ok(run_cli("get", tid, "-u", server.url, "-o", "json", "--trace"))
+    again = _ok(run_cli("get", "-u", server.url, "-o", "json", "--trace", "--", tid))
     requests = [ln for ln in again.stderr.splitlines() if ln.startswith(("> GET ", "> POST "))]
     assert requests == [f"> GET {server.rest_url}/tasks/{tid}"]
     assert "a2a-version: 1.0" in again.stderr.lower()
     # forced, with the binding's base URL
-    forced = _ok(run_cli("get", tid, "-u", server.rest_url, "-p", "a2a-1.0-rest", "-o", "json"))
+    forced = _ok(
+        run_cli("get", "-u", server.rest_url, "-p", "a2a-1.0-rest", "-o", "json", "--", tid)
+    )
     assert forced.json()["taskId"] == tid
 
 
 def test_rest_answer(run_cli: RunCli, a2a_rest_server: A2AServerProcess) -> None:
     url = a2a_rest_server.url
     tid = _send(run_cli, url, "ask over rest")["taskId"]
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson"), 6)
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", "--", tid), 6)
     assert [ln for ln in watched.lines() if ln.get("event") == "status"][-1]["statusMessage"] == (
         "What is your answer?"
     )

@@ -96,7 +96,7 @@ def test_watch_shows_the_artifact_grow_over_json_rpc(
     task_id, lines = _watch_report(run_cli, a2a_server.url)
     _check_report_events(lines, streamed=True)
     # `result` prints the artifact whole, and the file's bytes
-    result = _ok(run_cli("result", task_id, "-o", "json")).json()
+    result = _ok(run_cli("result", "-o", "json", "--", task_id)).json()
     report = next(a for a in result["artifacts"] if a["artifactId"] == "report")
     assert "".join(p["text"] for p in report["parts"]) == "".join(REPORT_CHUNKS)
 
@@ -129,7 +129,7 @@ def test_result_save_writes_the_file_byte_for_byte_and_the_text_whole(
 ) -> None:
     task = _ok(run_cli("send", "report to save", "-u", a2a_server.url, "-o", "json")).json()
     out = tmp_path / "out"
-    manifest = _ok(run_cli("result", task["taskId"], "--save", str(out), "-o", "json")).json()
+    manifest = _ok(run_cli("result", "--save", str(out), "-o", "json", "--", task["taskId"])).json()
     errors = list(_save_validator().iter_errors(manifest))
     assert not errors, [e.message for e in errors]
     assert (out / "data.bin").read_bytes() == REPORT_FILE
@@ -141,12 +141,12 @@ def test_result_save_writes_the_file_byte_for_byte_and_the_text_whole(
     assert by_name["data.bin"]["mediaType"] == "application/octet-stream"
     # nothing is overwritten without --force: a one-line error, exit 2, the file as it was
     (out / "report.md").write_text("mine")
-    again = run_cli("result", task["taskId"], "--save", str(out))
+    again = run_cli("result", "--save", str(out), "--", task["taskId"])
     assert again.code == 2
     assert_one_line_error(again)
     assert "--force" in again.stderr
     assert (out / "report.md").read_text() == "mine"
-    _ok(run_cli("result", task["taskId"], "--save", str(out), "--force", "-o", "json"))
+    _ok(run_cli("result", "--save", str(out), "--force", "-o", "json", "--", task["taskId"]))
     assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
 
 
@@ -156,7 +156,7 @@ def test_watch_result_save_prints_a_saved_event(
     task = _ok(run_cli("send", "report to watch", "-u", a2a_server.url, "-o", "json")).json()
     out = tmp_path / "w"
     lines = _ok(
-        run_cli("watch", task["taskId"], "--result", "--save", str(out), "-o", "ndjson")
+        run_cli("watch", "--result", "--save", str(out), "-o", "ndjson", "--", task["taskId"])
     ).lines()
     for line in lines:
         assert not list(_validator().iter_errors(line)), line
@@ -164,7 +164,7 @@ def test_watch_result_save_prints_a_saved_event(
     assert len(saved) == 1 and saved[0]["taskId"] == task["taskId"]
     assert (out / "data.bin").read_bytes() == REPORT_FILE
     assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
-    bad = run_cli("watch", task["taskId"], "--save", str(out))
+    bad = run_cli("watch", "--save", str(out), "--", task["taskId"])
     assert bad.code == 2
     assert_one_line_error(bad)
 
@@ -176,7 +176,7 @@ def test_the_a2a_js_agent_s_artifacts_grow_and_save(
     task_id, lines = _watch_report(run_cli, a2a_js_server.url)
     _check_report_events(lines, streamed=False)
     out = tmp_path / "js"
-    _ok(run_cli("result", task_id, "--save", str(out), "-o", "json"))
+    _ok(run_cli("result", "--save", str(out), "-o", "json", "--", task_id))
     assert (out / "data.bin").read_bytes() == REPORT_FILE
     assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
 
@@ -187,12 +187,12 @@ def test_url_parts_are_listed_and_fetched_only_with_download(
     task = _ok(run_cli("send", "link please", "-u", a2a_server.url, "--watch", "-o", "json"))
     task_id = task.json()["tasks"][0]["taskId"]
     out = tmp_path / "links"
-    listed = _ok(run_cli("result", task_id, "--save", str(out), "-o", "json")).json()
+    listed = _ok(run_cli("result", "--save", str(out), "-o", "json", "--", task_id)).json()
     (entry,) = listed["files"]
     assert entry["kind"] == "url" and entry["path"] is None and entry["bytes"] is None
     assert entry["url"] == a2a_server.card_url
     assert not (out / "card.json").exists()
-    fetched = _ok(run_cli("result", task_id, "--save", str(out), "--download", "-o", "json"))
+    fetched = _ok(run_cli("result", "--save", str(out), "--download", "-o", "json", "--", task_id))
     (entry,) = fetched.json()["files"]
     assert Path(entry["path"]).name == "card.json" and entry["bytes"] > 0
     card = json.loads((out / "card.json").read_text())

@@ -45,10 +45,10 @@ def test_a_grpc_only_agent_end_to_end(
     assert report and report[0] < completed  # the artifact grew while the task ran
     assert kinds[-1] == "end" and lines[-1]["outcome"] == "completed"
 
-    got = _ok(run_cli("get", task_id, "-o", "json")).json()  # the book knows the endpoint
+    got = _ok(run_cli("get", "-o", "json", "--", task_id)).json()  # the book knows the endpoint
     assert got["status"] == "completed" and got["protocol"] == "a2a-1.0-grpc"
     out = tmp_path / "out"
-    _ok(run_cli("result", task_id, "--save", str(out), "-o", "json"))
+    _ok(run_cli("result", "--save", str(out), "-o", "json", "--", task_id))
     assert (out / "data.bin").read_bytes() == REPORT_FILE
     assert (out / "report.md").read_text() == "".join(REPORT_CHUNKS)
 
@@ -74,9 +74,9 @@ def test_answer_cancel_and_push_configs_over_grpc(
 ) -> None:
     url = ("-u", a2a_grpc_server.url)
     ask = _ok(run_cli("send", "ask over grpc", *url, "-o", "json")).json()
-    _ok(run_cli("watch", ask["taskId"], "--until", "input_required", "-o", "json"))
-    _ok(run_cli("answer", ask["taskId"], "--text", "forty-two", "-o", "json"))
-    result = _ok(run_cli("result", ask["taskId"], "-o", "json")).json()
+    _ok(run_cli("watch", "--until", "input_required", "-o", "json", "--", ask["taskId"]))
+    _ok(run_cli("answer", "--text", "forty-two", "-o", "json", "--", ask["taskId"]))
+    result = _ok(run_cli("result", "-o", "json", "--", ask["taskId"])).json()
     assert result["text"] == "answer: forty-two"
 
     # running until cancelled below, however long the steps between take on a loaded machine
@@ -85,25 +85,26 @@ def test_answer_cancel_and_push_configs_over_grpc(
         run_cli(
             "push",
             "set",
-            slow,
             "--webhook",
             "http://127.0.0.1:9/hook",
             "--id",
             "c1",
             "-o",
             "json",
+            "--",
+            slow,
             env={"MCPTASK_WEBHOOK_TOKEN": "secret"},  # a secret never as a flag (issue 38)
         )
     ).json()
     assert made["id"] == "c1" and made["tokenSet"] is True
-    configs = _ok(run_cli("push", "list", slow, "-o", "json")).json()["configs"]
+    configs = _ok(run_cli("push", "list", "-o", "json", "--", slow)).json()["configs"]
     assert [c["id"] for c in configs] == ["c1"]
-    assert _ok(run_cli("push", "get", slow, "--id", "c1", "-o", "json")).json()["url"] == (
+    assert _ok(run_cli("push", "get", "--id", "c1", "-o", "json", "--", slow)).json()["url"] == (
         "http://127.0.0.1:9/hook"
     )
-    _ok(run_cli("push", "delete", slow, "--id", "c1", "-o", "json"))
-    assert _ok(run_cli("push", "list", slow, "-o", "json")).json()["configs"] == []
-    refused = run_cli("push", "set", slow, "--webhook", "http://10.1.2.3/hook")
+    _ok(run_cli("push", "delete", "--id", "c1", "-o", "json", "--", slow))
+    assert _ok(run_cli("push", "list", "-o", "json", "--", slow)).json()["configs"] == []
+    refused = run_cli("push", "set", "--webhook", "http://10.1.2.3/hook", "--", slow)
     assert refused.code == 4
     assert_one_line_error(refused)
 
@@ -112,9 +113,9 @@ def test_answer_cancel_and_push_configs_over_grpc(
     assert any(line.get("via") == "webhook" for line in hooked.lines()), hooked.stdout
     assert hooked.lines()[-1]["outcome"] == "completed"
 
-    cancelled = _ok(run_cli("cancel", slow, "-o", "json")).json()
+    cancelled = _ok(run_cli("cancel", "-o", "json", "--", slow)).json()
     assert cancelled["status"] == "cancelled"
-    again = run_cli("cancel", slow)
+    again = run_cli("cancel", "--", slow)
     assert again.code == 11
     assert_one_line_error(again)
 

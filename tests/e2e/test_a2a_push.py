@@ -78,7 +78,7 @@ def send(run_cli: RunCli, url: str, proto: str, text: str = "hello push") -> str
 
 
 def configs(run_cli: RunCli, url: str, proto: str, task_id: str) -> list[dict[str, Any]]:
-    r = ok(run_cli("push", "list", task_id, "-u", url, "-p", proto, "-o", "json"))
+    r = ok(run_cli("push", "list", "-u", url, "-p", proto, "-o", "json", "--", task_id))
     listed: list[dict[str, Any]] = valid(r.json())["configs"]
     return listed
 
@@ -151,7 +151,6 @@ def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str], tmp_pa
         run_cli(
             "push",
             "set",
-            task_id,
             "-u",
             url,
             "-p",
@@ -166,6 +165,8 @@ def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str], tmp_pa
             "Bearer",
             "--id",
             "c1",
+            "--",
+            task_id,
             env={"MCPTASK_WEBHOOK_CREDENTIALS": "cred-1"},
         )
     ).json()
@@ -174,20 +175,24 @@ def test_push_config_round_trip(run_cli: RunCli, spoken: tuple[str, str], tmp_pa
     assert made["tokenSet"] is True
     assert made["authentication"] == {"scheme": "Bearer", "credentialsSet": True}
     assert "sekrit" not in made["url"]
-    r = ok(run_cli("push", "get", task_id, "-u", url, "-p", proto, "-o", "json"))
+    r = ok(run_cli("push", "get", "-u", url, "-p", proto, "-o", "json", "--", task_id))
     assert valid(r.json()) == made  # the only config: no --id needed
     for secret in ("tok-1", "cred-1", "sekrit"):
         assert secret not in r.stdout
     assert [c["id"] for c in configs(run_cli, url, proto, task_id)] == ["c1"]
-    ok(run_cli("push", "set", task_id, "-u", url, "-p", proto, "--webhook", hook, "--id", "c2"))
-    r = run_cli("push", "get", task_id, "-u", url, "-p", proto)
+    ok(
+        run_cli(
+            "push", "set", "-u", url, "-p", proto, "--webhook", hook, "--id", "c2", "--", task_id
+        )
+    )
+    r = run_cli("push", "get", "-u", url, "-p", proto, "--", task_id)
     assert r.code == 2 and "c1" in r.stderr and "c2" in r.stderr
     assert_one_line_error(r)
     gone = ok(
-        run_cli("push", "delete", task_id, "-u", url, "-p", proto, "--id", "c1", "-o", "json")
+        run_cli("push", "delete", "-u", url, "-p", proto, "--id", "c1", "-o", "json", "--", task_id)
     )
     assert valid(gone.json()) == {"taskId": task_id, "id": "c1", "deleted": True}
-    ok(run_cli("push", "delete", task_id, "-u", url, "-p", proto, "--id", "c2"))
+    ok(run_cli("push", "delete", "-u", url, "-p", proto, "--id", "c2", "--", task_id))
     assert configs(run_cli, url, proto, task_id) == []
 
 
@@ -211,7 +216,9 @@ def test_push_refused_by_an_agent_without_push(
 def test_an_agent_that_refuses_the_url_is_named(run_cli: RunCli, sdk_push: tuple[str, str]) -> None:
     url, proto = sdk_push
     task_id = send(run_cli, url, proto)
-    r = run_cli("push", "set", task_id, "-u", url, "-p", proto, "--webhook", "http://10.1.2.3/h")
+    r = run_cli(
+        "push", "set", "-u", url, "-p", proto, "--webhook", "http://10.1.2.3/h", "--", task_id
+    )
     assert r.code == 4
     assert_one_line_error(r)
     assert "refused the push URL" in r.stderr
@@ -230,7 +237,7 @@ def test_an_unknown_task_or_config_is_not_found(run_cli: RunCli, sdk_push: tuple
         assert_one_line_error(r)
         assert "no-such-task" in r.stderr
     task_id = send(run_cli, url, proto)
-    r = run_cli("push", "get", task_id, "-u", url, "-p", proto, "--id", "no-such-config")
+    r = run_cli("push", "get", "-u", url, "-p", proto, "--id", "no-such-config", "--", task_id)
     assert r.code == 9
     assert_one_line_error(r)
     assert "or its push config" in r.stderr
@@ -298,18 +305,19 @@ def test_push_listen_prints_what_the_agent_delivers(
         run_cli(
             "push",
             "set",
-            task_id,
             "-u",
             url,
             "-p",
             proto,
             "--webhook",
             where["url"],
+            "--",
+            task_id,
             env={"MCPTASK_WEBHOOK_TOKEN": "listen-tok"},
         )
     )
     seen = listen.until(lambda n: (n["message"] or "").startswith("step "))
-    ok(run_cli("cancel", task_id, "-u", url, "-p", proto))
+    ok(run_cli("cancel", "-u", url, "-p", proto, "--", task_id))
     seen += listen.until(lambda n: n.get("status") == "cancelled")
     for n in seen:
         valid(n)
@@ -455,7 +463,6 @@ def test_watch_with_push_receiver_deletes_configs_after_a_timeout(
     task_id = send(run_cli, url, proto, "slow timeout")
     r = run_cli(
         "watch",
-        task_id,
         "-u",
         url,
         "-p",
@@ -465,10 +472,12 @@ def test_watch_with_push_receiver_deletes_configs_after_a_timeout(
         "2",
         "-o",
         "ndjson",
+        "--",
+        task_id,
     )
     assert r.code == 7, r.stderr
     assert configs(run_cli, url, proto, task_id) == []
-    run_cli("cancel", task_id, "-u", url, "-p", proto)  # tidy up (it may have ended)
+    run_cli("cancel", "-u", url, "-p", proto, "--", task_id)  # tidy up (it may have ended)
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -492,7 +501,7 @@ def test_a_signal_ends_the_watch_and_its_configs(
 ) -> None:
     url = request.getfixturevalue(agent).url
     task_id = send(run_cli, url, proto, "slow signal")
-    watch = cli("watch", task_id, "-u", url, "-p", proto, "--push-receiver", "-o", "ndjson")
+    watch = cli("watch", "-u", url, "-p", proto, "--push-receiver", "-o", "ndjson", "--", task_id)
     watch.until(lambda x: x.get("via") == "webhook")  # its config is in place and used
     assert len(configs(run_cli, url, proto, task_id)) == 1
     got, out, err = watch.stop(sig)
@@ -500,7 +509,7 @@ def test_a_signal_ends_the_watch_and_its_configs(
     assert json.loads(out.splitlines()[-1])["outcome"] == "interrupted"
     assert "Traceback" not in err
     assert configs(run_cli, url, proto, task_id) == []
-    run_cli("cancel", task_id, "-u", url, "-p", proto)  # tidy up (it may have ended)
+    run_cli("cancel", "-u", url, "-p", proto, "--", task_id)  # tidy up (it may have ended)
 
 
 @pytest.mark.parametrize(("agent", "proto"), NO_PUSH, ids=["jsonrpc", "rest"])
@@ -637,7 +646,7 @@ def test_watch_of_several_tasks_registers_and_deletes_one_config_each(
     assert by_webhook == set(ids)
     for task_id in ids:
         assert configs(run_cli, url, proto, task_id) == []
-        run_cli("cancel", task_id, "-u", url, "-p", proto)  # tidy up (it may have ended)
+        run_cli("cancel", "-u", url, "-p", proto, "--", task_id)  # tidy up (it may have ended)
 
 
 def test_an_agent_that_refuses_the_public_url_is_polled_and_named(
@@ -703,7 +712,7 @@ def test_the_readme_push_example_works_as_printed(
     ok(run_cli(*set_words[1:], env=env))  # the book knows where the task is
     seen = receiver.until(lambda n: n["taskId"] == task_id)
     assert seen[-1]["tokenMatched"] is True and seen[-1]["accepted"] is True, seen
-    ok(run_cli("cancel", task_id, "-u", a2a_push_server.url, "-p", "a2a-1.0"))
+    ok(run_cli("cancel", "-u", a2a_push_server.url, "-p", "a2a-1.0", "--", task_id))
     code, _, err = receiver.stop(signal.SIGINT)
     assert code == 0, err
 

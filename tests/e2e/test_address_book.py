@@ -54,15 +54,15 @@ def test_ids_and_prefixes_find_their_endpoint(
     a = create(run_cli, everything_server.url, "tides")
     b = create(run_cli, second_server.url, "reefs")
 
-    r = run_cli("get", a, "-o", "json")
+    r = run_cli("get", "-o", "json", "--", a)
     assert r.code == 0, r.stderr
     assert r.json()["taskId"] == a and r.json()["server"] == everything_server.url
 
-    r = run_cli("get", b[:8], "-o", "json")  # a prefix, as the live view shows ids
+    r = run_cli("get", "-o", "json", "--", b[:8])  # a prefix, as the live view shows ids
     assert r.code == 0, r.stderr
     assert r.json()["taskId"] == b and r.json()["server"] == second_server.url
 
-    r = run_cli("watch", a, b, "-o", "ndjson")
+    r = run_cli("watch", "-o", "ndjson", "--", a, b)
     assert r.code == 0, r.stderr
     lines = r.lines()
     ends = [line for line in lines if line["event"] == "end"]
@@ -72,7 +72,7 @@ def test_ids_and_prefixes_find_their_endpoint(
     servers = {line["server"] for line in lines if line["event"] == "status"}
     assert servers == {everything_server.url, second_server.url}
 
-    r = run_cli("result", a, "-o", "json")
+    r = run_cli("result", "-o", "json", "--", a)
     assert r.code == 0, r.stderr
     assert "tides" in json.dumps(r.json())
 
@@ -101,7 +101,7 @@ def test_localhost_and_127_0_0_1_are_one_endpoint(
     assert "127.0.0.1" in everything_server.url
     a = create(run_cli, everything_server.url, "loopback")
     via_localhost = everything_server.url.replace("127.0.0.1", "localhost") + "/"
-    r = run_cli("get", a, "--url", via_localhost, "-o", "json")
+    r = run_cli("get", "--url", via_localhost, "-o", "json", "--", a)
     assert r.code == 0, r.stderr  # the session the book kept for 127.0.0.1 is found
     assert r.json()["status"] in ("working", "completed")
 
@@ -179,7 +179,7 @@ def test_a_reader_that_goes_away_ends_the_watch(
     mcptask = f"{sys.executable} -m mcptask"
     started = time.monotonic()
     proc = subprocess.run(
-        ["sh", "-c", f"{mcptask} watch {task_id} -o ndjson | head -1"],
+        ["sh", "-c", f"{mcptask} watch -o ndjson -- {task_id} | head -1"],
         env=clean_env(state_dir),
         capture_output=True,
         text=True,
@@ -197,7 +197,7 @@ def test_a_reader_that_goes_away_ends_the_watch(
 def test_ctrl_c_says_how_to_resume(run_cli: RunCli, state_dir: Path, slow_demo: str) -> None:
     task_id = demo_task(run_cli, slow_demo)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcptask", "watch", task_id, "-o", "ndjson"],
+        [sys.executable, "-m", "mcptask", "watch", "-o", "ndjson", "--", task_id],
         env=clean_env(state_dir),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -213,5 +213,5 @@ def test_ctrl_c_says_how_to_resume(run_cli: RunCli, state_dir: Path, slow_demo: 
     assert end["event"] == "end" and end["outcome"] == "interrupted"
     assert f"resume with `mcptask watch {task_id}`" in err
     # the hint works when pasted (no target: the task book knows where the task is)
-    r = run_cli("get", task_id, "-o", "json")
+    r = run_cli("get", "-o", "json", "--", task_id)
     assert r.code == 0 and r.json()["status"] == "working", r.stderr

@@ -58,14 +58,14 @@ def test_login_then_call_watch_result_with_refresh(
     assert started.code == 0, started.stderr
     task_id = started.json()["taskId"]
 
-    watched = run_cli("watch", task_id, "--url", url, "-o", "ndjson", "--trace", env=env)
+    watched = run_cli("watch", "--url", url, "-o", "ndjson", "--trace", "--", task_id, env=env)
     assert watched.code == 0, watched.stderr
     events = watched.lines()
     assert events[-1]["event"] == "end" and events[-1]["outcome"] == "completed"
     assert not [e for e in events if e.get("event") not in ("status", "end")]  # no hiccup
     assert "/token" in watched.stderr and "grant_type=refresh_token" in watched.stderr
 
-    result = run_cli("result", task_id, "-o", "json", env=env)  # the task book knows where
+    result = run_cli("result", "-o", "json", "--", task_id, env=env)  # the task book knows where
     assert result.code == 0, result.stderr
     assert result.json()["structuredContent"] == {"result": "echo: hi"}
 

@@ -62,12 +62,12 @@ def test_book_found_endpoints_never_get_the_command_lines_credentials(
     token_file = tmp_path / "token"
     token_file.write_text(SECRET + "\n")
     runs: list[tuple[list[str], dict[str, str]]] = [
-        (["watch", ia, ib, "-o", "json"], {"MCPTASK_TOKEN": SECRET}),
+        (["watch", "-o", "json", "--", ia, ib], {"MCPTASK_TOKEN": SECRET}),
         (["watch", "--all", "-o", "json"], {"MCPTASK_TOKEN": SECRET}),
-        (["get", ib, "-o", "json"], {"MCPTASK_TOKEN": SECRET}),
-        (["get", ib, "--token-file", str(token_file), "-o", "json"], {}),
-        (["get", ib, "-H", f"X-Api-Key: {HEADER_SECRET}", "-o", "json"], {}),
-        (["result", ib, "-H", f"X-Api-Key: {HEADER_SECRET}", "-o", "json"], {}),
+        (["get", "-o", "json", "--", ib], {"MCPTASK_TOKEN": SECRET}),
+        (["get", "--token-file", str(token_file), "-o", "json", "--", ib], {}),
+        (["get", "-H", f"X-Api-Key: {HEADER_SECRET}", "-o", "json", "--", ib], {}),
+        (["result", "-H", f"X-Api-Key: {HEADER_SECRET}", "-o", "json", "--", ib], {}),
     ]
     for args, env in runs:
         r = run_cli(*args, env=env)
@@ -79,7 +79,7 @@ def test_book_found_endpoints_never_get_the_command_lines_credentials(
     assert secrets_in(a) == [], "A received a credential given with no target"
 
     # with a target, the credentials go to it (and only to it)
-    r = run_cli("get", ib, "--url", b.url, "-H", f"X-Api-Key: {HEADER_SECRET}", "-o", "json")
+    r = run_cli("get", "--url", b.url, "-H", f"X-Api-Key: {HEADER_SECRET}", "-o", "json", "--", ib)
     assert r.code == 0, r.stderr
     assert b.received("X-Api-Key") == [HEADER_SECRET]
     assert secrets_in(a) == []
@@ -101,7 +101,7 @@ def test_a_book_found_endpoint_gets_its_own_config_entry_credentials(
     a.clear()
     b.clear()
     env = {"MCPTASK_CONFIG": str(config), "BEE_TOKEN": "bee-own-token", "MCPTASK_TOKEN": SECRET}
-    r = run_cli("watch", ia, ib, "-o", "json", env=env)
+    r = run_cli("watch", "-o", "json", "--", ia, ib, env=env)
     assert r.code == 0, r.stderr
     assert set(b.received("Authorization")) == {"Bearer bee-own-token"}
     assert set(b.received("X-Team")) == {"bee-team"}

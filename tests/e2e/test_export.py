@@ -70,9 +70,9 @@ def test_a_watched_task_s_story_goes_to_a_file_once(
     tid = ok(run_cli("call", "build-report", "topic=otel", "--url", demo, "-o", "json")).json()[
         "taskId"
     ]
-    ok(run_cli("watch", tid, "-o", "ndjson"))
+    ok(run_cli("watch", "-o", "ndjson", "--", tid))
     out = tmp_path / "traces.jsonl"
-    doc = valid_export(ok(run_cli("export", tid, "--to", str(out), "-o", "json")).json())
+    doc = valid_export(ok(run_cli("export", "--to", str(out), "-o", "json", "--", tid)).json())
     assert (doc["exported"], doc["destination"]) == (1, str(out))
     [task] = doc["tasks"]
     assert task["taskId"] == tid and task["ended"] is True
@@ -91,13 +91,13 @@ def test_a_watched_task_s_story_goes_to_a_file_once(
     methods = {attrs(s).get("mcp.method.name") for s in spans if s.get("parentSpanId")}
     assert {"tools/call", "tasks/result"} <= methods
     # sent whole: not sent again, unless asked (then under the same ids)
-    again = valid_export(ok(run_cli("export", tid, "--to", str(out), "-o", "json")).json())
+    again = valid_export(ok(run_cli("export", "--to", str(out), "-o", "json", "--", tid)).json())
     assert (again["exported"], again["skipped"]["unchanged"]) == (0, 1)
-    forced = ok(run_cli("export", tid, "--to", str(out), "--again", "-o", "ndjson")).lines()
+    forced = ok(run_cli("export", "--to", str(out), "--again", "-o", "ndjson", "--", tid)).lines()
     assert [(x["traceId"], x["spanId"]) for x in forced] == [(task["traceId"], task["spanId"])]
     assert len(spans_in(out)) == 2 * len(spans)
     # the pretty words: how many, where, and the trace to paste
-    pretty = ok(run_cli("export", tid, "--to", str(out), "--again", "-o", "pretty"))
+    pretty = ok(run_cli("export", "--to", str(out), "--again", "-o", "pretty", "--", tid))
     assert "exported 1 task(s)" in pretty.stderr and task["traceId"] in pretty.stdout
 
 
@@ -112,7 +112,7 @@ def test_tasks_still_running_go_only_when_named(
         ok(run_cli("export", "--all", "--url", slow_demo, "--to", str(out), "-o", "json")).json()
     )
     assert long not in [t["taskId"] for t in doc["tasks"]] and doc["skipped"]["unfinished"] >= 1
-    named = valid_export(ok(run_cli("export", long, "--to", str(out), "-o", "json")).json())
+    named = valid_export(ok(run_cli("export", "--to", str(out), "-o", "json", "--", long)).json())
     assert named["tasks"][0]["ended"] is False
     # a snapshot under ids of its own, a child of the task's span (sent whole once it ends)
     [root] = [s for s in spans_in(out) if attrs(s).get("mcptask.task.open")]
@@ -176,13 +176,15 @@ def test_a_backend_that_is_down(
     assert len(warnings) == 1 and "connection refused" in warnings[0], watched.stderr
     tid = watched.lines()[-1]["taskId"]
     # `export` itself: exit 4, one line; the story is sent once the backend is back
-    r = run_cli("export", tid, env=env)
+    r = run_cli("export", "--", tid, env=env)
     assert r.code == 4, r.stderr
     assert_one_line_error(r)
     assert "connection refused" in r.stderr and f"127.0.0.1:{closed_port}" in r.stderr
     out = tmp_path / "later.jsonl"
     assert (
-        valid_export(ok(run_cli("export", tid, "--to", str(out), "-o", "json")).json())["exported"]
+        valid_export(ok(run_cli("export", "--to", str(out), "-o", "json", "--", tid)).json())[
+            "exported"
+        ]
         == 1
     )
 

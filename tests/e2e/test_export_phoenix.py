@@ -65,7 +65,7 @@ def test_a_demo_task_in_the_trace_its_call_named(
     ).json()
     tid = created["taskId"]
     assert created["traceId"] == trace_id
-    ok(run_cli("watch", tid, "-o", "ndjson"))
+    ok(run_cli("watch", "-o", "ndjson", "--", tid))
     task = exported(run_cli, phoenix, tid)
     assert task["traceId"] == trace_id
     spans = by_id(phoenix.wait_spans(trace_id, task["spans"]))

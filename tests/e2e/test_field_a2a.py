@@ -44,7 +44,7 @@ def test_forced_protocol_reads_the_card_of_an_origin(run_cli: RunCli, odd: OddSe
     assert r.json()["protocol"] == "a2a-1.0"
     assert f"the agent card names the endpoint {url}rpc" in r.stderr
     tid = r.json()["taskId"]
-    got = _ok(run_cli("get", tid, "-u", url, "-p", "a2a-1.0", "-o", "json"))
+    got = _ok(run_cli("get", "-u", url, "-p", "a2a-1.0", "-o", "json", "--", tid))
     assert got.json()["taskId"] == tid
     # the 0.3 agent the same way
     url03 = odd.agent("0.3", endpoint_elsewhere=True)
@@ -71,14 +71,14 @@ def test_forced_protocol_with_a_card_url(
 def test_a_question_only_in_the_history_is_shown(run_cli: RunCli, odd: OddServer) -> None:
     url = odd.agent("1.0", question_in_history=True)
     tid = _send(run_cli, url, "ask the weather")["taskId"]
-    got = _ok(run_cli("get", tid, "-u", url, "-o", "json")).json()
+    got = _ok(run_cli("get", "-u", url, "-o", "json", "--", tid)).json()
     assert got["status"] == "input_required" and got["statusMessage"] == "Which city?"
-    pretty = _ok(run_cli("get", tid, "-u", url, "-o", "pretty"))
+    pretty = _ok(run_cli("get", "-u", url, "-o", "pretty", "--", tid))
     assert "Which city?" in pretty.stdout and "sent no message" not in pretty.stdout
-    watched = _ok(run_cli("watch", tid, "-u", url, "-o", "ndjson"), 6)
+    watched = _ok(run_cli("watch", "-u", url, "-o", "ndjson", "--", tid), 6)
     statuses = [ln for ln in watched.lines() if ln.get("event") == "status"]
     assert statuses[-1]["statusMessage"] == "Which city?"
-    answered = _ok(run_cli("answer", tid, "-u", url, "--text", "Oslo", "-o", "json"))
+    answered = _ok(run_cli("answer", "-u", url, "--text", "Oslo", "-o", "json", "--", tid))
     assert "asks: Which city?" in answered.stderr
     assert "sent no message" not in answered.stderr
 

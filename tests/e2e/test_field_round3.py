@@ -68,7 +68,7 @@ def test_an_agent_card_url_is_accepted_as_the_target(
     agent = a2a_field("--discover-400", "--card-path", "/agents/echo/agent-card.json")
     sent = _send(run_cli, "quick hi", "--url", agent.card_url, "--trace")
     assert sent["protocol"] == "a2a-1.0", sent
-    got = run_cli("get", sent["taskId"], "--url", agent.card_url, "-o", "json")
+    got = run_cli("get", "--url", agent.card_url, "-o", "json", "--", sent["taskId"])
     assert got.code == 0, got.stderr
     assert got.json()["taskId"] == sent["taskId"]
 
@@ -103,16 +103,16 @@ def test_a_task_made_with_p_is_spoken_to_in_that_protocol_without_a_target(
     agent = a2a_field("--discover-400", "--no-card")
     sent = _send(run_cli, "hello", "-p", "a2a-0.3", "--url", agent.url)
     tid = sent["taskId"]
-    got = run_cli("get", tid, "-o", "json")
+    got = run_cli("get", "-o", "json", "--", tid)
     assert got.code == 0, got.stderr
     assert got.json()["protocol"] == "a2a-0.3"
     book = run_cli("book", "-o", "json")
     [endpoint] = [e for e in book.json()["endpoints"] if e["tasks"]]
     assert endpoint["protocol"] == "a2a-0.3"
-    result = run_cli("result", tid, "-o", "json")
+    result = run_cli("result", "-o", "json", "--", tid)
     assert result.code == 0, result.stderr
     assert "echo: hello" in result.json()["text"]
-    cancel = run_cli("cancel", tid)
+    cancel = run_cli("cancel", "--", tid)
     assert cancel.code == 11, cancel.stderr  # finished: not applicable, not a detection error
 
 
@@ -123,10 +123,10 @@ def test_each_task_keeps_its_own_protocol_on_an_endpoint_of_two(
     first = _send(run_cli, "hello", "--url", a2a_server.url)
     assert first["protocol"] == "a2a-1.0"
     old = _send(run_cli, "hello", "-p", "a2a-0.3", "--url", a2a_server.url)
-    got = run_cli("get", old["taskId"], "-o", "json")
+    got = run_cli("get", "-o", "json", "--", old["taskId"])
     assert got.code == 0, got.stderr
     assert got.json()["protocol"] == "a2a-0.3"
-    got = run_cli("get", first["taskId"], "-o", "json")
+    got = run_cli("get", "-o", "json", "--", first["taskId"])
     assert got.json()["protocol"] == "a2a-1.0"
 
 
@@ -139,10 +139,10 @@ def test_minus_32603_for_not_found_and_finished_is_read_as_the_spec_says(
     agent = a2a_field("--internal-errors")
     done = _send(run_cli, "quick x", "--url", agent.url)
     tid = done["taskId"]
-    waited = run_cli("result", tid, "-o", "json")
+    waited = run_cli("result", "-o", "json", "--", tid)
     assert waited.code == 0, waited.stderr
     # a finished task: the status is read before choosing the exit status (11, not 4)
-    cancel = run_cli("cancel", tid)
+    cancel = run_cli("cancel", "--", tid)
     assert cancel.code == 11, cancel.stderr
     assert_one_line_error(cancel)
     assert "has already ended: completed" in cancel.stderr
@@ -185,7 +185,7 @@ def test_result_falls_back_to_the_last_agent_message_of_history(
 ) -> None:
     agent = a2a_field("--drop-artifacts")
     tid = _send(run_cli, "quick x", "--url", agent.url)["taskId"]
-    r = run_cli("result", tid, "--url", agent.url, "-o", "json")
+    r = run_cli("result", "--url", agent.url, "-o", "json", "--", tid)
     assert r.code == 0, r.stderr
     payload = valid("result", r.json())
     assert payload["artifacts"] == [] and payload["answerFrom"] == "history"
@@ -202,7 +202,7 @@ def test_result_keeps_the_artifacts_a_stream_carried(
     assert watched.code == 0, watched.stderr
     tid = watched.lines()[0]["taskId"]
     # another run: the artifacts the stream carried were kept in the task book
-    r = run_cli("result", tid, "-o", "json")
+    r = run_cli("result", "-o", "json", "--", tid)
     assert r.code == 0, r.stderr
     payload = valid("result", r.json())
     assert payload["answerFrom"] == "artifactsSeen"
@@ -213,17 +213,17 @@ def test_result_keeps_the_artifacts_a_stream_carried(
 def test_a_question_kept_in_an_artifact_is_shown(run_cli: RunCli, a2a_field: FieldAgents) -> None:
     agent = a2a_field("--ask-in-artifact")
     tid = _send(run_cli, "ask me", "--url", agent.url)["taskId"]
-    waiting = run_cli("result", tid)  # waits until the agent asks
+    waiting = run_cli("result", "--", tid)  # waits until the agent asks
     assert waiting.code == 6, waiting.stderr
-    got = run_cli("get", tid, "-o", "json")
+    got = run_cli("get", "-o", "json", "--", tid)
     assert got.code == 0, got.stderr
     assert got.json()["status"] == "input_required"
     assert got.json()["statusMessage"] == "What is your name?"
-    answered = run_cli("answer", tid, "--text", "Bob", "-o", "json")
+    answered = run_cli("answer", "--text", "Bob", "-o", "json", "--", tid)
     assert answered.code == 0, answered.stderr
     assert "asks: What is your name?" in answered.stderr
     assert "sent no message" not in answered.stderr
-    result = run_cli("result", tid, "-o", "json")
+    result = run_cli("result", "-o", "json", "--", tid)
     assert "hello, Bob" in result.json()["text"]
 
 
@@ -248,7 +248,7 @@ def test_progress_with_the_call_s_token_is_the_task_s(
     made = run_cli("call", "count", "steps=2", "--task", "-o", "json", "--url", url)
     assert made.code == 0, made.stderr
     later = made.json()["taskId"]
-    watched = run_cli("watch", later, "-o", "ndjson")
+    watched = run_cli("watch", "-o", "ndjson", "--", later)
     assert watched.code == 0, watched.stderr
     assert [p["progress"] for p in _progress(watched)] == [1, 2], watched.stdout
 
@@ -296,8 +296,8 @@ def test_the_form_on_a_terminal_asks_the_question_kept_in_an_artifact(
 
     agent = a2a_field("--ask-in-artifact")
     tid = _send(run_cli, "ask again", "--url", agent.url)["taskId"]
-    assert run_cli("result", tid).code == 6  # waits until the agent asks
-    t = Terminal(["answer", tid], clean_env(state_dir))
+    assert run_cli("result", "--", tid).code == 6  # waits until the agent asks
+    t = Terminal(["answer", "--", tid], clean_env(state_dir))
     try:
         t.expect("asks:")
         t.expect("What is your name?")
@@ -310,5 +310,5 @@ def test_the_form_on_a_terminal_asks_the_question_kept_in_an_artifact(
         if t.proc.poll() is None:
             t.proc.kill()
     assert "sent no message" not in t.screen
-    result = run_cli("result", tid, "-o", "json")
+    result = run_cli("result", "-o", "json", "--", tid)
     assert "hello, Ann" in result.json()["text"]

@@ -89,7 +89,7 @@ def test_a_demo_task_s_log_has_every_status_and_message_with_push_and_poll(
     demo = pushing_demo
     created = ok(run_cli("call", "build-report", "topic=log", "--url", demo, "-o", "json")).json()
     tid = created["taskId"]
-    watched = ok(run_cli("watch", tid, "-o", "ndjson")).lines()
+    watched = ok(run_cli("watch", "-o", "ndjson", "--", tid)).lines()
     log = story(run_cli, tid)
     check_story(created, watched, log)
     vias = {x["via"] for x in log if x["kind"] in ("status", "message")}
@@ -98,9 +98,9 @@ def test_a_demo_task_s_log_has_every_status_and_message_with_push_and_poll(
     assert "push-open" in kinds and "progress" in kinds and "result" in kinds
     assert log[-1]["kind"] == "end"
     # the pretty timeline and the one JSON document
-    pretty = ok(run_cli("log", tid, "-o", "pretty")).stdout
+    pretty = ok(run_cli("log", "-o", "pretty", "--", tid)).stdout
     assert "created" in pretty and "Report ready" in pretty and "push" in pretty
-    doc = ok(run_cli("log", tid[:8], "-o", "json")).json()
+    doc = ok(run_cli("log", "-o", "json", "--", tid[:8])).json()
     assert doc["taskId"] == tid and [e["n"] for e in doc["events"]] == [e["n"] for e in log]
 
 
@@ -134,7 +134,7 @@ def test_log_follow_in_another_process_tracks_a_watch(
     env = clean_env(state_dir)
     mcptask = [sys.executable, "-m", "mcptask"]
     watcher = subprocess.Popen(
-        [*mcptask, "watch", tid, "-o", "ndjson"],
+        [*mcptask, "watch", "-o", "ndjson", "--", tid],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -146,7 +146,7 @@ def test_log_follow_in_another_process_tracks_a_watch(
     while not any(x["command"] == "watch" for x in story(run_cli, tid)):
         assert watcher.poll() is None, watcher.stderr.read() if watcher.stderr else ""
     follower = subprocess.run(
-        [*mcptask, "log", tid, "--follow", "-o", "ndjson"],
+        [*mcptask, "log", "--follow", "-o", "ndjson", "--", tid],
         env=env,
         capture_output=True,
         text=True,
@@ -184,7 +184,7 @@ def test_log_follow_alone_follows_the_task_itself(run_cli: RunCli, state_dir: Pa
         created = ok(run_cli("call", "build-report", "topic=alone", "--url", server.url))
         tid = created.json()["taskId"]
         follower = subprocess.Popen(
-            [sys.executable, "-m", "mcptask", "log", tid, "--follow", "--timeout", "120"],
+            [sys.executable, "-m", "mcptask", "log", "--follow", "--timeout", "120", "--", tid],
             env=clean_env(state_dir),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -236,14 +236,16 @@ def test_log_follow_polls_at_the_server_s_pace(
     url = everything_server.url
     tid = ok(run_cli("call", "simulate-research-query", "topic=alone", "--url", url, "-o", "json"))
     task_id = tid.json()["taskId"]
-    followed = ok(run_cli("log", task_id, "--follow", "-o", "ndjson", "--timeout", "90")).lines()
+    followed = ok(
+        run_cli("log", "--follow", "-o", "ndjson", "--timeout", "90", "--", task_id)
+    ).lines()
     assert [x["status"] for x in followed if x["kind"] == "status"][-1] == "completed"
     assert {x["command"] for x in followed[1:]} == {"log"}
     # a piped log prints one JSON object per event, so --jq applies to each
-    retries = ok(run_cli("log", task_id, "--jq", 'select(.kind == "status") | .status'))
+    retries = ok(run_cli("log", "--jq", 'select(.kind == "status") | .status', "--", task_id))
     assert retries.stdout.split() == [x["status"] for x in followed if x["kind"] == "status"]
     # an ended task: `log --follow` ends at once, whatever --timeout
-    again = ok(run_cli("log", task_id, "--follow", "--timeout", "3")).lines()
+    again = ok(run_cli("log", "--follow", "--timeout", "3", "--", task_id)).lines()
     assert sorted(x["n"] for x in again) == sorted(x["n"] for x in followed)
 
 
@@ -274,7 +276,7 @@ def test_stdio_results_outlive_the_server(run_cli: RunCli, everything_stdio_cmd:
     r = ok(run_cli("call", "simulate-research-query", "topic=pipes", "-o", "json", "--stdio", cmd))
     tid = r.json()["tasks"][0]["taskId"]
     # the server is gone: the book kept the result, found by a prefix without a target
-    got = ok(run_cli("result", tid[:8], "-o", "json"))
+    got = ok(run_cli("result", "-o", "json", "--", tid[:8]))
     assert "pipes" in json.dumps(got.json())
     assert "gone from its server" in got.stderr
     local = ok(run_cli("list", "--local", "-o", "json")).json()["tasks"]
@@ -282,7 +284,7 @@ def test_stdio_results_outlive_the_server(run_cli: RunCli, everything_stdio_cmd:
     assert ok(run_cli("list", "--local", "--stdio", cmd, "-o", "json")).json()["tasks"]
     assert story(run_cli, tid[:8])[-1]["kind"] == "end"
     # a status needs the server, which is gone: a usage error that says why
-    status = run_cli("get", tid)
+    status = run_cli("get", "--", tid)
     assert status.code == 2 and "stdio" in status.stderr
     assert_one_line_error(status)
     endpoints = ok(run_cli("book", "-o", "json")).json()["endpoints"]
@@ -308,12 +310,12 @@ def test_book_forget_and_prune(run_cli: RunCli, everything_server: ServerProcess
     assert entry["protocol"] == "mcp-2025-11-25"
     assert url in ok(run_cli("book", "-o", "pretty")).stdout
 
-    forgot = ok(run_cli("forget", a, "-o", "json")).json()
+    forgot = ok(run_cli("forget", "-o", "json", "--", a)).json()
     assert forgot == {"forgotten": [{"taskId": a, "server": url}]}
-    gone = run_cli("get", a)
+    gone = run_cli("get", "--", a)
     assert gone.code == 2 and "not in the task book" in gone.stderr
-    assert ok(run_cli("get", b, "-o", "json")).json()["taskId"] == b
-    again = run_cli("forget", a)
+    assert ok(run_cli("get", "-o", "json", "--", b)).json()["taskId"] == b
+    again = run_cli("forget", "--", a)
     assert again.code == 9  # not in the book: not found (issue 38), not a missing target
     assert_one_line_error(again)
 
@@ -323,7 +325,7 @@ def test_book_forget_and_prune(run_cli: RunCli, everything_server: ServerProcess
         ok(run_cli("prune", "--older-than", "0s", "--unfinished", "-o", "json")).json()["tasks"]
         >= 1
     )
-    assert run_cli("get", b).code == 2
+    assert run_cli("get", "--", b).code == 2
     bad = run_cli("prune", "--older-than", "soon")
     assert bad.code == 2
     assert_one_line_error(bad)
@@ -335,7 +337,7 @@ def test_book_forget_and_prune(run_cli: RunCli, everything_server: ServerProcess
     unknown = run_cli("forget", "--endpoint", url)
     assert unknown.code == 9
     assert_one_line_error(unknown)
-    both = run_cli("forget", b, "--endpoint", url)
+    both = run_cli("forget", "--endpoint", url, "--", b)
     assert both.code == 2
     assert_one_line_error(both)
 
@@ -357,7 +359,7 @@ def test_watch_all_shows_an_agent_s_tasks_once_after_a_mistaken_tools(
     ids = [t["taskId"] for t in r.json()["tasks"]]
     assert task_id in ids
     assert len(ids) == len(set(ids)), ids  # each task once
-    ok(run_cli("cancel", task_id), 0, 11)
+    ok(run_cli("cancel", "--", task_id), 0, 11)
 
 
 def test_watch_all_skips_an_endpoint_silent_for_a_day(

@@ -315,7 +315,7 @@ def test_poll_interval_hints_are_clamped(cli: Cli, fault: FaultServer) -> None:
     assert MAX_INTERVAL <= 300
     # a huge ttl / pollInterval can be shown
     for tid in HINTS:
-        r = cli("get", tid, "--url", url, *P, "-o", "pretty")
+        r = cli("get", "--url", url, *P, "-o", "pretty", "--", tid)
         assert r.code == 0, r.stderr
 
 

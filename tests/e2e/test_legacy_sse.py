@@ -95,7 +95,7 @@ def test_a_task_is_followed_in_the_run_that_made_it(
     end = _events(r.stdout)[-1]
     assert end["event"] == "end" and end["outcome"] == "completed"
     # a later run cannot reach it: said plainly
-    later = run_cli("get", str(end["taskId"]), "--url", url, "-o", "json")
+    later = run_cli("get", "--url", url, "-o", "json", "--", str(end["taskId"]))
     assert later.code == 4
     assert_one_line_error(later)
     assert "deprecated HTTP+SSE transport" in later.stderr

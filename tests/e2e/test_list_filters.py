@@ -43,7 +43,7 @@ def test_a2a_list_filters(
     slow = _ok(run_cli("send", "hold filters", *url, "-o", "json")).json()
     ask = _ok(run_cli("send", "ask filters", *url, "-o", "json")).json()
     # wait for the question (no sleeping: the watch ends when the task asks)
-    _ok(run_cli("watch", ask["taskId"], "--until", "input_required", "-o", "json"))
+    _ok(run_cli("watch", "--until", "input_required", "-o", "json", "--", ask["taskId"]))
 
     running = {t["taskId"]: t for t in _listed(run_cli, *url, "--status", "working,input_required")}
     assert slow["taskId"] in running and ask["taskId"] in running
@@ -72,8 +72,8 @@ def test_a2a_list_filters(
         t["taskId"] for t in _listed(run_cli, "--local", *url, "--context", ask["contextId"])
     ] == [ask["taskId"]]
     assert len(_listed(run_cli, "--local", "--limit", "2")) == 2  # the whole book, no target
-    _ok(run_cli("cancel", slow["taskId"], *url, "-o", "json"))
-    _ok(run_cli("cancel", ask["taskId"], *url, "-o", "json"))
+    _ok(run_cli("cancel", *url, "-o", "json", "--", slow["taskId"]))
+    _ok(run_cli("cancel", *url, "-o", "json", "--", ask["taskId"]))
 
 
 def test_mcp_list_filters_apply_to_what_the_server_lists(
@@ -88,16 +88,16 @@ def test_mcp_list_filters_apply_to_what_the_server_lists(
     assert task_id in {t["taskId"] for t in either}
     assert {t["status"] for t in either} <= {"working", "completed"}
     assert task_id not in {t["taskId"] for t in _listed(run_cli, *url, "--status", "failed")}
-    _ok(run_cli("watch", task_id, *url, "-o", "json"))
+    _ok(run_cli("watch", *url, "-o", "json", "--", task_id))
     assert task_id in {t["taskId"] for t in _listed(run_cli, *url, "--status", "completed")}
     assert task_id not in {t["taskId"] for t in _listed(run_cli, *url, "--status", "working")}
     assert task_id in {t["taskId"] for t in _listed(run_cli, *url, "--since", "10m")}
 
     # `result --save` of an MCP result: its content items as files
-    result = _ok(run_cli("result", task_id, *url, "-o", "json")).json()
+    result = _ok(run_cli("result", *url, "-o", "json", "--", task_id)).json()
     texts = [c["text"] for c in result["content"] if c.get("type") == "text"]
     out = tmp_path / "mcp"
-    manifest = _ok(run_cli("result", task_id, *url, "--save", str(out), "-o", "json")).json()
+    manifest = _ok(run_cli("result", *url, "--save", str(out), "-o", "json", "--", task_id)).json()
     written = [Path(f["path"]) for f in manifest["files"] if f["kind"] == "text"]
     assert [p.read_text() for p in written][: len(texts)] == texts
     assert texts and written[0].name == "content-1.txt"

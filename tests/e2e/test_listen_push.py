@@ -54,7 +54,7 @@ def test_watch_follows_2026_tasks_by_push(run_cli: RunCli) -> None:
 def test_ids_the_server_did_not_accept_are_polled(run_cli: RunCli) -> None:
     with DemoServer(task_seconds=1.5, poll_interval_ms=500, protocol=V2026) as server:
         tid = _call(run_cli, server.url, "build-report")
-        r = run_cli("watch", tid, "nope", "-u", server.url, "-o", "ndjson")
+        r = run_cli("watch", "-u", server.url, "-o", "ndjson", "--", tid, "nope")
         assert r.code == 9, r.stderr  # the unknown id: the highest exit code
         ends = {ln["taskId"]: ln for ln in r.lines() if ln.get("event") == "end"}
         assert ends[tid]["outcome"] == "completed" and ends["nope"]["outcome"] == "unknown"
@@ -76,7 +76,7 @@ def test_a_dropped_listen_stream_is_listened_to_again(run_cli: RunCli) -> None:
 def test_no_push_turns_listening_off(run_cli: RunCli) -> None:
     with DemoServer(task_seconds=1.0, poll_interval_ms=300, protocol=V2026) as server:
         tid = _call(run_cli, server.url, "build-report")
-        r = run_cli("watch", tid, "-u", server.url, "-o", "ndjson", "--no-push")
+        r = run_cli("watch", "-u", server.url, "-o", "ndjson", "--no-push", "--", tid)
         assert r.code == 0, r.stderr
         assert server.listens == []
 

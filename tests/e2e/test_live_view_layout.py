@@ -490,7 +490,7 @@ def test_a_server_that_goes_down_mid_watch_reads_as_one_coherent_line(
             check=True,
         )
         task_id = made.stdout.split('"taskId": "')[1].split('"')[0]
-        tmux_at.start(cli("watch", task_id, "--no-push"), env)
+        tmux_at.start(cli("watch", "--no-push", "--", task_id), env)
         wait_screen(tmux_at, lambda s: any("● working" in ln for ln in s), "working")
         server.stop()
         pattern = re.compile(r"retrying in ([0-9.m]+s)")

@@ -128,7 +128,7 @@ def test_watch_all_switches_once_it_has_listed_many_tasks(run_cli: RunCli) -> No
 def test_connection_refused_is_the_same_one_line_error(run_cli: RunCli) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     ids = [f"t{i}" for i in range(MANY_TASKS + 10)]
-    few = run_cli("watch", ids[0], "--url", url)
+    few = run_cli("watch", "--url", url, "--", ids[0])
     many = run_cli("watch", *ids, "--url", url)
     for r in (few, many):
         assert r.code == 4, r.stderr
@@ -226,7 +226,6 @@ def test_one_shot_commands_do_not_import_the_poll_pool(run_cli: RunCli) -> None:
         sid, ids = create_tasks(server.url, 1)
         got = run_cli(
             "get",
-            ids[0],
             "--url",
             server.url,
             "--session",
@@ -234,6 +233,8 @@ def test_one_shot_commands_do_not_import_the_poll_pool(run_cli: RunCli) -> None:
             *P,
             "-o",
             "json",
+            "--",
+            ids[0],
             env={"PYTHONPROFILEIMPORTTIME": "1"},
         )
     assert got.code == 0, got.stderr[-2000:]

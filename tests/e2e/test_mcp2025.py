@@ -44,11 +44,11 @@ def test_call_get_watch_result_list_through_the_remembered_session(
     assert rec["session"] and rec["protocol"] == "mcp-2025-11-25"
     assert (state_dir / "tasks.db").stat().st_mode & 0o777 == 0o600
 
-    got = run_cli("get", tid, "--url", url, "-o", "json")
+    got = run_cli("get", "--url", url, "-o", "json", "--", tid)
     assert got.code == 0, got.stderr
     assert got.json()["taskId"] == tid
 
-    watched = run_cli("watch", tid, "--url", url, "-o", "ndjson")
+    watched = run_cli("watch", "--url", url, "-o", "ndjson", "--", tid)
     assert watched.code == 0, watched.stderr
     lines = watched.lines()
     assert lines[-1] == {"event": "end", "taskId": tid, "outcome": "completed", "exitCode": 0}
@@ -60,7 +60,7 @@ def test_call_get_watch_result_list_through_the_remembered_session(
     pairs = [(ln["status"], ln["statusMessage"]) for ln in statuses]
     assert all(a != b for a, b in itertools.pairwise(pairs))
 
-    res = run_cli("result", tid, "--url", url, "-o", "json")
+    res = run_cli("result", "--url", url, "-o", "json", "--", tid)
     assert res.code == 0, res.stderr
     text = res.json()["content"][0]["text"]
     assert "Research Report: tide pools" in text
@@ -83,14 +83,14 @@ def test_a_second_session_cannot_see_the_task_but_the_book_can(
     tid = create(run_cli, url, "simulate-research-query", "topic=x")["taskId"]
     # another machine (an empty task book) opens a new session: the task is not there
     elsewhere = {"MCPTASK_STATE_DIR": str(tmp_path / "elsewhere")}
-    other = run_cli("get", tid, "--url", url, "-o", "json", env=elsewhere)
+    other = run_cli("get", "--url", url, "-o", "json", "--", tid, env=elsewhere)
     assert other.code == 9, other.stderr
     assert_one_line_error(other)
     # a session the server does not know: the task cannot be reached
-    bogus = run_cli("get", tid, "--url", url, "--session", "not-a-session", "-o", "json")
+    bogus = run_cli("get", "--url", url, "--session", "not-a-session", "-o", "json", "--", tid)
     assert bogus.code == 9, bogus.stderr
     assert "session" in bogus.stderr
-    ok = run_cli("get", tid, "--url", url, "-o", "json")
+    ok = run_cli("get", "--url", url, "-o", "json", "--", tid)
     assert ok.code == 0
 
 
@@ -118,7 +118,7 @@ def test_watch_result_prints_the_result_in_the_end_line(
 def test_watch_json_prints_one_object(run_cli: RunCli, everything_server: ServerProcess) -> None:
     url = everything_server.url
     tid = create(run_cli, url, "simulate-research-query", "topic=json")["taskId"]
-    r = run_cli("watch", tid, "--url", url, "-o", "json")
+    r = run_cli("watch", "--url", url, "-o", "json", "--", tid)
     assert r.code == 0
     data = r.json()
     assert data["exitCode"] == 0
@@ -134,16 +134,16 @@ def test_cancel_a_running_task_then_watch_exits_8(
     # cancel cannot come after it completed by itself (4 s of work otherwise)
     args = ("topic=cancel me", "ambiguous=true")
     tid = create(run_cli, url, "simulate-research-query", *args)["taskId"]
-    c = run_cli("cancel", tid, "--url", url, "-o", "json")
+    c = run_cli("cancel", "--url", url, "-o", "json", "--", tid)
     assert c.code == 0, c.stderr
     assert c.json()["status"] == "cancelled"
-    w = run_cli("watch", tid, "--url", url, "-o", "ndjson")
+    w = run_cli("watch", "--url", url, "-o", "ndjson", "--", tid)
     assert w.code == 8
     assert w.lines()[-1]["outcome"] == "cancelled"
-    again = run_cli("cancel", tid, "--url", url, "-o", "json")
+    again = run_cli("cancel", "--url", url, "-o", "json", "--", tid)
     assert again.code == 11, again.stderr
     assert "cancelled" in again.stderr
-    res = run_cli("result", tid, "--url", url, "-o", "json")
+    res = run_cli("result", "--url", url, "-o", "json", "--", tid)
     assert res.code == 8
 
 
@@ -189,7 +189,7 @@ def test_result_waits_for_a_running_task_on_fastmcp3(
     url = fastmcp3_server.url
     task = create(run_cli, url, "slow_echo", "text=patience", "seconds=2")
     assert task["status"] == "working"
-    r = run_cli("result", task["taskId"], "--url", url, "-o", "json")
+    r = run_cli("result", "--url", url, "-o", "json", "--", task["taskId"])
     assert r.code == 0, r.stderr
     assert r.json()["content"][0]["text"] == "echo: patience"
 
@@ -199,7 +199,7 @@ def test_no_wait_fails_fast_on_a_running_task(
 ) -> None:
     url = fastmcp3_server.url
     task = create(run_cli, url, "slow_echo", "text=x", "seconds=60")
-    r = run_cli("result", task["taskId"], "--no-wait", "--url", url, "-o", "json")
+    r = run_cli("result", "--no-wait", "--url", url, "-o", "json", "--", task["taskId"])
     assert r.code == 11
     assert_one_line_error(r)
 
@@ -209,11 +209,11 @@ def test_failed_task_prints_its_payload_and_exits_5(
 ) -> None:
     url = fastmcp3_server.url
     task = create(run_cli, url, "fail_tool", "reason=the flux capacitor broke")
-    r = run_cli("result", task["taskId"], "--url", url, "-o", "json")
+    r = run_cli("result", "--url", url, "-o", "json", "--", task["taskId"])
     assert r.code == 5, r.stderr
     assert r.json()["isError"] is True
     assert "flux capacitor" in r.json()["content"][0]["text"]
-    pretty = run_cli("result", task["taskId"], "--url", url, "-o", "pretty")
+    pretty = run_cli("result", "--url", url, "-o", "pretty", "--", task["taskId"])
     assert pretty.code == 5
     assert "flux capacitor" in pretty.stdout
 
@@ -223,7 +223,7 @@ def test_kept_result_is_shown_after_the_task_is_gone(
 ) -> None:
     url = fastmcp3_server.url
     task = create(run_cli, url, "quick", "x=21")
-    assert run_cli("result", task["taskId"], "--url", url, "-o", "json").code == 0
+    assert run_cli("result", "--url", url, "-o", "json", "--", task["taskId"]).code == 0
     # pretend the server purged the task: rename it in the book so the server does not know it
     import sqlite3
 

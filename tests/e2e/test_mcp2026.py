@@ -292,7 +292,7 @@ def test_unknown_task_id_exits_9(run_cli: RunCli, fastmcp4_server: ServerProcess
     create(run_cli, url, "slow_echo", "text=x", "seconds=0.5")  # detect + remember first
     task_id = "nope-" + secrets.token_hex(4)
     for command in ("get", "result", "cancel"):
-        result = ok(run_cli(command, task_id, "--url", url, "-o", "json"), 9)
+        result = ok(run_cli(command, "--url", url, "-o", "json", "--", task_id), 9)
         assert_one_line_error(result)
         assert f"Task {task_id} not found" in result.stderr
     end = end_line(ok(run_cli("watch", "--url", url, "-o", "ndjson", "--", task_id), 9))

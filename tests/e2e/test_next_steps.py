@@ -41,13 +41,16 @@ def test_get_on_a_task_that_asks_says_how_to_answer(
     task_id = run_cli("call", "ask_name", "--url", url, "-o", "json").json()["taskId"]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        r = run_cli("get", task_id, "--url", url, "-o", "pretty")
+        r = run_cli("get", "--url", url, "-o", "pretty", "--", task_id)
         if "input_required" in r.stdout:
             break
         time.sleep(0.3)
     assert "input_required" in r.stdout, r.stdout
-    assert f"answer it: mcptask answer {task_id}" in r.stderr
-    quiet = run_cli("get", task_id, "--url", url, "-o", "json")
+    from mcptask.text.command_line import command_line
+
+    # (a fastmcp id that begins with - comes after `--` in the hint)
+    assert f"answer it: {command_line('answer', task_id)}" in r.stderr
+    quiet = run_cli("get", "--url", url, "-o", "json", "--", task_id)
     assert quiet.stderr == ""  # hints are for people, not for scripts
 
 
@@ -58,7 +61,7 @@ def test_an_expired_task_names_the_kept_result(run_cli: RunCli, short_lived: Dem
     task_id = made.json()["tasks"][0]["taskId"]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        r = run_cli("get", task_id)
+        r = run_cli("get", "--", task_id)
         if r.code == 9:
             break
         time.sleep(0.2)
@@ -67,7 +70,7 @@ def test_an_expired_task_names_the_kept_result(run_cli: RunCli, short_lived: Dem
     assert r.stderr.count(task_id) == 2  # the task, and the command that prints its result
     assert f"task {task_id} has expired (last seen completed): " in r.stderr
     assert f"`mcptask result {task_id}` prints it" in r.stderr
-    kept = run_cli("result", task_id)
+    kept = run_cli("result", "--", task_id)
     assert kept.code == 0 and "Report on demo" in kept.stdout, kept.stderr
 
 

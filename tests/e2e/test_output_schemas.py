@@ -86,11 +86,11 @@ def test_task_watch_result_and_list_on_mcp2025(
     url = ("--url", fastmcp3_server.url)
     created = valid("task", ok(run_cli("call", "slow_echo", "text=hi", "seconds=1", *url)).json())
     tid = created["taskId"]
-    valid("task", ok(run_cli("get", tid, *url, "-o", "json")).json())
-    lines = events(ok(run_cli("watch", tid, *url, "--result", "-o", "ndjson")))
+    valid("task", ok(run_cli("get", *url, "-o", "json", "--", tid)).json())
+    lines = events(ok(run_cli("watch", *url, "--result", "-o", "ndjson", "--", tid)))
     assert lines[-1]["event"] == "end" and lines[-1]["result"]["content"]
     assert {line["event"] for line in lines[:-1]} == {"status"}
-    valid("result", ok(run_cli("result", tid, *url, "-o", "json")).json())
+    valid("result", ok(run_cli("result", *url, "-o", "json", "--", tid)).json())
     valid("list", ok(run_cli("list", *url, "-o", "json")).json())
     local = ok(run_cli("list", "--local", *url, "-o", "ndjson")).lines()
     assert [t["taskId"] for t in local] == [tid]
@@ -98,10 +98,10 @@ def test_task_watch_result_and_list_on_mcp2025(
         valid("task", line)
 
     failing = ok(run_cli("call", "fail_tool", "reason=nope", *url)).json()["taskId"]
-    summary = ok(run_cli("watch", failing, *url, "--result", "-o", "json"), 5).json()
+    summary = ok(run_cli("watch", *url, "--result", "-o", "json", "--", failing), 5).json()
     valid("watch-summary", summary)
     assert summary["tasks"][0]["result"]["isError"] is True
-    valid("result", ok(run_cli("result", failing, *url, "-o", "json"), 5).json())
+    valid("result", ok(run_cli("result", *url, "-o", "json", "--", failing), 5).json())
 
 
 def test_list_ndjson_prints_one_task_a_line_on_server_everything(
@@ -156,9 +156,9 @@ def test_failed_input_unknown_and_cancel_on_mcp2026(
 def test_task_events_and_result_on_a2a(run_cli: RunCli, a2a_server: A2AServerProcess) -> None:
     url = ("--url", a2a_server.url)
     task = valid("task", ok(run_cli("send", "hello schemas", *url, "-o", "json")).json())
-    lines = events(ok(run_cli("watch", task["taskId"], *url, "--result", "-o", "ndjson")))
+    lines = events(ok(run_cli("watch", *url, "--result", "-o", "ndjson", "--", task["taskId"])))
     assert lines[-1]["result"]["artifacts"]
-    result = valid("result", ok(run_cli("result", task["taskId"], *url, "-o", "json")).json())
+    result = valid("result", ok(run_cli("result", *url, "-o", "json", "--", task["taskId"])).json())
     assert "echo: hello schemas" in result["text"]
     valid("list", ok(run_cli("list", *url, "-o", "json")).json())
 

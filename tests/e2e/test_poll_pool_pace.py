@@ -163,9 +163,9 @@ def test_the_book_says_which_retries_were_refusals_for_pace(
     answers = [raw(503, b"rate of work too high", "text/plain"), too_many("1"), task(taskId=tid)]
     answers.append(task(taskId=tid, status="completed"))
     url = fault.url(get={tid: answers})
-    r = run_cli("watch", tid, "--url", url, "--session", SESSION, *P, "-o", "ndjson")
+    r = run_cli("watch", "--url", url, "--session", SESSION, *P, "-o", "ndjson", "--", tid)
     assert r.code == 0, r.stderr[-2000:]
-    story = run_cli("log", tid, "--url", url, "-o", "ndjson")
+    story = run_cli("log", "--url", url, "-o", "ndjson", "--", tid)
     assert story.code == 0, story.stderr
     retries = [e["data"] for e in story.lines() if e["kind"] == "retry"]
     assert [d.get("rateLimited") for d in retries] == [None, True], retries

@@ -35,7 +35,7 @@ def test_a_large_watch_polls_agents_the_lean_way(
     made: dict[str, Any] = sent.json()
     tid = made["taskId"]
     unknown = [f"no-such-task-{i}" for i in range(MANY_TASKS)]
-    r = run_cli("watch", tid, *unknown, "-u", server.url, "-o", "ndjson", "--trace", *extra)
+    r = run_cli("watch", "-u", server.url, "-o", "ndjson", "--trace", *extra, "--", tid, *unknown)
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
     assert POLLS_LINE in r.stderr, r.stderr[-3000:]
     ends = {ln["taskId"]: ln for ln in r.lines() if ln.get("event") == "end"}

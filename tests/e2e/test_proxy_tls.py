@@ -152,16 +152,12 @@ def test_every_command_reaches_an_https_server_through_https_proxy(
     assert tools.code == 0, tools.stderr
     task = _call(run_cli, url, env)
     tid = task["taskId"]
-    for args in (
-        ("get", tid),
-        ("watch", tid, "-o", "ndjson"),
-        ("result", tid),
-        ("list",),
-        ("log", tid),
-    ):
-        r = run_cli(*args, "--url", url, *(() if "-o" in args else ("-o", "json")), env=env)
+    for args in (("get",), ("watch", "-o", "ndjson"), ("result",), ("list",), ("log",)):
+        output = () if "-o" in args else ("-o", "json")
+        ids = () if args == ("list",) else ("--", tid)  # (fastmcp's ids may begin with -)
+        r = run_cli(*args, "--url", url, *output, *ids, env=env)
         assert r.code == 0, (args, r.stderr)
-    assert "42" in run_cli("result", tid, "--url", url, "-o", "json", env=env).stdout
+    assert "42" in run_cli("result", "--url", url, "-o", "json", "--", tid, env=env).stdout
     seen = proxy.connects()[before:]
     # every command that spoke to the server went through the proxy (`log` reads the book)
     assert len(seen) >= 6 and set(seen) == {f"127.0.0.1:{tls_server.port}"}

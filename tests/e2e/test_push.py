@@ -97,7 +97,7 @@ def test_409_falls_back_to_polling(run_cli: RunCli) -> None:
         deadline = time.monotonic() + 10
         while len(server.stream_requests) == held and time.monotonic() < deadline:
             time.sleep(0.01)  # until the server holds the stream open (a condition, not a pause)
-        r = run_cli("watch", tid, "--url", server.url, "-o", "ndjson")
+        r = run_cli("watch", "--url", server.url, "-o", "ndjson", "--", tid)
         assert r.code == 0, r.stderr
         assert {ln["via"] for ln in statuses(r)} == {"poll"}
         holder.join()
@@ -370,7 +370,7 @@ def test_a2a_watch_follows_the_subscription(run_cli: RunCli, a2a_server: ServerP
     assert "step 3/3" in messages
     assert lines[-1]["status"] == "completed"
     assert "echo: hello push" in json.dumps(r.lines()[-1]["result"])
-    polled = run_cli("watch", tid, "--url", a2a_server.url, "-o", "ndjson", "--no-push")
+    polled = run_cli("watch", "--url", a2a_server.url, "-o", "ndjson", "--no-push", "--", tid)
     assert polled.code == 0
     assert {ln["via"] for ln in statuses(polled)} == {"poll"}
 

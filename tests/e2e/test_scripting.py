@@ -24,15 +24,15 @@ def test_get_with_jq_prints_the_status(run_cli: RunCli, fastmcp3_server: ServerP
     slow = ok(run_cli("call", "slow_echo", "text=hi", "seconds=120", *url, "--jq", ".taskId"))
     slow_id = slow.stdout.strip()
     assert slow_id and '"' not in slow_id  # a string prints as plain text
-    assert ok(run_cli("get", slow_id, *url, "--jq", ".status")).stdout == "working\n"
-    ok(run_cli("cancel", slow_id, *url))
+    assert ok(run_cli("get", *url, "--jq", ".status", "--", slow_id)).stdout == "working\n"
+    ok(run_cli("cancel", *url, "--", slow_id))
     # ...and a short one to follow to its end
     tid = ok(run_cli("call", "slow_echo", "text=hi", "seconds=1", *url, "--jq", ".taskId")).stdout
     tid = tid.strip()
     # on every line of a stream
-    r = ok(run_cli("watch", tid, *url, "--jq", 'select(.event == "end") | .outcome'))
+    r = ok(run_cli("watch", *url, "--jq", 'select(.event == "end") | .outcome', "--", tid))
     assert r.stdout == "completed\n"
-    r = ok(run_cli("get", tid, *url, "--jq", "{id: .taskId, s: .status}"))
+    r = ok(run_cli("get", *url, "--jq", "{id: .taskId, s: .status}", "--", tid))
     assert r.json() == {"id": tid, "s": "completed"}
 
 
@@ -59,14 +59,16 @@ def test_watch_until_input_required_exits_zero_when_the_task_asks(
     created = ok(
         run_cli("call", "simulate-research-query", "topic=tides", "ambiguous=true", *url)
     ).json()
-    r = ok(run_cli("watch", created["taskId"], *url, "--until", "input_required", "-o", "ndjson"))
+    r = ok(
+        run_cli("watch", *url, "--until", "input_required", "-o", "ndjson", "--", created["taskId"])
+    )
     end = r.lines()[-1]
     assert end["event"] == "end"
     assert (end["outcome"], end["exitCode"]) == ("input_required", 0)
     assert "mcptask answer" in r.stderr  # and says how to answer it
     # without --until the same moment is exit 6
-    assert run_cli("watch", created["taskId"], *url, "-o", "json").code == 6
-    r = run_cli("watch", created["taskId"], *url, "--until", "finished")
+    assert run_cli("watch", *url, "-o", "json", "--", created["taskId"]).code == 6
+    r = run_cli("watch", *url, "--until", "finished", "--", created["taskId"])
     assert r.code == 2
     assert_one_line_error(r)
 
@@ -74,6 +76,6 @@ def test_watch_until_input_required_exits_zero_when_the_task_asks(
 def test_target_options_before_the_command(run_cli: RunCli, fastmcp3_server: ServerProcess) -> None:
     url = fastmcp3_server.url
     tid = ok(run_cli("--url", url, "-o", "json", "call", "quick", "x=2")).json()["taskId"]
-    assert ok(run_cli("--url", url, "--jq", ".taskId", "get", tid)).stdout == f"{tid}\n"
+    assert ok(run_cli("--url", url, "--jq", ".taskId", "get", "--", tid)).stdout == f"{tid}\n"
     r = ok(run_cli(f"--url={url}", "list", "--local", "-o", "ndjson"))
     assert [t["taskId"] for t in r.lines()] == [tid]

@@ -83,11 +83,11 @@ def test_why_answers_from_the_book_when_the_server_is_down(run_cli: RunCli) -> N
     with DemoServer(task_seconds=60) as server:
         made = ok(run_cli("call", "build-report", "topic=down", "--url", server.url))
         tid = made.json()["taskId"]
-        seen = ok(run_cli("get", tid, "-o", "json")).json()
-        up = ok(run_cli("why", tid, "-o", "json")).json()
+        seen = ok(run_cli("get", "-o", "json", "--", tid)).json()
+        up = ok(run_cli("why", "-o", "json", "--", tid)).json()
         assert up["source"] == "server" and up["history"]["reasons"]
     # the server is gone: `why` tells what the book last saw, the error first; exit 4
-    down = run_cli("why", tid, "-o", "json")
+    down = run_cli("why", "-o", "json", "--", tid)
     assert down.code == 4, down
     shown = down.json()
     assert shown["source"] == "book" and shown["statusMessage"] == seen["statusMessage"]
@@ -95,11 +95,11 @@ def test_why_answers_from_the_book_when_the_server_is_down(run_cli: RunCli) -> N
     assert shown["history"]["reasons"][0].startswith("the server cannot be reached")
     assert shown["lastSeenAt"]
     assert_one_line_error(down)
-    pretty = run_cli("why", tid, "-o", "pretty")
+    pretty = run_cli("why", "-o", "pretty", "--", tid)
     assert pretty.code == 4 and seen["statusMessage"] in pretty.stdout
     assert "the server cannot be reached" in pretty.stdout
     # `get` says where to look
-    failed = run_cli("get", tid)
+    failed = run_cli("get", "--", tid)
     assert failed.code == 4 and f"mcptask why {tid}" in failed.stderr
     # the book's task rows are the server's data, last seen
     (local,) = [t for t in ok(run_cli("list", "--local", "-o", "json")).json()["tasks"]]

@@ -77,7 +77,7 @@ def test_mcp_2025_the_call_and_a_watch_in_another_process_carry_the_task_s_trace
     assert "progressToken" in call  # merged with the `_meta` already there
 
     # another process: the task book's trace, the task's span as the parent of every poll
-    watched = run_cli("watch", task_id, "--result", "-o", "ndjson")
+    watched = run_cli("watch", "--result", "-o", "ndjson", "--", task_id)
     assert watched.code == 0, watched.stderr
     statuses = [e for e in watched.lines() if e.get("event") == "status"]
     assert statuses and all((e["traceId"], e["spanId"]) == (trace, own) for e in statuses)
@@ -86,10 +86,10 @@ def test_mcp_2025_the_call_and_a_watch_in_another_process_carry_the_task_s_trace
     assert polls and results
     assert {m.get("traceparent") for m in polls + results} == {expected}
 
-    got = run_cli("get", task_id, "-o", "json")
+    got = run_cli("get", "-o", "json", "--", task_id)
     assert got.code == 0, got.stderr
     assert (got.json()["traceId"], got.json()["spanId"]) == (trace, own)
-    log = run_cli("log", task_id, "-o", "json").json()
+    log = run_cli("log", "-o", "json", "--", task_id).json()
     assert (log["traceId"], log["spanId"], log["parentSpanId"]) == (trace, own, span)
 
 
@@ -113,7 +113,7 @@ def test_mcp_2026_a_trace_from_the_environment_and_a_watch_that_names_another(
     assert call["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
 
     other, other_trace, _ = _traceparent()
-    watched = run_cli("watch", task_id, "--traceparent", other, "-o", "json")
+    watched = run_cli("watch", "--traceparent", other, "-o", "json", "--", task_id)
     assert watched.code == 0, watched.stderr
     [summary] = watched.json()["tasks"]
     assert (summary["traceId"], summary["spanId"]) == (trace, own)
@@ -138,7 +138,7 @@ def test_a_task_made_elsewhere_joins_the_trace_a_watch_names(
     elsewhere = {"MCPTASK_STATE_DIR": str(tmp_path), "MCPTASK_CONFIG": str(tmp_path / "none")}
     given, trace, span = _traceparent()
     watched = run_cli(
-        *("watch", task_id, "--url", server.url, "--traceparent", given, "-o", "json"),
+        *("watch", "--url", server.url, "--traceparent", given, "-o", "json", "--", task_id),
         env=elsewhere,
     )
     assert watched.code == 0, watched.stderr
@@ -146,7 +146,7 @@ def test_a_task_made_elsewhere_joins_the_trace_a_watch_names(
     assert (ids.trace_id, ids.parent_span_id) == (trace, span)
     [summary] = watched.json()["tasks"]
     assert (summary["traceId"], summary["spanId"]) == (trace, ids.span_id)
-    got = run_cli("get", task_id, "--url", server.url, "-o", "json", env=elsewhere)
+    got = run_cli("get", "--url", server.url, "-o", "json", "--", task_id, env=elsewhere)
     assert got.json()["spanId"] == ids.span_id
     polls = _mcp_requests(server, task_id, "tasks/get")
     assert polls[-1]["traceparent"] == f"00-{trace}-{ids.span_id}-01"
@@ -261,8 +261,8 @@ def test_a2a_send_get_and_cancel_from_other_processes_carry_the_trace(
     task_id, own = made.json()["taskId"], made.json()["spanId"]
     assert made.json()["traceId"] == trace
     expected = f"00-{trace}-{own}-01"
-    assert run_cli("get", task_id, "-o", "json").json()["spanId"] == own
-    cancelled = run_cli("cancel", task_id, "-o", "json")
+    assert run_cli("get", "-o", "json", "--", task_id).json()["spanId"] == own
+    cancelled = run_cli("cancel", "-o", "json", "--", task_id)
     assert cancelled.code == 0, cancelled.stderr
     seen = _a2a_headers(server, trace)
     names = [what.replace(task_id, "{id}") for what, _ in seen]
@@ -280,7 +280,7 @@ def test_a2a_grpc_carries_the_trace_as_call_metadata(
     made = run_cli("send", "traced", "--url", server.url, "--traceparent", given, "-o", "json")
     assert made.code == 0, made.stderr
     task_id, own = made.json()["taskId"], made.json()["spanId"]
-    watched = run_cli("watch", task_id, "--no-push", "-o", "json")
+    watched = run_cli("watch", "--no-push", "-o", "json", "--", task_id)
     assert watched.code == 0, watched.stderr
     expected = f"00-{trace}-{own}-01"
     seen = _a2a_headers(server, trace)

@@ -137,7 +137,7 @@ def test_a_safe_request_is_sent_once_more_when_its_pooled_connection_is_dead(
     # detection reads the card, then tasks/get goes out on the same (dead) connection (from
     # a task book that does not know the endpoint: the one `send` wrote remembers 0.3)
     fresh = {"MCPTASK_STATE_DIR": str(tmp_path)}
-    r = run_cli("get", str(tid), "-u", url, "-o", "json", "--trace", env=fresh)
+    r = run_cli("get", "-u", url, "-o", "json", "--trace", "--", str(tid), env=fresh)
     assert r.code == 0, r.stderr
     assert "sending once more" in r.stderr
     gets = [q for q in odd.seen(url) if q.method == "tasks/get"]
@@ -157,7 +157,7 @@ def test_requests_go_to_the_endpoint_the_card_names(
         assert r.code == 0, r.stderr
         assert f"names the endpoint {url}rpc" in r.stderr
         tid = r.json()["taskId"]
-        got = run_cli("get", tid, "-u", typed, "-o", "json", "--trace")
+        got = run_cli("get", "-u", typed, "-o", "json", "--trace", "--", tid)
         assert got.code == 0, got.stderr
         assert f"posting to {url}rpc" in got.stderr  # remembered for the endpoint
         assert [ln for ln in got.stderr.splitlines() if ln.startswith("> POST")] == [
@@ -175,7 +175,7 @@ def test_cancel_of_a_finished_task_answered_with_the_task_is_exit_11(
 ) -> None:
     url = odd.agent("1.0", cancel_answers_task=True, seconds=0.0)
     tid = str(_send(run_cli, url, "hello")["taskId"])
-    r = run_cli("cancel", tid, "-u", url)
+    r = run_cli("cancel", "-u", url, "--", tid)
     assert r.code == 11, r.stderr
     assert_one_line_error(r)
     assert "completed" in r.stderr
@@ -215,7 +215,7 @@ def test_a_question_in_a_data_part_is_shown_as_text_and_json(
     for quirk in ("ask_with_data", "ask_data_only"):
         url = odd.agent("1.0", **{quirk: True})
         tid = str(_send(run_cli, url, "ask me")["taskId"])
-        r = run_cli("get", tid, "-u", url, "-o", "json")
+        r = run_cli("get", "-u", url, "-o", "json", "--", tid)
         assert r.code == 0, r.stderr
         message = r.json()["statusMessage"]
         assert "a call of get_weather(city=null" in message
@@ -401,8 +401,8 @@ def test_agno_workflow_tasks_come_from_their_answer(
     assert r.code == 0, r.stderr
     assert r.lines()[-1]["outcome"] == "completed"
     tid = r.lines()[0]["taskId"]
-    for args in (("get", tid), ("watch", tid, "-o", "ndjson")):
-        r = run_cli(*args, "-u", url)
+    for args in (("get",), ("watch", "-o", "ndjson")):
+        r = run_cli(*args, "-u", url, "--", tid)
         assert r.code == 4, r.stderr
         assert "Agno cannot look up workflow tasks" in r.stdout + r.stderr
 
@@ -413,13 +413,13 @@ def test_agno_workflow_tasks_come_from_their_answer(
 def test_answer_with_a_data_part(run_cli: RunCli, odd: OddServer) -> None:
     url = odd.agent("1.0", ask_with_data=True)
     tid = str(_send(run_cli, url, "ask me")["taskId"])
-    r = run_cli("answer", tid, "-u", url, "--data", '{"city": "Paris"}', "-o", "json")
+    r = run_cli("answer", "-u", url, "--data", '{"city": "Paris"}', "-o", "json", "--", tid)
     assert r.code == 0, r.stderr
     assert "a call of get_weather" in r.stderr  # the question, readable
     assert r.json()["status"] == "completed"
     agent = odd.scenario(url)
     assert agent.answers[-1] == [{"data": {"city": "Paris"}}]
-    bad = run_cli("answer", tid, "-u", url, "--data", "{nope")
+    bad = run_cli("answer", "-u", url, "--data", "{nope", "--", tid)
     assert bad.code == 2
     assert_one_line_error(bad)
 
@@ -430,12 +430,12 @@ def test_answer_with_a_data_part(run_cli: RunCli, odd: OddServer) -> None:
 def test_answer_names_the_new_task_a_server_starts(run_cli: RunCli, odd: OddServer) -> None:
     url = odd.agent("0.3", answer_new_task=True)
     tid = str(_send(run_cli, url, "ask me")["taskId"])
-    r = run_cli("answer", tid, "-u", url, "--text", "Paris", "-o", "json")
+    r = run_cli("answer", "-u", url, "--text", "Paris", "-o", "json", "--", tid)
     assert r.code == 0, r.stderr
     new = r.json()["taskId"]
     assert new != tid
     assert f"started a new task for the answer: {new}" in r.stderr
-    assert run_cli("get", new, "-u", url, "-o", "json").json()["status"] == "completed"
+    assert run_cli("get", "-u", url, "-o", "json", "--", new).json()["status"] == "completed"
 
 
 # -- 18. an empty task id ----------------------------------------------------------------------
@@ -461,13 +461,13 @@ def test_answer_takes_a_question_the_server_sends_on_the_get_stream(
     r = run_cli("call", "ask", "-u", url, "-p", "mcp-2025-11-25", "-o", "json")
     assert r.code == 0, r.stderr
     tid = r.json()["taskId"]
-    r = run_cli("answer", tid, "-u", url, "--json", '{"name": "Ada"}', "-o", "json")
+    r = run_cli("answer", "-u", url, "--json", '{"name": "Ada"}', "-o", "json", "--", tid)
     assert r.code == 0, r.stderr
     assert "What is your name?" in r.stderr
     assert r.json()["status"] == "completed"
     server = odd.scenario(url)
     assert server.names[tid] == "Ada"
-    got = run_cli("result", tid, "-u", url, "-o", "json")
+    got = run_cli("result", "-u", url, "-o", "json", "--", tid)
     assert got.json()["content"][0]["text"] == "Hello, Ada!"
 
 

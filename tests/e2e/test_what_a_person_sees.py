@@ -76,7 +76,7 @@ def test_call_watch_says_how_to_have_the_result(
     created = next(ln for ln in r.stderr.splitlines() if ln.startswith("mcptask: task "))
     task_id = created.split()[2]
     assert f"its result: `mcptask result {task_id}`" in r.stderr, r.stderr
-    shown = ok(run_cli("result", task_id, "-o", "json"))
+    shown = ok(run_cli("result", "-o", "json", "--", task_id))
     assert shown.stdout.strip()
     # with --result the result is printed, and no hint
     r = ok(

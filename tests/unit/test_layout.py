@@ -9,6 +9,7 @@ import io
 import re
 import tokenize
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -491,3 +492,120 @@ def test_no_test_reads_a_pipe_line_by_line_then_communicates() -> None:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _the_cli() -> tuple[frozenset[tuple[str, ...]], frozenset[str]]:
+    """What the CLI itself says: the commands that take task ids (`("get",)`, `("push",
+    "set")`...: a `task_id`/`task_ids` argument) and the options that take no value
+    (`--result`, `--trace`...)."""
+    import typer.main
+
+    from mcptask.cli.app import app
+
+    taking_ids: set[tuple[str, ...]] = set()
+    flags: set[str] = set()
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+        for p in command.params:
+            if p.param_type_name == "argument" and p.name in ("task_id", "task_ids"):
+                taking_ids.add(path)
+            elif p.param_type_name == "option" and (p.is_flag or p.count):
+                flags.update([*p.opts, *p.secondary_opts])
+
+    walk(typer.main.get_command(app), ())
+    return frozenset(taking_ids), frozenset(flags)
+
+
+#: calls whose first argument is a command's name but whose others are no command line
+#: (the hint's own `command_line`, a schema check, a scripted server's record of its calls)
+NOT_A_COMMAND_LINE = frozenset({"command_line", "valid", "append"})
+#: tests of what a dashed id before `--` does (the usage error's hint): on purpose
+ID_BEFORE_DASHES_ON_PURPOSE = frozenset({"test_mcp2026.py:test_task_id_beginning_with_dash"})
+#: what a server's id may be in a test: a variable, `task["taskId"]`, `r.json()[...]`,
+#: `str(tid)`, an f-string (an ALL-CAPS name is a constant of the test's: not a server's)
+_MAYBE_AN_ID = (ast.Name, ast.Attribute, ast.Subscript, ast.JoinedStr, ast.Call)
+
+
+def _ids_before_dashes(
+    words: list[ast.expr], commands: frozenset[tuple[str, ...]], flags: frozenset[str]
+) -> list[ast.expr]:
+    """In a command line (a call's positional arguments, a list's items), the words that may be
+    a server's task id and come before `--`: after an id-taking command, neither an option nor
+    an option's value (a word right after an option that takes one), nor a `*splat`."""
+    from mcptask.cli.options import COMMON_OPTIONS
+
+    text = [
+        w.value if isinstance(w, ast.Constant) and isinstance(w.value, str) else None for w in words
+    ]
+    i = text.index("mcptask") + 1 if "mcptask" in text else 0  # [python, -m, mcptask, ...]
+    # before the command: the program's words (a splat), common options (`--url U get ID`)
+    while i < len(words) and (isinstance(words[i], ast.Starred) or (text[i] or "").startswith("-")):
+        option = text[i] or ""
+        i += 2 if COMMON_OPTIONS.get(option, False) and "=" not in option else 1
+    if i < len(words) and tuple(text[i : i + 2]) in commands:
+        i += 2
+    elif i < len(words) and (text[i],) in commands:
+        i += 1
+    else:
+        return []
+    found: list[ast.expr] = []
+    value_next = False
+    for node, word in zip(words[i:], text[i:], strict=True):
+        if word == "--":
+            break
+        if word is not None and word.startswith("-"):
+            value_next = word not in flags and "=" not in word
+            continue
+        if value_next or isinstance(node, ast.Starred):
+            value_next = False
+            continue
+        constant = isinstance(node, ast.Name) and node.id.isupper()
+        if isinstance(node, _MAYBE_AN_ID) and not constant:
+            found.append(node)
+    return found
+
+
+def test_no_test_gives_a_server_s_task_id_before_double_dash() -> None:
+    """A task id from a server goes after `--` on a test's command line (`run_cli("get",
+    "--url", url, "--", tid)`): fastmcp's random ids begin with `-` one time in 64, and
+    such an id before `--` is an unknown option (exit 2, the `put -- before it` usage
+    error): random failures of the full run, twice. Checked where a call's arguments or a
+    list's items name a command that takes ids; values fixed at collection (`parametrize`)
+    are not a server's."""
+    commands, flags = _the_cli()
+    tests = Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        fixed: set[int] = set()  # under a `parametrize`: written before any server runs
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("parametrize"):
+                fixed.update(id(n) for n in ast.walk(node))
+        for node in ast.walk(tree):
+            if id(node) in fixed:
+                continue
+            if isinstance(node, ast.Call):
+                call: ast.AST | None = node
+                words = node.args
+            elif isinstance(node, ast.List | ast.Tuple):
+                call = parents.get(id(node))
+                words = node.elts
+            else:
+                continue
+            name = ast.unparse(call.func) if isinstance(call, ast.Call) else ""
+            if name.rpartition(".")[2] in NOT_A_COMMAND_LINE:
+                continue
+            ids = _ids_before_dashes(words, commands, flags)
+            if not ids:
+                continue
+            scope = parents.get(id(node))
+            while scope is not None and not isinstance(scope, ast.FunctionDef):
+                scope = parents.get(id(scope))
+            where = f"{path.name}:{scope.name if scope else ''}"
+            if where in ID_BEFORE_DASHES_ON_PURPOSE:
+                continue
+            found += [f"{path.relative_to(tests)}:{node.lineno}: {ast.unparse(i)}" for i in ids]
+    assert not found, found
