@@ -59,3 +59,43 @@ def test_a_parameter_is_made_lean_once() -> None:
     assert all(
         c.__name__.startswith("Lean") for c in classes if c.__module__ != "typer._click.core"
     )
+
+
+def _commands() -> list[str]:
+    from mcptask.cli.app import app
+
+    group = typer.main.get_command(app)
+    return sorted(
+        name
+        for name, command in group.commands.items()  # type: ignore[attr-defined]
+        if not hasattr(command, "commands") and command.params  # groups: their commands'
+    )
+
+
+def _typed(parsed: dict[str, Any] | str) -> Any:
+    if isinstance(parsed, str):
+        return parsed
+    return {k: (type(v).__name__, v) for k, v in parsed.items()}
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_every_command_s_defaults_are_read_as_typer_reads_them(command: str) -> None:
+    """Each command with nothing given but what it needs: every default (numbers too: an
+    int stays an int) and the words of a repeated text parameter, of the same type."""
+    for words in ([command], [command, "abc"], [command, "abc", "def", "-H", "A: b"]):
+        assert _typed(_parse(words, lean=True)) == _typed(_parse(words, lean=False)), words
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["watch", "a", "b", "c"],
+        ["watch", "--all"],
+        ["watch", "a", "--push-port", "8080"],
+        ["watch", "a", "--push-port", "99999999"],
+        ["list", "--status", "working", "--status", "failed"],
+        ["call", "tool", "a=1", "b=2"],
+    ],
+)
+def test_repeated_words_and_numbers_are_read_as_typer_reads_them(words: list[str]) -> None:
+    assert _typed(_parse(words, lean=True)) == _typed(_parse(words, lean=False))
