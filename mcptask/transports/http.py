@@ -21,11 +21,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 
 from mcptask.errors import AuthError, HttpStatusError, ProtocolError, RpcError, TransportError
-from mcptask.text import redact, urls
+from mcptask.text import jsonsafe, redact, urls
 from mcptask.text.numbers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_READ_TIMEOUT
 from mcptask.text.sanitize import clean, one_line
 from mcptask.transports.net import UNTIL, Network, answered_in_plain_text, untrusted
 from mcptask.transports.rpc import KeepsSession, StreamEvent, is_response
+
+#: a request's body: compact JSON, the C encoder made once (`json.dumps` makes one a call)
+_COMPACT = jsonsafe.encoder(separators=(",", ":"))
 
 if TYPE_CHECKING:
     from mcptask.transports.poll_pool import Exchange, PollPool
@@ -723,7 +726,7 @@ class HttpTransport(KeepsSession):
         """POST one JSON-RPC message; yield the messages that come back (none for 202)."""
         timeout = self._time_left(timeout)
         target = url or self.url
-        content = json.dumps(message, separators=(",", ":")).encode()
+        content = _COMPACT(message).encode()
         line = (
             self._poll_line("POST", target)
             if _is_safe(message) or message.get("method") == "tasks/result"
@@ -1232,7 +1235,7 @@ class HttpTransport(KeepsSession):
             all_headers["Last-Event-ID"] = last_event_id
         content = None
         if body is not None:
-            content = json.dumps(body, separators=(",", ":")).encode()
+            content = _COMPACT(body).encode()
             all_headers["Content-Type"] = "application/json"
         request = self._build(method, url or self.url, headers=all_headers, content=content)
         # no read timeout on a push stream: a healthy one may be quiet for a long time
@@ -1324,7 +1327,7 @@ class HttpTransport(KeepsSession):
         headers = {"Accept": "application/json", **(headers or {})}
         content = None
         if body is not None:
-            content = json.dumps(body, separators=(",", ":")).encode()
+            content = _COMPACT(body).encode()
             headers["Content-Type"] = "application/json"
 
         def build() -> httpx.Request:
