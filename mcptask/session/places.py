@@ -111,30 +111,29 @@ class Places:
         return out
 
     def _expand_many(self, task_ids: list[str]) -> tuple[list[str], list[dict[str, Any] | None]]:
-        """`_expand` by the set: the ids the book knows on this endpoint in one query per
+        """Each id as a whole id: the ids the book knows on this endpoint in one query per
         batch (with what their references take, the protocol among it); only the others are
-        looked up as prefixes. (whole ids, the book's records where it has them)."""
+        looked up as prefixes (a unique prefix of at least MIN_PREFIX characters of one of
+        this endpoint's ids in the book), all in one read. (whole ids, the book's records
+        where it has them)."""
         from mcptask.state.taskbook import MIN_PREFIX
 
         if not self.remembers or all(len(t) < MIN_PREFIX for t in task_ids):
             return task_ids, [None] * len(task_ids)
-        known = self._ctx.book.refs_many(self._ctx.server, task_ids)
-        out = [(t, known[t]) if t in known else self._expand(t) for t in task_ids]
-        return [full for full, _ in out], [rec for _, rec in out]
-
-    def _expand(self, task_id: str) -> tuple[str, dict[str, Any] | None]:
-        """A prefix of one of this endpoint's ids in the book (an id it does not know as a
-        whole: `_expand_many` asked), as the whole id."""
-        from mcptask.state.taskbook import MIN_PREFIX
-
-        if not self.remembers or len(task_id) < MIN_PREFIX:
-            return task_id, None
         server = self._ctx.server
-        book = self._ctx.book
-        matches = book.find_prefix(server, task_id)
-        if len(matches) > 1:
-            raise UsageError(_ambiguous_prefix(task_id, [(server, m) for m in matches]))
-        return (matches[0], None) if matches else (task_id, None)
+        known = self._ctx.book.refs_many(server, task_ids)
+        unknown = [t for t in task_ids if t not in known and len(t) >= MIN_PREFIX]
+        hits = self._ctx.book.find_prefixes(server, unknown) if unknown else {}
+        out: list[tuple[str, dict[str, Any] | None]] = []
+        for t in task_ids:
+            if t in known:
+                out.append((t, known[t]))
+                continue
+            matches = hits.get(t, [])
+            if len(matches) > 1:
+                raise UsageError(_ambiguous_prefix(t, [(server, m) for m in matches]))
+            out.append((matches[0] if matches else t, None))
+        return [full for full, _ in out], [rec for _, rec in out]
 
     def _find(
         self,

@@ -215,3 +215,15 @@ def test_ctrl_c_says_how_to_resume(run_cli: RunCli, state_dir: Path, slow_demo: 
     # the hint works when pasted (no target: the task book knows where the task is)
     r = run_cli("get", "-o", "json", "--", task_id)
     assert r.code == 0 and r.json()["status"] == "working", r.stderr
+
+
+def test_prefixes_with_a_target_are_looked_up_together(run_cli: RunCli, state_dir: Path) -> None:
+    """With a target, ids the book does not know whole are prefixes of its ids there (all
+    looked up in one read): an ambiguous one is a usage error naming the candidates, before
+    anything is sent."""
+    fake_book(state_dir, {"http://a.test/mcp": ["abcd1111", "abcd2222", "efgh3333"]})
+    r = run_cli("watch", "--url", "http://a.test/mcp", "--", "efgh", "abcd")
+    assert r.code == 2
+    assert_one_line_error(r)
+    assert "'abcd' is the start of 2 task ids" in r.stderr
+    assert "abcd1111" in r.stderr and "abcd2222" in r.stderr

@@ -738,3 +738,11 @@ def test_a_surrogate_in_any_field_of_an_ascii_task_is_written_as_replacement(
     shown = json.dumps(rec, ensure_ascii=False)
     assert "\ufffd" in shown
     shown.encode("utf-8")  # no surrogate left
+
+
+def test_prefixes_are_found_by_the_set(book: TaskBook) -> None:
+    book.record_many("http://h/mcp", {t: {"status": "working"} for t in ("abcd1", "abcd2", "xyz9")})
+    book.record_many("http://other/mcp", {"abcd3": {"status": "working"}})
+    found = book.find_prefixes("http://h/mcp", ["abcd", "xyz9", "none", "abcd2"])
+    assert found == {"abcd": ["abcd1", "abcd2"], "xyz9": ["xyz9"], "none": [], "abcd2": ["abcd2"]}
+    assert book.find_prefixes("http://unknown/mcp", ["abcd"]) == {"abcd": []}
