@@ -220,16 +220,16 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def ctrl_c_inside(exc: BaseException) -> bool:
-    """Whether Ctrl-C is what this error wraps: Python 3.11 reraises an exception from a
-    class body's `__set_name__` (`functools.cached_property`, met while modules import) as
-    a RuntimeError whose cause is the KeyboardInterrupt."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
+    """Whether this is Ctrl-C, or a RuntimeError Python raised from it: Python 3.11 reraises
+    an exception from a class body's `__set_name__` (`functools.cached_property`, met while
+    modules import) as a RuntimeError whose cause is the KeyboardInterrupt. Nothing else
+    counts (a bug met while handling Ctrl-C is still a bug)."""
+    for _ in range(8):
+        if isinstance(exc, KeyboardInterrupt):
             return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+        if type(exc) is not RuntimeError or exc.__cause__ is None:
+            return False
+        exc = exc.__cause__
     return False
 
 

@@ -104,7 +104,7 @@ _HELD: set[str] = set()
 _HELD_ORDER: list[str] = []
 
 
-#: every held secret is ASCII without `"`, `\\` or a control character, so JSON text shows it
+#: every held secret is ASCII without `"`, `\\`, DEL or a control character, so JSON text shows it
 #: as it is (`may_hold`); [False] sends every value the long way
 _HELD_AS_IS = [True]
 
@@ -112,13 +112,15 @@ _HELD_AS_IS = [True]
 def hold(secrets: Iterable[str]) -> None:
     """Remember secret values for `scrub`: a transport calls this with the token, its header
     values and its URL's secrets when it is made."""
-    _HELD.update(s for s in secrets if s)
+    new = [s for s in secrets if s]
+    if not all(_as_is(s) for s in new):
+        _HELD_AS_IS[0] = False  # first: another thread's check never meets such a secret
+    _HELD.update(new)
     _HELD_ORDER[:] = _longest_first(_HELD)
-    _HELD_AS_IS[0] = all(_as_is(s) for s in _HELD)
 
 
 def _as_is(secret: str) -> bool:
-    return secret.isascii() and not any(c in '"\\' or c < " " for c in secret)
+    return secret.isascii() and not any(c in '"\\\x7f' or c < " " for c in secret)
 
 
 def may_hold(text: str) -> bool:

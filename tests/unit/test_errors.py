@@ -168,3 +168,10 @@ def test_ctrl_c_wrapped_while_a_class_is_made_is_exit_130(
     with pytest.raises(RuntimeError):
         cli.main([])
     assert exit_code_for(RuntimeError("x")) == ExitCode.INTERNAL
+    try:  # a bug met while handling Ctrl-C is still a bug
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise OSError("while cleaning up") from None
+    except OSError as exc:
+        assert not ctrl_c_inside(exc) and exit_code_for(exc) == ExitCode.INTERNAL

@@ -829,6 +829,7 @@ secrets_held = st.lists(
 @example({"k": "back\\slash"}, ["back\\slash"])
 @example({"k": "ünï"}, ["ünï"])
 @example({"k": "line\nbreak"}, ["e\nb"])
+@example({"k": "del\x7fete"}, ["l\x7fe"])
 def test_scrub_s_quick_answer_is_the_long_way_s(value: Any, secrets: list[str]) -> None:
     """With secrets held, `redact.scrub` may answer from one encoding of the value (nothing
     to scrub): whatever the data and the secrets, its result is what walking every string
