@@ -1113,14 +1113,22 @@ def _prefix(prefix: str) -> tuple[str, tuple[Any, ...]]:
     return "t.id >= ? AND t.id < ?", (prefix, prefix + "\U0010ffff")
 
 
+#: JSON text with every character as it is (a held secret shows as it was held)
+_AS_IS = jsonsafe.encoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _result_text(result: Any) -> str | tuple[str] | None:
     """A result as stored JSON text (scrubbed); a 1-tuple with why it is not kept."""
     try:
         value = redact.scrub(result)
         text = store.dumps(value)
     except RecursionError:  # deeper than scrubbing goes: scrub the text instead
+        # (text as it is, not ASCII escapes: a held secret shows in it as it was held; one
+        # that JSON escapes would not, so such a result is not kept)
+        if not redact.held_show_in_json():
+            return ("too deeply nested to be scrubbed of secrets",)
         try:
-            text = redact.scrub_text(store.dumps(result))
+            text = jsonsafe.text_safe(redact.scrub_text(store._deep(lambda: _AS_IS(result))))
             store._deep(lambda: json.loads(text))
         except (RecursionError, ValueError):
             return ("too deeply nested to be scrubbed of secrets",)

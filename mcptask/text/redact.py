@@ -123,6 +123,12 @@ def _as_is(secret: str) -> bool:
     return secret.isascii() and not any(c in '"\\\x7f' or c < " " for c in secret)
 
 
+def held_show_in_json() -> bool:
+    """Whether every held secret shows as it is in JSON text written without ASCII escapes
+    (`ensure_ascii=False`), so that scrubbing that text removes them."""
+    return _HELD_AS_IS[0]
+
+
 def may_hold(text: str) -> bool:
     """Whether JSON text (of data encoded by `json`) may hold what `scrub` would change in
     that data: a held secret or a URL password. False means surely not, without walking the

@@ -746,3 +746,42 @@ def test_prefixes_are_found_by_the_set(book: TaskBook) -> None:
     found = book.find_prefixes("http://h/mcp", ["abcd", "xyz9", "none", "abcd2"])
     assert found == {"abcd": ["abcd1", "abcd2"], "xyz9": ["xyz9"], "none": [], "abcd2": ["abcd2"]}
     assert book.find_prefixes("http://unknown/mcp", ["abcd"]) == {"abcd": []}
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value: object = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("secret", "kept"), [("ascii-tok3n-secret", True), ("sécret-tok3n", False), ('q"tok3n', False)]
+)
+def test_a_result_too_deep_to_walk_never_keeps_a_held_secret(
+    book: TaskBook, secret: str, kept: bool
+) -> None:
+    """A result nested deeper than scrubbing walks is scrubbed as text: one whose held
+    secrets show in JSON text as they are is kept without them; with a secret JSON would
+    escape (non-ASCII, a quote), the result is not kept at all."""
+    from mcptask.text import redact
+
+    redact.release_all()
+    try:
+        redact.hold([secret])
+        book.record_many(
+            "http://h/mcp", {"t1": {"status": "completed", "result": _nested(1500, secret)}}
+        )
+        assert book.write_error is None
+        book.close()
+        with sqlite3.connect(book.path) as conn:
+            rows = conn.execute("SELECT fields, result FROM tasks").fetchall()
+        [(fields, result)] = rows
+        stored = f"{fields} {result}"
+        for form in (secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)):
+            assert form.strip('"') not in stored
+        assert (result is not None) is kept, fields
+        if kept:
+            assert redact.REDACTED in stored
+    finally:
+        redact.release_all()
