@@ -29,7 +29,9 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
-def _main(argv: list[str] | None = None) -> int:
+def _main(argv: list[str] | None = None, *, quick: bool = True) -> int:
+    """`main`'s work. `quick`: a plain `get` runs before Typer is imported (False: through
+    Typer, as every other line: tests hold the two to the same reading)."""
     words = sys.argv[1:] if argv is None else argv
     if words in VERSION_FLAGS:
         from mcptask import __version__
@@ -44,11 +46,23 @@ def _main(argv: list[str] | None = None) -> int:
 
     if "_MCPTASK_COMPLETE" in os.environ:
         # TAB on a task id: answered from the task book before Typer is imported
-        quick = _quick_completion()
-        if quick is not None:
-            text, code = quick
+        answered = _quick_completion()
+        if answered is not None:
+            text, status = answered
             if text is not None:
                 sys.stdout.write(text + "\n")
+            return status
+
+    # mcptask uses pydantic for its own wire models only: scanning the installed packages for
+    # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+    if quick and not any(k.startswith("_MCPTASK_COMPLETE") for k in os.environ):
+        # a plain `get ID`: run before Typer is imported (cli/quick_get.py)
+        from mcptask.cli.quick_get import run as run_quick
+
+        code = run_quick(words, os.environ)
+        if code is not None:
             return code
 
     import typer
@@ -58,10 +72,6 @@ def _main(argv: list[str] | None = None) -> int:
     from mcptask.cli.framework import click_exceptions as click_exc
     from mcptask.cli.help_layout import HELP_ALL, SHOW_ALL
     from mcptask.cli.options import COMMON_OPTIONS
-
-    # mcptask uses pydantic for its own wire models only: scanning the installed packages for
-    # pydantic plugins costs ~9 ms of every command's start-up (bench/startup.py)
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
     # `mcptask --url U list` is `mcptask list --url U`
     # commands with subcommands (`auth`): options go after the subcommand

@@ -82,14 +82,9 @@ def get(
         int | None, typer.Option("--history", help="A2A: include at most N history messages.")
     ] = None,
 ) -> None:
-    from mcptask.commands.get import GetOptions, run_get
+    from mcptask.cli.quick_get import GET, get_run
 
-    execute(
-        g,
-        lambda ctx: run_get(GetOptions(task_id, history=history), ctx),
-        one_at_a_time=True,
-        loop_free=True,
-    )
+    execute(g, get_run(task_id, history), **GET)
 
 
 @app.command(**described("watch"))

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import typer
 
-from mcptask.cli.quick_complete import book_candidates, url_for
+# `quick_complete` (the book's look-ups) is imported when a TAB asks, not by every command
 
 
 def completion_url(ctx: typer.Context) -> str | None:
     """The endpoint the command would reach, as far as the words typed so far (and MCPTASK_URL,
     MCPTASK_SERVER, the config's default) tell: None when unknown, "" for a stdio server (whose
     tasks die with it, so the task book has none)."""
+    from mcptask.cli.quick_complete import url_for
+
     return url_for(ctx.params)
 
 
@@ -19,6 +21,8 @@ def task_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """Task ids from the task book (only the target's when it is known), most recently seen
     first. (A TAB on a task id is usually answered before Typer: `cli/quick_complete.py`.)"""
     typed = set(ctx.params.get("task_ids") or ())
+    from mcptask.cli.quick_complete import book_candidates
+
     return book_candidates(completion_url(ctx), typed, incomplete)
 
 

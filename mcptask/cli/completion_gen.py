@@ -1,7 +1,9 @@
-"""Writes `cli/completion_table.py`, the options a TAB on a task id needs, from the Typer app.
+"""Writes `cli/completion_table.py` from the Typer app: the options a TAB on a task id needs,
+and the parameters of the commands `cli/quick_get.py` runs without Typer.
 
-`cli/quick_complete.py` answers a TAB before Typer is imported, so it cannot read the app's
-parameters when it runs; it reads this module's output instead, made from the app itself:
+`cli/quick_complete.py` answers a TAB, and `cli/quick_get.py` reads a plain `get`'s words,
+before Typer is imported, so neither can read the app's parameters when it runs; they read this
+module's output instead, made from the app itself:
 
     python -m mcptask.cli.completion_gen          # rewrite mcptask/cli/completion_table.py
     python -m mcptask.cli.completion_gen --check  # exit 1 when the file is not what it makes
@@ -15,11 +17,74 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 TABLE = Path(__file__).with_name("completion_table.py")
 
 #: the arguments that are task ids
 TASK_ID_ARGUMENTS = ("task_id", "task_ids")
+
+#: the commands `cli/quick_get.py` may run before Typer is imported
+QUICK_COMMANDS = ("get",)
+
+#: how `cli/quick_get.py` reads a parameter: `text` (one word, kept as given), `texts` (a word
+#: each time the option is given, in order), `flag` (True when given), `other` (anything
+#: Typer converts or checks: the quick path leaves such a line to Typer)
+QuickParams = dict[str, tuple[str, str, Any, str | None]]
+
+
+def quick_tables() -> dict[str, tuple[str, QuickParams]]:
+    """For each of `QUICK_COMMANDS`: (its one argument, a word; each option word -> (the
+    parameter's name, how it is read, its default, the environment variable Typer reads it
+    from or None))."""
+    from typer.main import get_command
+
+    from mcptask.cli.app import _app_for
+
+    out: dict[str, tuple[str, QuickParams]] = {}
+    for name in QUICK_COMMANDS:
+        command = get_command(_app_for([name])).commands[name]  # type: ignore[attr-defined]
+        arguments = [p for p in command.params if p.param_type_name == "argument"]
+        assert len(arguments) == 1 and arguments[0].nargs == 1 and arguments[0].required
+        assert _plain(arguments[0]) and arguments[0].name is not None
+        options: QuickParams = {}
+        for p in command.params:
+            if p.param_type_name == "argument":
+                continue
+            assert p.name is not None and not p.secondary_opts
+            row = (p.name, _kind(p), p.default, p.envvar if isinstance(p.envvar, str) else None)
+            assert p.envvar is None or row[3] is not None
+            for word in p.opts:
+                options[word] = row
+        out[name] = (arguments[0].name, options)
+    return out
+
+
+def _plain(p: Any) -> bool:
+    """Typer passes the word on as it is: text of no parser or type of its own, no callback,
+    nothing done before the command runs."""
+    info = p.type_descriptor.parameter_info
+    return (
+        info.parser is None
+        and getattr(info, "click_type", None) is None
+        and p.callback is None
+        and not p.is_eager
+        and p.expose_value
+    )
+
+
+def _kind(p: Any) -> str:
+    annotation = p.type_descriptor.annotation
+    if not _plain(p):
+        return "other"
+    if getattr(p, "is_flag", False):
+        flag = annotation is bool and p.default is False and not getattr(p, "count", False)
+        return "flag" if flag else "other"
+    if p.multiple and annotation == list[str] and p.default is None and p.nargs == 1:
+        return "texts"
+    if not p.multiple and annotation is str and p.nargs == 1 and isinstance(p.default, str | None):
+        return "text"
+    return "other"
 
 
 def tables() -> tuple[dict[str, bool], dict[str, tuple[int | None, list[str], list[str]]]]:
@@ -76,7 +141,27 @@ def render() -> str:
                 lines.append("        (" + "".join(f"{q(x)}," for x in group) + "),")
         lines.append("    ),")
     lines.append("}")
+    lines += [
+        "",
+        "#: for each command `cli/quick_get.py` runs before Typer: (its one argument; each option",
+        "#: word -> (its parameter, how it is read, its default, the environment variable Typer",
+        "#: reads it from))",
+        "QuickRow = tuple[str, str, str | bool | None, str | None]",
+        "QUICK_COMMANDS: dict[str, tuple[str, dict[str, QuickRow]]] = {",
+    ]
+    for name, (argument, options) in quick_tables().items():
+        lines += [f"    {q(name)}: (", f"        {q(argument)},", "        {"]
+        for word, (param, kind, default, envvar) in options.items():
+            row = ", ".join(_literal(x) for x in (param, kind, default, envvar))
+            lines.append(f"            {q(word)}: ({row}),")
+        lines += ["        },", "    ),"]
+    lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _literal(value: Any) -> str:
+    """A Python literal of `value`, as `ruff format` writes it (text in double quotes)."""
+    return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
 def main(argv: list[str]) -> int:

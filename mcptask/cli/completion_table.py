@@ -124,3 +124,40 @@ TASK_ID_COMMANDS: dict[str, tuple[int | None, tuple[str, ...], tuple[str, ...]]]
         ),
     ),
 }
+
+#: for each command `cli/quick_get.py` runs before Typer: (its one argument; each option
+#: word -> (its parameter, how it is read, its default, the environment variable Typer
+#: reads it from))
+QuickRow = tuple[str, str, str | bool | None, str | None]
+QUICK_COMMANDS: dict[str, tuple[str, dict[str, QuickRow]]] = {
+    "get": (
+        "task_id",
+        {
+            "--history": ("history", "other", None, None),
+            "--url": ("url", "text", None, None),
+            "-u": ("url", "text", None, None),
+            "--server": ("server", "text", None, None),
+            "-s": ("server", "text", None, None),
+            "--config": ("config", "text", None, None),
+            "--stdio": ("stdio", "text", None, None),
+            "--protocol": ("protocol", "text", "auto", "MCPTASK_PROTOCOL"),
+            "-p": ("protocol", "text", "auto", "MCPTASK_PROTOCOL"),
+            "--header": ("header", "texts", None, None),
+            "-H": ("header", "texts", None, None),
+            "--token-file": ("token_file", "text", None, None),
+            "--proxy": ("proxy", "text", None, None),
+            "--cacert": ("cacert", "text", None, None),
+            "--login": ("login", "flag", False, None),
+            "--client-id": ("client_id", "text", None, None),
+            "--client-secret-file": ("client_secret_file", "text", None, None),
+            "--client-key-file": ("client_key_file", "text", None, None),
+            "--client-metadata-url": ("client_metadata_url", "text", None, None),
+            "--session": ("session", "text", None, None),
+            "--context-id": ("context_id", "text", None, None),
+            "--output": ("output", "text", "auto", "MCPTASK_OUTPUT"),
+            "-o": ("output", "text", "auto", "MCPTASK_OUTPUT"),
+            "--jq": ("jq", "text", None, None),
+            "--trace": ("trace", "flag", False, None),
+        },
+    ),
+}

@@ -340,8 +340,7 @@ class _Front:
         from mcptask.session.targets import GlobalOptions
 
         common = {p.name: kwargs.pop(p.name, p.default) for p in _COMMON}
-        common["headers"] = common.pop("header") or []
-        return self._fn(g=GlobalOptions(**common), **kwargs)
+        return self._fn(g=GlobalOptions.from_params(common), **kwargs)
 
     @property
     def __signature__(self) -> inspect.Signature:

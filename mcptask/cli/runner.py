@@ -8,8 +8,6 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import typer
-
 from mcptask.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -27,7 +25,37 @@ def execute(
     loop_free: bool = False,
     many_reads: Callable[[Context], bool] | None = None,
 ) -> None:
-    """Run one command: build its context, run it, map any error to its exit status.
+    """`run_command` for a command Typer runs: its exit status is Typer's `Exit`."""
+    import typer
+
+    from mcptask.cli.framework import get_current_context
+
+    current_click = get_current_context(silent=True)
+    raise typer.Exit(
+        run_command(
+            g,
+            make,
+            command=current_click.info_name if current_click is not None else None,
+            streaming=streaming,
+            one_at_a_time=one_at_a_time,
+            loop_free=loop_free,
+            many_reads=many_reads,
+        )
+    )
+
+
+def run_command(
+    g: GlobalOptions,
+    make: Callable[[Context], Coroutine[Any, Any, int]],
+    *,
+    command: str | None,
+    streaming: bool = False,
+    one_at_a_time: bool = False,
+    loop_free: bool = False,
+    many_reads: Callable[[Context], bool] | None = None,
+) -> int:
+    """Run one command (`command`: its name, as typed): build its context, run it, map any
+    error to its exit status, which it returns. Imports no Typer (`cli/quick_get.py`).
     `one_at_a_time`: the command makes one request at a time (a blocking HTTP connection is
     cheaper than the async pool for that). `loop_free`: it never waits, either (no sleeps, no
     streams): over HTTP it runs without an event loop. `many_reads`: whether, for this
@@ -38,8 +66,9 @@ def execute(
     from mcptask.session.context import Context
 
     if g.output not in MODES:
-        typer.echo(f"mcptask: error: --output must be one of {', '.join(MODES)}", err=True)
-        raise typer.Exit(ExitCode.USAGE)
+        sys.stderr.write(f"mcptask: error: --output must be one of {', '.join(MODES)}\n")
+        sys.stderr.flush()
+        return ExitCode.USAGE
     from mcptask.session.terminal import current
 
     env = current()
@@ -50,13 +79,10 @@ def execute(
         out.jq = jq_filter(g)
     except McptaskError as exc:
         out.error(exc.message)
-        raise typer.Exit(exc.exit_code) from None
+        return exc.exit_code
     ctx = Context(g, out, env=env)
     ctx.one_at_a_time = one_at_a_time
-    from mcptask.cli.framework import get_current_context
-
-    current_click = get_current_context(silent=True)
-    ctx.command = current_click.info_name if current_click is not None else None
+    ctx.command = command
 
     async def main() -> int:
         _quiet_interrupted_tasks()
@@ -91,19 +117,19 @@ def execute(
         code = exit_code_for(exc)
     except OSError as exc:
         if exc.errno not in _OUTPUT_ERRNOS:
-            raise _unexpected(exc, g.trace, out) from None
+            return _unexpected(exc, g.trace, out)
         # the output cannot be written (a full disk, a quota, a read-only or failing device)
         _quiet_broken_pipe()
         out.error(f"cannot write the output: {exc.strerror or exc}")
         code = ExitCode.USAGE
     except Exception as exc:  # a bug: one line, the traceback only with --trace
         if not ctrl_c_inside(exc):
-            raise _unexpected(exc, g.trace, out) from None
+            return _unexpected(exc, g.trace, out)
         code = _interrupted(out)  # Ctrl-C met while a module imported (Python wraps it)
     if out.jq is not None:
         code = _finish_jq(out.jq, out, code)
     out.save_recording()
-    raise typer.Exit(code)
+    return code
 
 
 def _interrupted(out: Any) -> int:
@@ -177,8 +203,8 @@ _OUTPUT_ERRNOS = frozenset(
 )
 
 
-def _unexpected(exc: BaseException, trace: bool, out: Any) -> typer.Exit:
-    """A bug: one line, the traceback only with --trace."""
+def _unexpected(exc: BaseException, trace: bool, out: Any) -> int:
+    """A bug: one line, the traceback only with --trace; its exit status."""
     from mcptask.errors import exit_code_for
 
     if trace:
@@ -186,7 +212,7 @@ def _unexpected(exc: BaseException, trace: bool, out: Any) -> typer.Exit:
 
         traceback.print_exception(exc)
     out.error(f"internal error: {type(exc).__name__}: {exc}")
-    return typer.Exit(exit_code_for(exc))
+    return exit_code_for(exc)
 
 
 def _over_http(ctx: Context) -> bool:

@@ -62,6 +62,13 @@ class GlobalOptions:
     #: `--jq EXPR`: filter the JSON printed through this jq program
     jq: str | None = None
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> GlobalOptions:
+        """From the command line's parameters, by their names (`header`: each `-H`, or None)."""
+        given = dict(params)
+        given["headers"] = list(given.pop("header", None) or [])
+        return cls(**given)
+
 
 @dataclass
 class OAuthSettings:

@@ -4,10 +4,13 @@ carries the session from one process to the next."""
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import RunCli, assert_one_line_error
+from conftest import RunCli, assert_one_line_error, clean_env
 from servers.common import ServerProcess
 from servers.many_watch import POLLS_LINE
 
@@ -74,6 +77,57 @@ def test_call_get_watch_result_list_through_the_remembered_session(
 
     local = run_cli("list", "--local", "--url", url, "-o", "json")
     assert [t["taskId"] for t in local.json()["tasks"]] == [tid]
+
+
+def test_a_plain_get_runs_without_typer_and_says_what_typer_s_would(
+    run_cli: RunCli, everything_server: ServerProcess, state_dir: Path
+) -> None:
+    """`mcptask get ID` with the common options is read before Typer is imported
+    (`cli/quick_get.py`): against the real server it gets the task, with the same output and
+    exit statuses, and Typer is never imported; a line it does not take (`--history`) still
+    runs through Typer."""
+    url = everything_server.url
+    tid = create(run_cli, url, "simulate-research-query", "topic=tide pools")["taskId"]
+    code = (
+        "import json, sys\n"
+        "from mcptask.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "sys.stdout.flush()\n"
+        "typer = sorted(m for m in sys.modules if m.split('.')[0] == 'typer')\n"
+        "print(json.dumps({'code': code, 'typer': bool(typer)}), file=sys.stderr)\n"
+    )
+
+    def run(*words: str) -> tuple[dict[str, Any], str, str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *words],
+            env=clean_env(state_dir),
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        *said, last = proc.stderr.splitlines()
+        return json.loads(last), proc.stdout, "\n".join(said)
+
+    quick, out, said = run("--url", url, "get", "-o", "json", "--trace", "--", tid)
+    assert quick == {"code": 0, "typer": False}, said
+    got = json.loads(out)
+    assert got["taskId"] == tid and got["protocol"] == "mcp-2025-11-25"
+    assert "> POST " in said and "tasks/get" in said  # --trace, on stderr
+    typer_s = run_cli("get", "--url", url, "-o", "json", "--history", "1", "--", tid).json()
+    assert typer_s.keys() == got.keys() and typer_s["raw"].keys() == got["raw"].keys()
+
+    # an unknown task: the same one-line error and exit status as through Typer
+    unknown, _, said = run("get", "--url", url, "-o", "json", "--", "no-such-task")
+    through_typer = run_cli("get", "--url", url, "-o", "json", "--history", "1", "no-such-task")
+    assert unknown == {"code": through_typer.code, "typer": False}
+    assert unknown["code"] != 0 and said == through_typer.stderr.rstrip("\n")
+
+    # help, and a value Typer converts, are Typer's
+    helped, out, _ = run("get", "--help")
+    assert helped == {"code": 0, "typer": True} and "TASK_ID" in out
+    bad, _, said = run("get", "--url", url, "-o", "yaml", "--", tid)
+    assert bad == {"code": 2, "typer": False}
+    assert said == "mcptask: error: --output must be one of auto, pretty, json, ndjson"
 
 
 def test_a_second_session_cannot_see_the_task_but_the_book_can(

@@ -136,7 +136,7 @@ def run(coro: Any) -> Any:
 # -- sanitize -----------------------------------------------------------------------------------
 
 UNSAFE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|" + INVISIBLE.pattern
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|" + INVISIBLE
 )
 
 
