@@ -33,31 +33,62 @@ QUICK_COMMANDS = ("get",)
 QuickParams = dict[str, tuple[str, str, Any, str | None]]
 
 
+class NotQuick(ValueError):
+    """A command of `QUICK_COMMANDS` has something `cli/quick_get.py` cannot do as Typer does
+    when the line does not name it (a callback, a prompt, a default Typer converts...): the
+    table is not made, and the command must leave the list, or the quick path learn it."""
+
+
 def quick_tables() -> dict[str, tuple[str, QuickParams]]:
     """For each of `QUICK_COMMANDS`: (its one argument, a word; each option word -> (the
     parameter's name, how it is read, its default, the environment variable Typer reads it
-    from or None))."""
+    from or None)). `NotQuick` for a command whose line Typer may read otherwise even where
+    the quick path takes it: a parameter left out must come to the command as its default,
+    or as its variable's text, untouched, with nothing run for it."""
     from typer.main import get_command
 
-    from mcptask.cli.app import _app_for
+    from mcptask.cli.app import _app_for, app
 
+    if set(app.info.context_settings or {}) - {"help_option_names"}:
+        raise NotQuick(f"the app's context settings: {sorted(app.info.context_settings or {})}")
     out: dict[str, tuple[str, QuickParams]] = {}
     for name in QUICK_COMMANDS:
         command = get_command(_app_for([name])).commands[name]  # type: ignore[attr-defined]
+        if command.deprecated or command.context_settings:
+            raise NotQuick(f"{name}: deprecated, or context settings of its own")
         arguments = [p for p in command.params if p.param_type_name == "argument"]
-        assert len(arguments) == 1 and arguments[0].nargs == 1 and arguments[0].required
-        assert _plain(arguments[0]) and arguments[0].name is not None
+        if not (
+            len(arguments) == 1
+            and arguments[0].nargs == 1
+            and arguments[0].required
+            and arguments[0].name is not None
+            and _kind(arguments[0]) == "text"
+        ):
+            raise NotQuick(f"{name}: not one required word of text for its argument")
         options: QuickParams = {}
         for p in command.params:
             if p.param_type_name == "argument":
                 continue
-            assert p.name is not None and not p.secondary_opts
-            row = (p.name, _kind(p), p.default, p.envvar if isinstance(p.envvar, str) else None)
-            assert p.envvar is None or row[3] is not None
+            kind = _kind(p)
+            envvar = p.envvar if isinstance(p.envvar, str) else None
+            if p.name is None or p.secondary_opts or (p.envvar is not None and envvar is None):
+                raise NotQuick(f"{name}: {p.opts}: no name, a secondary flag or many variables")
+            if envvar is not None and kind != "text":
+                raise NotQuick(f"{name}: {p.opts}: a variable Typer would convert ({envvar})")
+            if kind == "other" and (
+                p.default is not None or not _left_alone(p) or getattr(p, "prompt", None)
+            ):
+                raise NotQuick(f"{name}: {p.opts}: Typer does something when it is left out")
             for word in p.opts:
-                options[word] = row
+                options[word] = (p.name, kind, p.default, envvar)
         out[name] = (arguments[0].name, options)
     return out
+
+
+def _left_alone(p: Any) -> bool:
+    """Nothing is run for the parameter before the command (no callback, not eager, not
+    required) and it reaches the command."""
+    return p.callback is None and not p.is_eager and not p.required and p.expose_value
 
 
 def _plain(p: Any) -> bool:
@@ -70,6 +101,7 @@ def _plain(p: Any) -> bool:
         and p.callback is None
         and not p.is_eager
         and p.expose_value
+        and not getattr(p, "prompt", None)
     )
 
 

@@ -122,7 +122,7 @@ def test_a_plain_get_runs_without_typer_and_says_what_typer_s_would(
     assert unknown == {"code": through_typer.code, "typer": False}
     assert unknown["code"] != 0 and said == through_typer.stderr.rstrip("\n")
 
-    # help, and a value Typer converts, are Typer's
+    # help is Typer's; an output mode mcptask does not know is the runner's usage error
     helped, out, _ = run("get", "--help")
     assert helped == {"code": 0, "typer": True} and "TASK_ID" in out
     bad, _, said = run("get", "--url", url, "-o", "yaml", "--", tid)

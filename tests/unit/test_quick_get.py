@@ -7,7 +7,7 @@ import inspect
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -189,3 +189,62 @@ def test_plain_lines_are_taken(words: list[str], env: dict[str, str | None]) -> 
 )
 def test_other_lines_are_left_to_typer(words: list[str]) -> None:
     assert quick_get.parse(words, {}) is None
+
+
+def _one_get_app(**option: Any) -> Any:
+    """A Typer app whose `get` takes a task id and one more option, `--extra`."""
+    import typer
+
+    one = typer.Typer(context_settings={"help_option_names": ["-h", "--help"]})
+    annotation, default = option.pop("annotation"), option.pop("default")
+
+    def get(task_id: str, extra: Any = None) -> None:
+        pass
+
+    get.__annotations__["extra"] = Annotated[annotation, typer.Option("--extra", **option)]
+    get.__defaults__ = (default,)
+    one.command()(get)
+
+    def root() -> None:
+        pass
+
+    one.callback()(root)  # a group, as mcptask's app is
+    return one
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"annotation": bool, "default": False, "envvar": "MCPTASK_EXTRA"},  # "0" would be text
+        {"annotation": list[str] | None, "default": None, "envvar": "MCPTASK_EXTRA"},
+        {"annotation": int, "default": 7},  # left out, Typer gives 7 as it converts it
+        {"annotation": str | None, "default": None, "callback": lambda v: v},
+        {"annotation": int | None, "default": None, "callback": lambda v: v},
+    ],
+)
+def test_the_table_is_not_made_for_a_command_typer_would_read_otherwise(
+    monkeypatch: pytest.MonkeyPatch, option: dict[str, Any]
+) -> None:
+    """A left-out parameter reaches the command as Typer makes it: the quick path only gives
+    a default or a variable's text as they are, and runs nothing. A command with a parameter
+    Typer converts or calls back for even when the line does not name it is refused."""
+    from mcptask.cli import app as app_module
+    from mcptask.cli import completion_gen
+
+    one = _one_get_app(**option)
+    monkeypatch.setattr(app_module, "_app_for", lambda _: one)
+    monkeypatch.setattr(app_module, "app", one)
+    with pytest.raises(completion_gen.NotQuick):
+        completion_gen.quick_tables()
+
+
+def test_the_table_of_a_plain_command_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcptask.cli import app as app_module
+    from mcptask.cli import completion_gen
+
+    one = _one_get_app(annotation=str, default="auto", envvar="MCPTASK_EXTRA")
+    monkeypatch.setattr(app_module, "_app_for", lambda _: one)
+    monkeypatch.setattr(app_module, "app", one)
+    assert completion_gen.quick_tables() == {
+        "get": ("task_id", {"--extra": ("extra", "text", "auto", "MCPTASK_EXTRA")})
+    }
