@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if signal.getsignal(signal.SIGINT) is interrupted_early:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        _standard_streams()
         return _main(argv)
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
@@ -27,6 +28,44 @@ def main(argv: list[str] | None = None) -> int:
         if ctrl_c_inside(exc):
             return ExitCode.INTERRUPTED
         raise
+    except OSError as exc:
+        # what was written before a command ran (`--version`, help, a usage error)
+        from mcptask.cli.runner import OUTPUT_ERRNOS
+
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        sys.stderr.write(f"mcptask: error: cannot write the output: {exc.strerror or exc}\n")
+        return ExitCode.USAGE
+
+
+def _standard_streams() -> None:
+    """Standard streams the shell closed (`<&-`, `>&-`, `2>&-`), which Python makes None.
+    Their descriptors are opened on /dev/null first, so that no file mcptask opens (the task
+    book, a state file) takes descriptor 1 or 2 and gets what is meant for a terminal. Then
+    stdin reads nothing; stderr is a sink (nothing can be said, the exit status stays the
+    same); stdout fails every write with EBADF, reported as any output that cannot be
+    written is (`cannot write the output`, exit 2), as coreutils report a closed stdout."""
+    names = ("stdin", "stdout", "stderr")
+    if all(getattr(sys, name) is not None for name in names):
+        return
+    for fd in range(3):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    # open for the whole run, as Python's own streams are (SIM115: not in a `with`)
+    if sys.stdin is None:
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sink = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        sys.stderr = sink
+    if sys.stdout is None:
+        from mcptask.output.closed import ClosedStream
+
+        sys.stdout = ClosedStream(1, "standard output is closed")
 
 
 def _main(argv: list[str] | None = None, *, quick: bool = True) -> int:

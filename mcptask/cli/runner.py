@@ -116,7 +116,7 @@ def run_command(
         _quiet_broken_pipe()
         code = exit_code_for(exc)
     except OSError as exc:
-        if exc.errno not in _OUTPUT_ERRNOS:
+        if exc.errno not in OUTPUT_ERRNOS:
             return _unexpected(exc, g.trace, out)
         # the output cannot be written (a full disk, a quota, a read-only or failing device)
         _quiet_broken_pipe()
@@ -195,10 +195,10 @@ def jq_filter(g: GlobalOptions) -> JqFilter | None:
     return JqFilter(g.jq)
 
 
-#: errors writing the output that are the disk's, not mcptask's
-_OUTPUT_ERRNOS = frozenset(
+#: errors writing the output that are the disk's or the shell's (a closed stdout), not mcptask's
+OUTPUT_ERRNOS = frozenset(
     getattr(errno, name)
-    for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
+    for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS", "EBADF")
     if hasattr(errno, name)
 )
 

@@ -933,6 +933,45 @@ def test_output_to_a_full_disk_is_one_line(fault: FaultServer, tmp_path: Path, o
     assert "No space left on device" in one_line(r, 2)
 
 
+def closed(tmp_path: Path, closing: str, *args: str) -> Run:
+    """mcptask run with standard streams closed as a shell closes them (`>&-`, `2>&-`)."""
+    proc = subprocess.run(
+        ["sh", "-c", f'exec "$@" {closing}', "sh", sys.executable, "-m", "mcptask", *args],
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--version"], ["--help"], ["list", "--local"], ["get"], ["get", "-o", "pretty"]],
+    ids=["version", "help", "list-local", "get", "get-pretty"],
+)
+def test_a_closed_stdout_is_one_line(fault: FaultServer, tmp_path: Path, args: list[str]) -> None:
+    if args[0] == "get":  # a real answer, then nowhere to print it
+        args = ["get", "t-1", "--url", fault.url(), *P, *args[1:]]
+    r = case(closed(tmp_path, ">&-", *args))
+    assert "cannot write the output: standard output is closed" in one_line(r, 2)
+
+
+def test_closed_stderr_and_stdin_keep_the_exit_status(fault: FaultServer, tmp_path: Path) -> None:
+    """Nothing can be said, but the status is what it would have been; with every stream
+    closed, the task book (opened where descriptors 1 and 2 were free) is left whole."""
+    bad = case(closed(tmp_path, "2>&-", "get", "t-1", "-o", "bogus"))
+    assert (bad.code, bad.stdout) == (2, "")
+    url = fault.url()
+    got = case(closed(tmp_path, "2>&- <&-", "get", "t-1", "--url", url, *P, "-o", "json"))
+    assert got.code == 0 and json.loads(got.stdout)["taskId"] == "t-1"
+    gone = case(closed(tmp_path, "<&- >&- 2>&-", "get", "t-1", "--url", url, *P))
+    assert (gone.code, gone.stdout, gone.stderr) == (2, "", "")
+    listed = case(closed(tmp_path, "", "list", "--local", "-o", "json"))
+    assert listed.code == 0, listed.stderr
+    assert [t["taskId"] for t in json.loads(listed.stdout)["tasks"]] == ["t-1"]
+
+
 def test_a_task_the_book_cannot_record_says_how_to_reach_it(
     fault: FaultServer, tmp_path: Path
 ) -> None:
