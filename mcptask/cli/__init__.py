@@ -65,7 +65,7 @@ def _standard_streams() -> None:
     if sys.stdout is None:
         from mcptask.output.closed import ClosedStream
 
-        sys.stdout = ClosedStream(1, "standard output is closed")
+        sys.stdout = ClosedStream("standard output is closed")
 
 
 def _main(argv: list[str] | None = None, *, quick: bool = True) -> int:

@@ -236,5 +236,9 @@ def _quiet_broken_pipe() -> None:
     import os
 
     # the reader went away (`| head -1`): exit quietly, without Python's flush warning
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # no descriptor (a closed stdout: `output.closed`)
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fd)

@@ -947,8 +947,15 @@ def closed(tmp_path: Path, closing: str, *args: str) -> Run:
 
 @pytest.mark.parametrize(
     "args",
-    [["--version"], ["--help"], ["list", "--local"], ["get"], ["get", "-o", "pretty"]],
-    ids=["version", "help", "list-local", "get", "get-pretty"],
+    [
+        ["--version"],
+        ["--help"],
+        ["list", "--local"],
+        ["list", "--local", "--jq", ".tasks"],
+        ["get"],
+        ["get", "-o", "pretty"],
+    ],
+    ids=["version", "help", "list-local", "jq", "get", "get-pretty"],
 )
 def test_a_closed_stdout_is_one_line(fault: FaultServer, tmp_path: Path, args: list[str]) -> None:
     if args[0] == "get":  # a real answer, then nowhere to print it
