@@ -146,10 +146,18 @@ def test_stdio_interrupted_request_stops_the_server(state_dir: Path, sig: int) -
     marker = new_marker()
     hung = state_dir / "hung"
     cmd = fake_cmd("--hang", "--hung", str(hung), "--ignore-eof", "--ignore-term", marker=marker)
-    proc = spawn_cli(state_dir, "list", "-o", "json", "--stdio", cmd)
+    # a mcptask that does not exit says where it stands (faulthandler, on SIGABRT)
+    proc = spawn_cli(
+        state_dir, "list", "-o", "json", "--stdio", cmd, env={"PYTHONFAULTHANDLER": "1"}
+    )
     wait_for(hung.exists)  # the server has tasks/list (and will never answer it)
     proc.send_signal(sig)
-    _out, err = proc.communicate(timeout=30)
+    try:
+        _out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _out, err = proc.communicate(timeout=30)
+        raise AssertionError(f"mcptask did not exit on {sig!r}:\n{err[-6000:]}") from None
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err
         assert err.strip().splitlines()[-1] == "mcptask: error: interrupted"
