@@ -21,7 +21,9 @@ def main(argv: list[str] | None = None) -> int:
         if signal.getsignal(signal.SIGINT) is interrupted_early:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         _standard_streams()
-        return _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # what is still buffered fails here, not in the interpreter's exit
+        return code
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     except RuntimeError as exc:
@@ -29,13 +31,28 @@ def main(argv: list[str] | None = None) -> int:
             return ExitCode.INTERRUPTED
         raise
     except OSError as exc:
-        # what was written before a command ran (`--version`, help, a usage error)
-        from mcptask.cli.runner import OUTPUT_ERRNOS
+        # output written outside a command's run (`--version`, help), or left in the buffer
+        return _unwritten(exc)
 
-        if exc.errno not in OUTPUT_ERRNOS:
-            raise
-        sys.stderr.write(f"mcptask: error: cannot write the output: {exc.strerror or exc}\n")
-        return ExitCode.USAGE
+
+def _unwritten(exc: OSError) -> int:
+    """An error writing stdout outside a command's run: its reader went away (exit 0,
+    quietly) or the output cannot be written (one line, exit 2), as within a run
+    (`runner.run_command`); anything else is raised again."""
+    from mcptask.cli.runner import cannot_write, output_failure, quiet_output
+    from mcptask.errors import exit_code_for
+
+    if isinstance(exc, BrokenPipeError):
+        quiet_output()
+        return exit_code_for(exc)
+    if not output_failure(exc):
+        raise exc
+
+    def say(message: str) -> None:
+        sys.stderr.write(f"mcptask: error: {message}\n")
+        sys.stderr.flush()
+
+    return cannot_write(exc, say)
 
 
 def _standard_streams() -> None:
@@ -155,6 +172,12 @@ def _main(argv: list[str] | None = None, *, quick: bool = True) -> int:
         return exc.exit_code
     except typer.Abort:
         return ExitCode.INTERRUPTED
+    except SystemExit as exc:
+        # Typer ends a line whose output's reader went away (help into a closed pipe) with
+        # exit 1, as Click does; mcptask's way is exit 0, quietly, as for any command
+        if isinstance(exc.__context__, BrokenPipeError):
+            return _unwritten(exc.__context__)
+        raise
     return rv if isinstance(rv, int) else ExitCode.OK
 
 

@@ -113,15 +113,12 @@ def run_command(
     except KeyboardInterrupt:
         code = _interrupted(out)
     except BrokenPipeError as exc:
-        _quiet_broken_pipe()
+        quiet_output()
         code = exit_code_for(exc)
     except OSError as exc:
-        if exc.errno not in OUTPUT_ERRNOS:
+        if not output_failure(exc):
             return _unexpected(exc, g.trace, out)
-        # the output cannot be written (a full disk, a quota, a read-only or failing device)
-        _quiet_broken_pipe()
-        out.error(f"cannot write the output: {exc.strerror or exc}")
-        code = ExitCode.USAGE
+        code = cannot_write(exc, out.error)
     except Exception as exc:  # a bug: one line, the traceback only with --trace
         if not ctrl_c_inside(exc):
             return _unexpected(exc, g.trace, out)
@@ -178,8 +175,12 @@ def _finish_jq(jq: JqFilter, out: Any, code: int) -> int:
         out.error("interrupted")
         return ExitCode.INTERRUPTED
     except BrokenPipeError as exc:
-        _quiet_broken_pipe()
+        quiet_output()
         return code or exit_code_for(exc)
+    except OSError as exc:  # what the worker met writing the output
+        if not output_failure(exc):
+            raise
+        return code or cannot_write(exc, out.error)
     return code
 
 
@@ -195,12 +196,49 @@ def jq_filter(g: GlobalOptions) -> JqFilter | None:
     return JqFilter(g.jq)
 
 
-#: errors writing the output that are the disk's or the shell's (a closed stdout), not mcptask's
+#: errors writing the output that are the disk's, not mcptask's (EBADF: `output_failure`)
 OUTPUT_ERRNOS = frozenset(
     getattr(errno, name)
-    for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS", "EBADF")
+    for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
     if hasattr(errno, name)
 )
+
+
+def output_failure(exc: OSError) -> bool:
+    """Whether an error is the output's, not a bug's: a full, failing or read-only disk
+    (`OUTPUT_ERRNOS`); EBADF, which any descriptor can raise, only when stdout itself cannot
+    be written (closed by the shell, `>&-`, or open for reading only, `1</dev/null`)."""
+    if exc.errno == errno.EBADF:
+        return not _stdout_writable()
+    return exc.errno in OUTPUT_ERRNOS
+
+
+def _stdout_writable() -> bool:
+    import os
+
+    from mcptask.output.closed import ClosedStream
+
+    if isinstance(sys.stdout, ClosedStream):  # closed by the shell (`cli._standard_streams`)
+        return False
+    try:
+        import fcntl
+
+        fd = sys.stdout.fileno()
+    except (ImportError, OSError, ValueError):  # no fcntl (Windows), no file: no telling
+        return True
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+    except OSError:  # a descriptor closed meanwhile
+        return False
+
+
+def cannot_write(exc: OSError, say: Callable[[str], None]) -> int:
+    """The output cannot be written: said once (on stderr), its exit status. What is still
+    buffered for stdout goes to /dev/null, so that the interpreter's flush at exit does not
+    fail again (exit 120)."""
+    quiet_output()
+    say(f"cannot write the output: {exc.strerror or exc}")
+    return ExitCode.USAGE
 
 
 def _unexpected(exc: BaseException, trace: bool, out: Any) -> int:
@@ -232,10 +270,11 @@ def _run_without_loop(coro: Coroutine[Any, Any, int]) -> int:
     raise RuntimeError("a one-shot command waited on the event loop")
 
 
-def _quiet_broken_pipe() -> None:
+def quiet_output() -> None:
+    """Stdout's descriptor on /dev/null: the reader went away (`| head -1`) or the output
+    cannot be written, and mcptask exits quietly, without Python's flush warning at exit."""
     import os
 
-    # the reader went away (`| head -1`): exit quietly, without Python's flush warning
     try:
         fd = sys.stdout.fileno()
     except (OSError, ValueError):  # no descriptor (a closed stdout: `output.closed`)

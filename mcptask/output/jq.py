@@ -146,7 +146,8 @@ class _Redelivered(Exception):
 class _Worker:
     """A worker process that runs the program on each document it is sent (one JSON line on
     its stdin) and writes the values to `fd` (its stdout) itself; it answers each document on a
-    second pipe: `K` (done), `E message` (a jq error), `P` (the output's reader went away).
+    second pipe: `K` (done), `E message` (a jq error), `P` (the output's reader went away),
+    `W errno why` (the output cannot be written).
     Started with `subprocess` (fork and exec in C: no Python runs in a forked copy of this
     threaded process); the program is in its command line, as with any filter."""
 
@@ -247,6 +248,10 @@ class _Worker:
         if ack.startswith(b"P"):
             self.close()
             raise BrokenPipeError(32, "the output's reader went away")
+        if ack.startswith(b"W"):  # what the worker met writing the output, as if met here
+            self.close()
+            number, _, why = ack[1:].decode("utf-8", "replace").strip().partition(" ")
+            raise OSError(int(number) if number.isdigit() else 0, why)
         status = self.close()
         if status is not None and status == -signal.SIGINT:
             # the terminal's Ctrl-C reached the worker (the whole group gets it): so it reaches
@@ -357,6 +362,10 @@ def _child(expression: str, docs_fd: int, acks_fd: int, out_fd: int, terminal: b
                 answer = b"E" + _first_line(exc).replace("\n", " ").encode() + b"\n"
             except BrokenPipeError:
                 os.write(acks_fd, b"P\n")
+                os._exit(0)
+            except OSError as exc:  # the output cannot be written (a full disk, a read-only fd)
+                why = (exc.strerror or type(exc).__name__).replace("\n", " ")
+                os.write(acks_fd, f"W{exc.errno or 0} {why}\n".encode())
                 os._exit(0)
             os.write(acks_fd, answer)
     os._exit(0)

@@ -934,10 +934,13 @@ def test_output_to_a_full_disk_is_one_line(fault: FaultServer, tmp_path: Path, o
 
 
 def closed(tmp_path: Path, closing: str, *args: str) -> Run:
-    """mcptask run with standard streams closed as a shell closes them (`>&-`, `2>&-`)."""
+    """mcptask run with its standard streams as a shell leaves them (`>&-`, `2>&-`,
+    `1</dev/null`, `>/dev/full`); stdout buffered, as for a user (not PYTHONUNBUFFERED)."""
+    env = base_env(tmp_path)
+    env.pop("PYTHONUNBUFFERED", None)
     proc = subprocess.run(
         ["sh", "-c", f'exec "$@" {closing}', "sh", sys.executable, "-m", "mcptask", *args],
-        env=base_env(tmp_path),
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -945,6 +948,15 @@ def closed(tmp_path: Path, closing: str, *args: str) -> Run:
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+#: a stdout that cannot be written, and what mcptask says of it
+UNWRITABLE = {
+    "closed": (">&-", "standard output is closed"),
+    "read-only": ("1</dev/null", "Bad file descriptor"),
+    "full": (">/dev/full", "No space left on device"),
+}
+
+
+@pytest.mark.parametrize("how", list(UNWRITABLE))
 @pytest.mark.parametrize(
     "args",
     [
@@ -954,14 +966,41 @@ def closed(tmp_path: Path, closing: str, *args: str) -> Run:
         ["list", "--local", "--jq", ".tasks"],
         ["get"],
         ["get", "-o", "pretty"],
+        ["watch", "--jq", ".event"],
     ],
-    ids=["version", "help", "list-local", "jq", "get", "get-pretty"],
+    ids=["version", "help", "list-local", "jq", "get", "get-pretty", "watch-jq"],
 )
-def test_a_closed_stdout_is_one_line(fault: FaultServer, tmp_path: Path, args: list[str]) -> None:
-    if args[0] == "get":  # a real answer, then nowhere to print it
-        args = ["get", "t-1", "--url", fault.url(), *P, *args[1:]]
-    r = case(closed(tmp_path, ">&-", *args))
-    assert "cannot write the output: standard output is closed" in one_line(r, 2)
+def test_output_that_cannot_be_written_is_one_line(
+    fault: FaultServer, tmp_path: Path, args: list[str], how: str
+) -> None:
+    """Before a command runs, in it, in `--jq`'s worker (with and without an event loop), and
+    at the interpreter's exit (what was buffered): one line, exit 2, never exit 120."""
+    if args[0] in ("get", "watch"):  # a real answer, then nowhere to print it
+        url = fault.url(get=[task(status="completed")])
+        args = [args[0], "t-1", "--url", url, *P, *args[1:]]
+    redirect, said = UNWRITABLE[how]
+    r = case(closed(tmp_path, redirect, *args))
+    assert f"cannot write the output: {said}" in one_line(r, 2)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["list", "--local"]])
+def test_a_reader_gone_before_anything_is_written_is_exit_0(
+    tmp_path: Path, args: list[str]
+) -> None:
+    env = base_env(tmp_path)
+    env.pop("PYTHONUNBUFFERED", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcptask", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the interpreter is even up: every write meets EPIPE
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0, err
+    assert err == ""
 
 
 def test_closed_stderr_and_stdin_keep_the_exit_status(fault: FaultServer, tmp_path: Path) -> None:

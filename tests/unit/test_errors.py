@@ -175,3 +175,24 @@ def test_ctrl_c_wrapped_while_a_class_is_made_is_exit_130(
             raise OSError("while cleaning up") from None
     except OSError as exc:
         assert not ctrl_c_inside(exc) and exit_code_for(exc) == ExitCode.INTERNAL
+
+
+def test_a_bad_descriptor_that_is_not_stdout_s_is_a_bug(capsys: pytest.CaptureFixture[str]) -> None:
+    """EBADF is an output error only when stdout itself cannot be written; one from another
+    descriptor (a bug) is reported as one: exit 1, `internal error`."""
+    import os
+
+    from mcptask.cli.runner import output_failure, run_command
+    from mcptask.session.targets import GlobalOptions
+
+    async def bug(_ctx: object) -> int:
+        r, w = os.pipe()
+        os.close(r)
+        os.close(w)
+        os.read(r, 1)
+        return 0
+
+    assert run_command(GlobalOptions(output="json"), bug, command="x") == 1
+    assert "internal error: OSError" in capsys.readouterr().err
+    assert output_failure(OSError(28, "No space left on device"))
+    assert not output_failure(OSError(13, "Permission denied"))
