@@ -155,9 +155,17 @@ def test_stdio_interrupted_request_stops_the_server(state_dir: Path, sig: int) -
     try:
         _out, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
+        # how the signal stood: the process's blocked, ignored, caught and pending sets, and
+        # what it inherited from this test's thread
+        with open(f"/proc/{proc.pid}/status") as f:
+            sigs = [line.strip() for line in f if line.startswith(("Sig", "ShdPnd"))]
+        here = (signal.getsignal(sig), sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
         proc.send_signal(signal.SIGABRT)
         _out, err = proc.communicate(timeout=30)
-        raise AssertionError(f"mcptask did not exit on {sig!r}:\n{err[-6000:]}") from None
+        raise AssertionError(
+            f"mcptask did not exit on {sig!r} ({sigs}; the test's handler and mask: {here}):\n"
+            f"{err[-6000:]}"
+        ) from None
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err
         assert err.strip().splitlines()[-1] == "mcptask: error: interrupted"
