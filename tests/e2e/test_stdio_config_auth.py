@@ -64,11 +64,20 @@ def everything(cmd: list[str], marker: str) -> str:
     return shlex.join([*cmd, marker])  # server-everything ignores arguments after "stdio"
 
 
+#: mcptask with SIGINT at its default, as a command typed at a terminal has it, whatever this
+#: run inherited: a suite started in the background of a script (`./scripts/test &`) has
+#: SIGINT ignored and passes that on, and mcptask then keeps ignoring it (as it should)
+DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'mcptask', *sys.argv[1:]])"
+)
+
+
 def spawn_cli(
     state_dir: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "mcptask", *args],
+        [sys.executable, "-c", DEFAULT_SIGINT, *args],
         env=clean_env(state_dir, env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
