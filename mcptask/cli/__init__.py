@@ -36,23 +36,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _unwritten(exc: OSError) -> int:
-    """An error writing stdout outside a command's run: its reader went away (exit 0,
-    quietly) or the output cannot be written (one line, exit 2), as within a run
-    (`runner.run_command`); anything else is raised again."""
-    from mcptask.cli.runner import cannot_write, output_failure, quiet_output
-    from mcptask.errors import exit_code_for
-
-    if isinstance(exc, BrokenPipeError):
-        quiet_output()
-        return exit_code_for(exc)
-    if not output_failure(exc):
-        raise exc
+    """An error writing stdout outside a command's run, as within one (`runner.output_exit`);
+    anything else is raised again."""
+    from mcptask.cli.runner import output_exit
 
     def say(message: str) -> None:
         sys.stderr.write(f"mcptask: error: {message}\n")
         sys.stderr.flush()
 
-    return cannot_write(exc, say)
+    code = output_exit(exc, say)
+    if code is None:
+        raise exc
+    return code
 
 
 def _standard_streams() -> None:

@@ -61,7 +61,7 @@ def run_command(
     streams): over HTTP it runs without an event loop. `many_reads`: whether, for this
     context, the command will make so many reads (`list`'s pages) that the event loop and
     the poll pool's lean connections cost less than one blocking request after another."""
-    from mcptask.errors import McptaskError, ctrl_c_inside, exit_code_for
+    from mcptask.errors import McptaskError, ctrl_c_inside
     from mcptask.output.console import MODES, Output, resolve_mode
     from mcptask.session.context import Context
 
@@ -112,13 +112,11 @@ def run_command(
         code = exc.exit_code
     except KeyboardInterrupt:
         code = _interrupted(out)
-    except BrokenPipeError as exc:
-        quiet_output()
-        code = exit_code_for(exc)
     except OSError as exc:
-        if not output_failure(exc):
+        handled = output_exit(exc, out.error)
+        if handled is None:
             return _unexpected(exc, g.trace, out)
-        code = cannot_write(exc, out.error)
+        code = handled
     except Exception as exc:  # a bug: one line, the traceback only with --trace
         if not ctrl_c_inside(exc):
             return _unexpected(exc, g.trace, out)
@@ -161,7 +159,7 @@ def _quiet_interrupted_tasks() -> None:
 def _finish_jq(jq: JqFilter, out: Any, code: int) -> int:
     """What the jq worker was handed while the loop ran is printed before the exit (an
     interrupted run ends it instead); a jq error or Ctrl-C meanwhile is the run's outcome."""
-    from mcptask.errors import McptaskError, exit_code_for
+    from mcptask.errors import McptaskError
 
     if code == ExitCode.INTERRUPTED:
         jq.close(kill=True)
@@ -174,13 +172,11 @@ def _finish_jq(jq: JqFilter, out: Any, code: int) -> int:
     except KeyboardInterrupt:
         out.error("interrupted")
         return ExitCode.INTERRUPTED
-    except BrokenPipeError as exc:
-        quiet_output()
-        return code or exit_code_for(exc)
     except OSError as exc:  # what the worker met writing the output
-        if not output_failure(exc):
+        handled = output_exit(exc, out.error)
+        if handled is None:
             raise
-        return code or cannot_write(exc, out.error)
+        return code or handled
     return code
 
 
@@ -197,7 +193,7 @@ def jq_filter(g: GlobalOptions) -> JqFilter | None:
 
 
 #: errors writing the output that are the disk's, not mcptask's (EBADF: `output_failure`)
-OUTPUT_ERRNOS = frozenset(
+_OUTPUT_ERRNOS = frozenset(
     getattr(errno, name)
     for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
     if hasattr(errno, name)
@@ -206,11 +202,11 @@ OUTPUT_ERRNOS = frozenset(
 
 def output_failure(exc: OSError) -> bool:
     """Whether an error is the output's, not a bug's: a full, failing or read-only disk
-    (`OUTPUT_ERRNOS`); EBADF, which any descriptor can raise, only when stdout itself cannot
+    (`_OUTPUT_ERRNOS`); EBADF, which any descriptor can raise, only when stdout itself cannot
     be written (closed by the shell, `>&-`, or open for reading only, `1</dev/null`)."""
     if exc.errno == errno.EBADF:
         return not _stdout_writable()
-    return exc.errno in OUTPUT_ERRNOS
+    return exc.errno in _OUTPUT_ERRNOS
 
 
 def _stdout_writable() -> bool:
@@ -232,10 +228,19 @@ def _stdout_writable() -> bool:
         return False
 
 
-def cannot_write(exc: OSError, say: Callable[[str], None]) -> int:
-    """The output cannot be written: said once (on stderr), its exit status. What is still
+def output_exit(exc: OSError, say: Callable[[str], None]) -> int | None:
+    """The exit status of an error writing the output, None when it is not the output's (a
+    bug's): the reader went away (`| head -1`: exit 0, quietly), or the output cannot be
+    written (`output_failure`: said once with `say`, exit 2). Either way what is still
     buffered for stdout goes to /dev/null, so that the interpreter's flush at exit does not
     fail again (exit 120)."""
+    from mcptask.errors import exit_code_for
+
+    if isinstance(exc, BrokenPipeError):
+        quiet_output()
+        return exit_code_for(exc)
+    if not output_failure(exc):
+        return None
     quiet_output()
     say(f"cannot write the output: {exc.strerror or exc}")
     return ExitCode.USAGE

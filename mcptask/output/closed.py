@@ -20,8 +20,5 @@ class ClosedStream(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def isatty(self) -> bool:
-        return False
-
     def write(self, text: str) -> int:
         raise OSError(errno.EBADF, self._why)

@@ -933,14 +933,19 @@ def test_output_to_a_full_disk_is_one_line(fault: FaultServer, tmp_path: Path, o
     assert "No space left on device" in one_line(r, 2)
 
 
-def closed(tmp_path: Path, closing: str, *args: str) -> Run:
-    """mcptask run with its standard streams as a shell leaves them (`>&-`, `2>&-`,
-    `1</dev/null`, `>/dev/full`); stdout buffered, as for a user (not PYTHONUNBUFFERED)."""
+def buffered_env(tmp_path: Path) -> dict[str, str]:
+    """`base_env` with stdout buffered, as for a user (no PYTHONUNBUFFERED)."""
     env = base_env(tmp_path)
     env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
+def closed(tmp_path: Path, closing: str, *args: str) -> Run:
+    """mcptask run with its standard streams as a shell leaves them (`>&-`, `2>&-`,
+    `1</dev/null`, `>/dev/full`), stdout buffered (`buffered_env`)."""
     proc = subprocess.run(
         ["sh", "-c", f'exec "$@" {closing}', "sh", sys.executable, "-m", "mcptask", *args],
-        env=env,
+        env=buffered_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=60,
@@ -987,11 +992,9 @@ def test_output_that_cannot_be_written_is_one_line(
 def test_a_reader_gone_before_anything_is_written_is_exit_0(
     tmp_path: Path, args: list[str]
 ) -> None:
-    env = base_env(tmp_path)
-    env.pop("PYTHONUNBUFFERED", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcptask", *args],
-        env=env,
+        env=buffered_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
